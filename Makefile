@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+# NOTE for helpers: read HELPERS-RULES.md at the repo root first (deadline, no git commits, build contract). Temporary; the lead removes it.
+#
+# crdbg top-level build. Everything is built out of tree into $(B).
+# Components contribute through their own fragment (usr/usr.mk, sdm/sdm.mk,
+# tests/tests.mk) by appending to these lists:
+#   ALL_TARGETS   what `make` builds
+#   HOST_TESTS    kselftest-harness binaries run on the host by `make check`
+#   GUEST_GROUPS  names of tests/guest/<group>.sh, each run in one guest boot
+#   BENCH_CMDS    shell commands run by `make bench`
+#   FUZZ_TARGETS  libFuzzer binaries run by `make fuzz`
+
+B        ?= build
+TOP      := $(CURDIR)
+KVER     ?= $(shell ls -1d /lib/modules/*-amd64/build 2>/dev/null | sort -V | tail -n 1 | cut -d/ -f4)
+KDIR     ?= /lib/modules/$(KVER)/build
+VERSION  := 0.1.0
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+USR_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	      -DCRDBG_VERSION=\"$(VERSION)\" -I$(B)/include -Ikmod/uapi -Iusr/include
+NL_CFLAGS  := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
+NL_LIBS    := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+
+ALL_TARGETS  :=
+HOST_TESTS   :=
+GUEST_GROUPS :=
+BENCH_CMDS   :=
+FUZZ_TARGETS :=
+
+.DEFAULT_GOAL := all
+
+include $(wildcard usr/*/*.mk)
+include $(wildcard sdm/*.mk)
+include tests/tests.mk
+
+.PHONY: all help deps kmod check check-host check-guest demo bench fuzz clean
+
+all: $(ALL_TARGETS) kmod
+
+help:
+	@echo "crdbg $(VERSION) make targets:"
+	@echo "  deps    install the Debian packages crdbg needs (idempotent, root)"
+	@echo "  all     build userspace, SDM and crdbg.ko into $(B)/ (default)"
+	@echo "  kmod    build only crdbg.ko (KVER=$(KVER), KDIR= to override)"
+	@echo "  check   run every host and guest test; last line: N passed, N failed"
+	@echo "  check-host / check-guest   one half of check"
+	@echo "  demo    build, boot a guest and show crdbg at work"
+	@echo "  bench   run the benchmarks, write Documentation/performance.md"
+	@echo "  fuzz    run every fuzz target for FUZZ_SECONDS (default 60) each"
+	@echo "  clean   remove $(B)/"
+
+deps:
+	@scripts/deps.sh
+
+# kbuild wants a writable source directory: mirror kmod/ into $(B)/kmod
+# with symlinks so objects land in the build tree, never next to the source.
+kmod:
+	@test -d "$(KDIR)" || { echo "kmod: no kernel tree at $(KDIR); run make deps" >&2; exit 1; }
+	@mkdir -p $(B)/kmod
+	@for f in $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild; do \
+		[ -e "$$f" ] && ln -sf "$$f" $(B)/kmod/; done; true
+	$(MAKE) -C $(KDIR) M=$(TOP)/$(B)/kmod CRDBG_TOP=$(TOP) modules
+
+check: all
+	@scripts/check.sh $(B) "$(HOST_TESTS)" "$(GUEST_GROUPS)"
+
+check-host: all
+	@scripts/check.sh $(B) "$(HOST_TESTS)" ""
+
+check-guest: all
+	@scripts/check.sh $(B) "" "$(GUEST_GROUPS)"
+
+demo: deps all
+	@scripts/demo.sh $(B)
+
+bench: all
+	@scripts/bench.sh $(B) $(BENCH_CMDS)
+
+FUZZ_SECONDS ?= 60
+fuzz: $(FUZZ_TARGETS)
+	@for f in $(FUZZ_TARGETS); do echo "fuzz: $$f for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 || exit 1; done
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages crdbg needs to build, test and demo, and
+# extract the kselftest harness headers into the build directory.
+# Idempotent: does nothing when everything is present.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+
+packages=(
+	build-essential make pkg-config
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	qemu-system-x86 busybox-static kmod
+	criu gdb
+	libnl-3-dev libnl-genl-3-dev libreadline-dev
+	openmpi-bin libopenmpi-dev
+	clang libclang-rt-14-dev
+	iproute2 procps python3 xz-utils cpio util-linux
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ $status == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+	if [[ $(id -u) != 0 ]]; then
+		echo "deps: missing packages: ${missing[*]}; run 'make deps' as root" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# kselftest_harness.h and kselftest.h ship only inside linux-source-6.1.
+inc=$build/include
+if [[ ! -f $inc/kselftest_harness.h || ! -f $inc/kselftest.h ]]; then
+	tarball=$(ls /usr/src/linux-source-6.1*.tar.xz | head -n 1)
+	echo "deps: extracting kselftest headers from $tarball"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	tar -xJf "$tarball" -C "$tmp" --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest.h'
+	mkdir -p "$inc"
+	cp "$tmp"/*/tools/testing/selftests/kselftest_harness.h \
+	   "$tmp"/*/tools/testing/selftests/kselftest.h "$inc/"
+fi
