@@ -19,9 +19,11 @@ VERSION  := 0.1.0
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 USR_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	      -DCRDBG_VERSION=\"$(VERSION)\" -I$(B)/include -Ikmod/uapi -Iusr/include
+	      -DCRDBG_VERSION=\"$(VERSION)\" -isystem $(B)/include -Ikmod/uapi -Iusr/include
 NL_CFLAGS  := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
 NL_LIBS    := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+# Tests also build kselftest_harness.h, whose macros leave parameters unused.
+TEST_CFLAGS = $(USR_CFLAGS) -Wno-unused-parameter
 
 ALL_TARGETS  :=
 HOST_TESTS   :=
@@ -30,6 +32,9 @@ BENCH_CMDS   :=
 FUZZ_TARGETS :=
 
 .DEFAULT_GOAL := all
+
+# Lets a rule name libraries that fragments included later add (CLI_LIBS).
+.SECONDEXPANSION:
 
 include $(wildcard usr/*/*.mk)
 include $(wildcard sdm/*.mk)
@@ -61,7 +66,7 @@ kmod:
 	@mkdir -p $(B)/kmod
 	@for f in $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild; do \
 		[ -e "$$f" ] && ln -sf "$$f" $(B)/kmod/; done; true
-	$(MAKE) -C $(KDIR) M=$(TOP)/$(B)/kmod CRDBG_TOP=$(TOP) modules
+	$(MAKE) -C $(KDIR) M=$(TOP)/$(B)/kmod CRDBG_TOP=$(TOP) CRDBG_VERSION=$(VERSION) modules
 
 check: all
 	@scripts/check.sh $(B) "$(HOST_TESTS)" "$(GUEST_GROUPS)"
@@ -85,3 +90,7 @@ fuzz: $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(B)
+
+# make print-VAR shows a variable's value (e.g. make print-HOST_TESTS).
+print-%:
+	@echo '$($*)'

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Foundation tests: the CLI on the host, the module in the guest.
 
-.SECONDEXPANSION:
-
 $(B)/tests/host/cli/test_cli: tests/host/cli/test_cli.c tests/host/run_cmd.h | $(B)/crdbg
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -Itests/host -o $@ $<
+	$(CC) $(TEST_CFLAGS) -Itests/host -o $@ $<
+
+$(B)/tests/foundation/test_module: tests/foundation/test_module.c tests/host/run_cmd.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itests/host -o $@ $<
 
 HOST_TESTS   += $(B)/tests/host/cli/test_cli
-ALL_TARGETS  += $(B)/tests/host/cli/test_cli
+ALL_TARGETS  += $(B)/tests/host/cli/test_cli $(B)/tests/foundation/test_module
 GUEST_GROUPS += foundation

@@ -31,7 +31,7 @@ static int parse_status(struct nlattr **attrs, void *arg)
 
 static int kmod_status(void)
 {
-	struct kmod_status st = { "" };
+	struct kmod_status st = { .nr_frozen = 0 };
 	struct crdbg_genl g;
 	struct nl_msg *msg;
 	char err[256];
