@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# SDM core: id sets, messages and their wire format, binomial routing,
+# aggregation and authentication, built into $(B)/sdm/libsdmcore.a.
+# No I/O lives here (the transport and executables are in sdm/sdm.mk).
+#
+# Users link with:  $(SDM_CORE_LIB) $(SDM_CORE_LIBS)  and compile with
+# $(SDM_CFLAGS) (USR_CFLAGS plus -Isdm/include).
+
+SDM_CFLAGS    := $(USR_CFLAGS) -Isdm/include
+# kselftest_harness.h itself trips -Wextra's unused-parameter and sign-compare.
+SDM_TEST_CFLAGS := $(SDM_CFLAGS) -Wno-unused-parameter -Wno-sign-compare
+SDM_CORE_LIB  := $(B)/sdm/libsdmcore.a
+SDM_CORE_LIBS := -lcrypto
+SDM_CORE_SRCS := sdm/idset.c sdm/message.c sdm/route.c sdm/aggregate.c sdm/auth.c
+SDM_CORE_OBJS := $(SDM_CORE_SRCS:%.c=$(B)/%.o)
+
+$(SDM_CORE_OBJS): $(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SDM_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(SDM_CORE_LIB): $(SDM_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+# Host tests (kselftest harness).
+SDM_CORE_TESTS := $(addprefix $(B)/tests/host/sdm/test_,\
+		  idset message route aggregate auth fuzz_smoke)
+
+$(SDM_CORE_TESTS): $(B)/tests/host/sdm/%: tests/host/sdm/%.c $(SDM_CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SDM_TEST_CFLAGS) -MMD -MP -DSDM_FUZZ_DIR=\"$(B)/tests/fuzz\" -o $@ $< \
+		$(SDM_CORE_LIB) $(SDM_CORE_LIBS)
+
+# Id-set benchmark: prints a Markdown section for Documentation/performance.md.
+SDM_CORE_BENCH := $(B)/sdm/bench_idset
+
+$(SDM_CORE_BENCH): $(B)/%: %.c $(SDM_CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SDM_CFLAGS) -MMD -MP -o $@ $< $(SDM_CORE_LIB) $(SDM_CORE_LIBS)
+
+# libFuzzer targets for the three decoders, built with clang from the
+# sources directly so the library is instrumented too. `make fuzz` runs
+# them for FUZZ_SECONDS; test_fuzz_smoke runs each for a fixed number of
+# inputs in `make check` (and skips, saying so, when clang is missing).
+SDM_FUZZ_CC      ?= clang
+SDM_FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
+		    -fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Isdm/include
+SDM_CORE_FUZZERS := $(addprefix $(B)/tests/fuzz/sdm_fuzz_,frame message idset)
+
+SDM_CORE_HDRS := $(addprefix sdm/include/sdm/,common.h idset.h message.h route.h aggregate.h auth.h)
+
+$(SDM_CORE_FUZZERS): $(B)/tests/fuzz/%: tests/fuzz/%.c $(SDM_CORE_SRCS) $(SDM_CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(SDM_FUZZ_CC) $(SDM_FUZZ_CFLAGS) -o $@ $< $(SDM_CORE_SRCS) $(SDM_CORE_LIBS)
+
+ALL_TARGETS  += $(SDM_CORE_LIB) $(SDM_CORE_TESTS) $(SDM_CORE_BENCH)
+ifneq ($(shell command -v $(SDM_FUZZ_CC) 2>/dev/null),)
+ALL_TARGETS  += $(SDM_CORE_FUZZERS)
+endif
+HOST_TESTS   += $(SDM_CORE_TESTS)
+BENCH_CMDS   += $(SDM_CORE_BENCH)
+FUZZ_TARGETS += $(SDM_CORE_FUZZERS)
+
+-include $(SDM_CORE_OBJS:.o=.d) $(SDM_CORE_TESTS:=.d) $(SDM_CORE_BENCH:=.d)
