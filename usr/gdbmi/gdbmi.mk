@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+# GDB/MI parser and driver ($(B)/usr/libgdbmi.a), their host tests and
+# the parser's libFuzzer target.
+
+GDBMI_SRCS := usr/gdbmi/mi-parse.c usr/gdbmi/mi-driver.c
+GDBMI_OBJS := $(GDBMI_SRCS:%.c=$(B)/%.o)
+GDBMI_LIB  := $(B)/usr/libgdbmi.a
+GDBMI_TDIR := $(B)/tests/host/gdbmi
+# kselftest_harness.h trips -Wextra's unused-parameter and sign-compare.
+GDBMI_TEST_CFLAGS := $(USR_CFLAGS) -Wno-unused-parameter -Wno-sign-compare -Itests/host/gdbmi
+
+$(GDBMI_LIB): $(GDBMI_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Parser unit tests.
+$(GDBMI_TDIR)/test_mi_parse: tests/host/gdbmi/test_mi_parse.c $(GDBMI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -o $@ $< $(GDBMI_LIB)
+
+# Random and mutated inputs through the parser, built with ASan/UBSan
+# from the source so the parser itself is instrumented.
+$(GDBMI_TDIR)/test_mi_fuzz_smoke: tests/host/gdbmi/test_mi_fuzz_smoke.c usr/gdbmi/mi-parse.c tests/host/gdbmi/mi_seeds.h
+	@mkdir -p $(dir $@)
+	$(CC) $(GDBMI_TEST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-MMD -MP -o $@ $< usr/gdbmi/mi-parse.c
+
+# Programs the driver tests debug: -O0 -g so lines and locals are exact.
+GDBMI_PROGS := $(addprefix $(GDBMI_TDIR)/,prog_simple prog_threads prog_ranks)
+
+$(GDBMI_TDIR)/prog_%: tests/host/gdbmi/prog_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread -o $@ $<
+
+$(GDBMI_TDIR)/test_mi_driver: tests/host/gdbmi/test_mi_driver.c $(GDBMI_LIB) | $(GDBMI_PROGS)
+	@mkdir -p $(dir $@)
+	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -DGDBMI_PROG_DIR=\"$(GDBMI_TDIR)\" -o $@ $< $(GDBMI_LIB)
+
+GDBMI_TESTS := $(GDBMI_TDIR)/test_mi_parse $(GDBMI_TDIR)/test_mi_fuzz_smoke \
+	       $(GDBMI_TDIR)/test_mi_driver
+
+# libFuzzer target (clang only).
+GDBMI_FUZZ_CC     ?= clang
+GDBMI_FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+		     -fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include
+GDBMI_FUZZER      := $(B)/tests/fuzz/mi_fuzz_parse
+
+$(GDBMI_FUZZER): tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c usr/include/crdbg/gdbmi.h
+	@mkdir -p $(dir $@)
+	$(GDBMI_FUZZ_CC) $(GDBMI_FUZZ_CFLAGS) -o $@ tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c
+
+ALL_TARGETS += $(GDBMI_LIB) $(GDBMI_TESTS) $(GDBMI_PROGS)
+ifneq ($(shell command -v $(GDBMI_FUZZ_CC) 2>/dev/null),)
+ALL_TARGETS  += $(GDBMI_FUZZER)
+FUZZ_TARGETS += $(GDBMI_FUZZER)
+endif
+HOST_TESTS  += $(GDBMI_TESTS)
+
+-include $(GDBMI_OBJS:.o=.d) $(GDBMI_TESTS:=.d)
