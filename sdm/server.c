@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdm-server: one per debugged process. Usage:
+ *   sdm-server [--advertise HOST] [--backend NAME] [--backend-args S] [HOST:]PORT
+ * Its id comes from the environment (SDM_ID or a launcher's rank
+ * variable); it binds at PORT or the next free port above, prints
+ *   sdm-server ready id=I host=H port=P
+ * on stdout, and waits for its parent (the master or another server) to
+ * connect and send the initialization command.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sdm/message.h"
+#include "backend.h"
+#include "iof.h"
+#include "node.h"
+#include "startup.h"
+#include "transport.h"
+
+#define SERVER_INIT_TIMEOUT_S	300
+
+struct server {
+	struct sdm_node node;
+	const struct sdm_backend_ops *backend;
+	void *backend_priv;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sdm-server [--advertise HOST] [--backend NAME] "
+		"[--backend-args ARGS] [HOST:]PORT\n"
+		"  the id comes from one of SDM_ID, OMPI_COMM_WORLD_RANK, "
+		"PMI_RANK, PMIX_RANK, SLURM_PROCID\n"
+		"  the session secret from SDM_SECRET_FILE or SDM_SECRET\n");
+}
+
+static void backend_reply(void *arg, uint32_t req, int error,
+			  const void *buf, size_t len)
+{
+	sdm_node_local_reply(arg, req, error, buf, len);
+}
+
+static int deliver(struct sdm_node *n, const struct sdm_message *m)
+{
+	struct server *s = n->priv;
+
+	return s->backend->command(s->backend_priv, m->agg.id, m->payload,
+				   m->len);
+}
+
+static void deliver_iof(struct sdm_node *n, const void *buf, size_t len)
+{
+	int rc = sdm_iof_stdin_write(buf, len);
+
+	if (rc < 0)
+		fprintf(stderr, "sdm-server %u: stdin dropped: %s\n", n->id,
+			strerror(-rc));
+}
+
+static void iof_sink(void *arg, int stream, const void *buf, size_t len)
+{
+	sdm_node_local_output(arg, stream, buf, len);
+}
+
+/* Nobody initialised us (the front end died during startup): do not linger. */
+static void init_timeout(void *arg)
+{
+	struct sdm_node *n = arg;
+
+	if (n->initialised)
+		return;
+	fprintf(stderr, "sdm-server %u: no initialization command within %d s, "
+		"exiting\n", n->id, SERVER_INIT_TIMEOUT_S);
+	n->quit = true;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "advertise", required_argument, NULL, 'a' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "backend-args", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *advertise = NULL, *backend = "echo", *bargs = "";
+	char host[SDM_STARTUP_HOST_MAX], adv[SDM_STARTUP_HOST_MAX];
+	struct sdm_backend_host bh;
+	struct server s = { 0 };
+	const char *var;
+	sdm_id id;
+	int c, rc, port, bound;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': advertise = optarg; break;
+		case 'b': backend = optarg; break;
+		case 'B': bargs = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (strchr(argv[optind], ':')) {
+		rc = sdm_startup_parse_hostport(argv[optind], host,
+						sizeof(host), &port);
+	} else {
+		char tmp[40];
+
+		snprintf(tmp, sizeof(tmp), "0.0.0.0:%.30s", argv[optind]);
+		rc = sdm_startup_parse_hostport(tmp, host, sizeof(host), &port);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "sdm-server: bad port '%s' (want [HOST:]PORT)\n",
+			argv[optind]);
+		return 2;
+	}
+	rc = sdm_startup_id_from_env(&id, &var);
+	if (rc < 0) {
+		fprintf(stderr, "sdm-server: %s; set SDM_ID or start me with "
+			"mpirun/srun\n", rc == -ENOENT ?
+			"no server id in the environment" :
+			"the server id in the environment is not a number");
+		return 2;
+	}
+	s.backend = sdm_backend_find(backend);
+	if (!s.backend) {
+		fprintf(stderr, "sdm-server: unknown backend '%s'\n", backend);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_IGN);	/* reap spawned programs */
+	rc = sdm_node_init(&s.node, id);
+	if (rc < 0) {
+		fprintf(stderr, "sdm-server %u: cannot start: %s%s\n", id,
+			strerror(-rc), rc == -ENOMEM ? "" :
+			" (the session secret, from SDM_SECRET_FILE or SDM_SECRET)");
+		return 1;
+	}
+	s.node.priv = &s;
+	s.node.deliver = deliver;
+	s.node.deliver_iof = deliver_iof;
+	rc = sdm_transport_listen(s.node.t, host, port, SDM_STARTUP_BIND_SPAN,
+				  &bound);
+	if (rc < 0) {
+		fprintf(stderr, "sdm-server %u: cannot bind a port from %d: %s\n",
+			id, port, strerror(-rc));
+		return 1;
+	}
+	if (advertise)
+		snprintf(adv, sizeof(adv), "%s", advertise);
+	else if (gethostname(adv, sizeof(adv)) < 0)
+		snprintf(adv, sizeof(adv), "127.0.0.1");
+	sdm_iof_init(s.node.t, iof_sink, &s.node);
+	bh = (struct sdm_backend_host){
+		.engine = s.node.t, .id = id, .reply = backend_reply,
+		.arg = &s.node,
+	};
+	rc = s.backend->start(&bh, bargs, &s.backend_priv);
+	if (rc < 0) {
+		fprintf(stderr, "sdm-server %u: backend %s: %s\n", id, backend,
+			strerror(-rc));
+		return 1;
+	}
+	/* One write, so lines from many servers on one pipe never mix. */
+	{
+		char line[160];
+		int n = snprintf(line, sizeof(line), SDM_STARTUP_READY_FMT "\n",
+				 id, adv, bound);
+
+		if (write(STDOUT_FILENO, line, n) != n) {
+			fprintf(stderr, "sdm-server %u: cannot announce: %s\n",
+				id, strerror(errno));
+			return 1;
+		}
+	}
+	sdm_transport_add_timer(s.node.t, SERVER_INIT_TIMEOUT_S * 1000,
+				init_timeout, &s.node);
+	rc = sdm_node_run(&s.node);
+	s.backend->stop(s.backend_priv);
+	sdm_iof_finalize();
+	sdm_node_finalize(&s.node);
+	return rc;
+}
