@@ -15,5 +15,14 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool cli_wants_help(int argc, char **argv);
 
 int cmd_kmod(int argc, char **argv);
+int cmd_freeze(int argc, char **argv);
+int cmd_thaw(int argc, char **argv);
+int cmd_threads(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_restart(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_debug(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 #endif /* CRDBG_CLI_H */

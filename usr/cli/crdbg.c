@@ -17,6 +17,15 @@ struct cli_command {
 
 static const struct cli_command commands[] = {
 	{ "kmod", cmd_kmod, "status             show whether crdbg.ko is loaded, and its version" },
+	{ "freeze", cmd_freeze, "PID                hold every thread at its exact PC" },
+	{ "thaw", cmd_thaw, "PID                release a frozen process" },
+	{ "threads", cmd_threads, "PID                list a frozen process's threads: tid, state, pc, symbol" },
+	{ "checkpoint", cmd_checkpoint, "PID                checkpoint a process tree (CRIU); prints its handle" },
+	{ "restart", cmd_restart, "HANDLE [--debug]   restore a checkpoint, optionally parked for a debugger" },
+	{ "list", cmd_list, "[--json]           list the checkpoints in the store" },
+	{ "rm", cmd_rm, "HANDLE             delete a checkpoint" },
+	{ "debug", cmd_debug, "-n N PROGRAM  debug N processes in one console" },
+	{ "attach", cmd_attach, "MPIRUN_PID         debug a running MPI job through its mpirun" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

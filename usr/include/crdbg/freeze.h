@@ -4,9 +4,8 @@
  * unchanged. freeze-kmod.c plugs into the dispatcher through
  * usr/freeze/freeze-backend.h: embed struct freeze_backend first, fill its
  * ops, and export freeze_kmod_open() (-ENOENT when the family does not
- * resolve). The ptrace push_hook calls `trampoline` as a plain SysV
- * function trampoline(arg) whose `ret` lands on a trapping return address
- * (see freeze-ptrace.c); tell me in hook-trampoline.S if it cannot `ret`.
+ * resolve). The ptrace push_hook follows the UAPI "hook frame" contract
+ * with return_via = CRDBG_HOOK_RETURN_TRAP (int3 with rsp at the frame).
  */
 /*
  * One interface over the two ways crdbg can hold a process still: the

@@ -1,0 +1,1061 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ptrace freeze backend: no module needed.
+ *
+ * Freeze: PTRACE_SEIZE every thread (PTRACE_O_TRACECLONE, so a thread
+ * created meanwhile is auto-attached and stops before its first
+ * instruction), PTRACE_INTERRUPT it, wait until each reports a stop, and
+ * read its registers with PTRACE_GETREGS. A thread stopped at a clone
+ * event is re-interrupted and let finish the syscall, so every frozen
+ * thread waits in get_signal(), i.e. on its way back to user mode.
+ *
+ * The state lives in this process (the tracer). When the handle closes:
+ *  - a plain freeze is released: every thread is detached and runs on;
+ *  - a FREEZE_F_PERSIST freeze is handed over to a SIGSTOP group stop:
+ *    SIGSTOP is queued to one thread, that thread is continued into it
+ *    (it dequeues SIGSTOP before any user instruction), which makes the
+ *    group stop pending for every other thread; they are continued into
+ *    the stop, then everything is detached. The kernel keeps a detached
+ *    task in the group stop, so no user instruction runs in between.
+ *    The process then stays stopped with no tracer: CRIU or a debugger
+ *    can attach, and a later thaw (from any crdbg) sends SIGCONT.
+ * If crdbg dies without closing, the kernel detaches and the target runs.
+ *
+ * Limits: ptrace belongs to the tracing *thread*, so a handle must be used
+ * from the thread that froze the process; the tracer slot is taken (a debugger or CRIU cannot attach
+ * while this handle holds the process); the stop is visible to the real
+ * parent's waitpid (WUNTRACED) after a hand-over; any SIGCONT ends a
+ * handed-over freeze; a signal that arrived while freezing is re-queued
+ * with tgkill() at thaw or hand-over and loses its original siginfo.
+ *
+ * Hooks: push_hook() only records the request; thaw runs it, following
+ * the "hook frame" contract of <linux/crdbg.h> with return_via TRAP: for
+ * every hooked thread the registers and NT_X86_XSTATE are saved, a struct
+ * crdbg_hook_frame is written below the red zone (16-byte aligned), and
+ * the thread enters the trampoline with rsp at the frame, rdi = arg,
+ * DF/TF clear and orig_ax = -1 (so the kernel does not rewind the new ip
+ * for a syscall restart). The trampoline calls the hook and executes
+ * int3 with rsp at the frame; at that SIGTRAP stop every register and the
+ * extended state are put back and the thread is detached, so the kernel
+ * restarts an interrupted syscall exactly as it would have without the
+ * hook (restart_block is untouched unless the hook itself was interrupted
+ * in a nanosleep-like call). Signals arriving during a hook are delivered
+ * to it normally. Thaw returns once every hook has returned: a hook that
+ * parks forever (the MPIR waitpoint) keeps the caller in thaw and keeps
+ * the tracer slot, so a debugger cannot attach: use the kmod backend for
+ * that.
+ */
+#include <cpuid.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/crdbg.h>
+
+#include "freeze-backend.h"
+
+/* kernel-internal restart codes (include/linux/errno.h) */
+#define ERESTARTSYS_		512
+#define ERESTARTNOINTR_		513
+#define ERESTARTNOHAND_		514
+#define ERESTART_RESTARTBLOCK_	516
+#define RED_ZONE		128
+#define XSTATE_BUF_MAX		(64 * 1024)
+#define MAX_REQUEUE		8
+
+_Static_assert(sizeof(struct freeze_regs) == sizeof(struct user_regs_struct),
+	       "struct freeze_regs must mirror struct user_regs_struct");
+_Static_assert(sizeof(struct crdbg_regs) == sizeof(struct user_regs_struct),
+	       "struct crdbg_regs must mirror struct user_regs_struct");
+_Static_assert(sizeof(struct crdbg_hook_frame) % 16 == 0, "hook frame keeps rsp aligned");
+
+struct pt_thread {
+	pid_t tid;
+	enum freeze_thread_state state;
+	bool stopped;		/* in a ptrace stop we have waited for */
+	bool group_stop;	/* that stop is a group-stop trap */
+	int pending_sig;	/* dequeued by a signal-delivery stop; delivered later */
+	struct freeze_regs regs;
+	bool hook;
+	uint64_t hook_trampoline, hook_arg;
+	/* hook in flight */
+	struct user_regs_struct saved;
+	uint64_t frame;		/* user address of the crdbg_hook_frame */
+	void *xstate;
+	size_t xstate_len;
+	int requeue[MAX_REQUEUE];
+	int nr_requeue;
+};
+
+struct pt_target {
+	pid_t pid;
+	unsigned int flags;
+	size_t nr, cap;
+	struct pt_thread *threads;
+	struct pt_target *next;
+};
+
+struct ptrace_backend {
+	struct freeze_backend base;
+	struct pt_target *targets;
+};
+
+static struct ptrace_backend *to_pt(struct freeze_backend *b)
+{
+	return container_of(b, struct ptrace_backend, base);
+}
+
+/* ---- /proc helpers ---- */
+
+/* Read the task ids of pid; returns the count or -errno. */
+static int list_tids(pid_t pid, pid_t **ret)
+{
+	char path[64];
+	struct dirent *d;
+	pid_t *tids = NULL, *n;
+	size_t nr = 0, cap = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		char *end;
+		long tid = strtol(d->d_name, &end, 10);
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9' || *end || tid <= 0)
+			continue;
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 64;
+			n = realloc(tids, cap * sizeof(*tids));
+			if (!n) {
+				free(tids);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			tids = n;
+		}
+		tids[nr++] = (pid_t)tid;
+	}
+	closedir(dir);
+	*ret = tids;
+	return (int)nr;
+}
+
+/* State letter of /proc/PID/task/TID/stat, or 0 when it cannot be read. */
+static char task_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static pid_t status_field(pid_t tid, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	pid_t val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			val = (pid_t)strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return val;
+}
+
+/*
+ * 1 when every thread of pid is in a job-control stop ('T') with no
+ * tracer, 0 when none is stopped, -EBUSY when some thread is traced (by
+ * another process), -EINVAL for a mix, -ESRCH when pid does not exist.
+ */
+static int process_stopped(pid_t pid, char *err_msg, size_t err_len)
+{
+	int nr, i, stopped = 0, traced = 0;
+	pid_t *tids;
+
+	nr = list_tids(pid, &tids);
+	if (nr < 0) {
+		snprintf(err_msg, err_len, "pid %d: no such process", pid);
+		return -ESRCH;
+	}
+	for (i = 0; i < nr; i++) {
+		char s = task_state(pid, tids[i]);
+
+		if (s == 'T')
+			stopped++;
+		else if (s == 't')
+			traced++;
+	}
+	free(tids);
+	if (traced) {
+		snprintf(err_msg, err_len, "pid %d is held by tracer pid %d (another crdbg or a debugger)",
+			 pid, status_field(pid, "TracerPid"));
+		return -EBUSY;
+	}
+	if (nr > 0 && stopped == nr)
+		return 1;
+	if (!stopped)
+		return 0;
+	snprintf(err_msg, err_len, "pid %d: only %d of %d threads are stopped", pid, stopped, nr);
+	return -EINVAL;
+}
+
+/*
+ * A detached thread re-enters the group stop on its own a moment later:
+ * wait (bounded) until /proc shows every thread stopped, so callers see
+ * a settled state when we return.
+ */
+static void wait_settled(pid_t pid)
+{
+	char scratch[128];
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		int r = process_stopped(pid, scratch, sizeof(scratch));
+
+		if (r == 1 || r == -ESRCH)
+			return;
+		usleep(100);
+	}
+}
+
+/* ---- bookkeeping ---- */
+
+static struct pt_target *target_find(struct ptrace_backend *pb, pid_t pid)
+{
+	struct pt_target *t;
+
+	for (t = pb->targets; t; t = t->next)
+		if (t->pid == pid)
+			return t;
+	return NULL;
+}
+
+static struct pt_thread *thread_find(struct pt_target *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	return NULL;
+}
+
+static struct pt_thread *thread_add(struct pt_target *t, pid_t tid)
+{
+	struct pt_thread *th = thread_find(t, tid);
+
+	if (th)
+		return th;
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct pt_thread *n = realloc(t->threads, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->threads = n;
+		t->cap = cap;
+	}
+	th = &t->threads[t->nr++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->state = FREEZE_THREAD_RUNNING;
+	return th;
+}
+
+static void target_free(struct pt_target *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nr; i++)
+		free(t->threads[i].xstate);
+	free(t->threads);
+	free(t);
+}
+
+static void target_unlink(struct ptrace_backend *pb, struct pt_target *t)
+{
+	struct pt_target **pp;
+
+	for (pp = &pb->targets; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void requeue_later(struct pt_thread *th, int sig)
+{
+	if (th->nr_requeue < MAX_REQUEUE)
+		th->requeue[th->nr_requeue++] = sig;
+}
+
+static void requeue_signals(pid_t pid, struct pt_thread *th)
+{
+	int i;
+
+	for (i = 0; i < th->nr_requeue; i++)
+		syscall(SYS_tgkill, pid, th->tid, th->requeue[i]);
+	th->nr_requeue = 0;
+}
+
+/* A thread auto-attached through a clone that is not ours: let it go. */
+static void release_foreign(pid_t tid)
+{
+	int st;
+
+	if (waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st))
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+}
+
+/*
+ * A traced thread stopped at a clone event: adopt the new thread (it is
+ * auto-attached and will stop before its first instruction), then let the
+ * creator finish the syscall and stop again on its way to user mode.
+ */
+static int handle_clone(struct pt_target *t, pid_t tid)
+{
+	unsigned long msg = 0;
+	pid_t child;
+
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 && msg) {
+		child = (pid_t)msg;
+		if (status_field(child, "Tgid") == t->pid) {
+			if (!thread_add(t, child))
+				return -ENOMEM;
+		} else {
+			release_foreign(child);
+		}
+	}
+	ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+	if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Wait until thread idx of t is in a stop (or gone). Returns 0 when
+ * stopped, -ESRCH when the thread exited. The array may grow meanwhile
+ * (clone events), so the thread is re-read by index.
+ */
+static int wait_stopped(struct pt_target *t, size_t idx)
+{
+	pid_t tid = t->threads[idx].tid;
+	int st, err;
+
+	while (!t->threads[idx].stopped) {
+		struct pt_thread *th;
+		pid_t r = waitpid(tid, &st, __WALL);
+
+		th = &t->threads[idx];
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			th->state = FREEZE_THREAD_EXITED;
+			return -ESRCH;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			th->state = FREEZE_THREAD_EXITED;
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		switch (st >> 16) {
+		case PTRACE_EVENT_CLONE:
+			err = handle_clone(t, tid);
+			if (err < 0)
+				return err;
+			break;
+		case PTRACE_EVENT_STOP:
+			th->stopped = true;
+			th->group_stop = is_stop_signal(WSTOPSIG(st));
+			break;
+		case 0:
+			/* signal-delivery stop: keep the signal for later */
+			th->stopped = true;
+			th->group_stop = false;
+			th->pending_sig = WSTOPSIG(st);
+			break;
+		default:
+			th->stopped = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+static void seize_error(pid_t pid, pid_t tid, int err, char *err_msg, size_t err_len)
+{
+	pid_t tracer = status_field(tid, "TracerPid");
+
+	if (err == EPERM && tracer > 0)
+		snprintf(err_msg, err_len,
+			 "pid %d is already traced by pid %d (a debugger?); detach it or use --backend kmod",
+			 pid, tracer);
+	else if (err == EPERM)
+		snprintf(err_msg, err_len,
+			 "not permitted to ptrace pid %d (other user, or kernel.yama.ptrace_scope)", pid);
+	else
+		snprintf(err_msg, err_len, "cannot ptrace thread %d of pid %d: %s", tid, pid,
+			 strerror(err));
+}
+
+/* Release every thread (best effort): used on errors and at thaw. */
+static void detach_all(struct pt_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED)
+			continue;
+		if (!th->stopped) {
+			ptrace(PTRACE_INTERRUPT, th->tid, 0, 0);
+			if (wait_stopped(t, i) < 0)
+				continue;
+			th = &t->threads[i];
+		}
+		ptrace(PTRACE_DETACH, th->tid, 0, th->pending_sig);
+		th->stopped = false;
+		requeue_signals(t->pid, th);
+	}
+}
+
+/* One pass: seize every listed thread we do not hold yet. */
+static int seize_new(struct pt_target *t, char *err_msg, size_t err_len)
+{
+	int nr, i, added = 0, err = 0;
+	pid_t *tids;
+
+	nr = list_tids(t->pid, &tids);
+	if (nr < 0) {
+		snprintf(err_msg, err_len, "pid %d: no such process", t->pid);
+		return -ESRCH;
+	}
+	for (i = 0; i < nr; i++) {
+		pid_t tid = tids[i];
+		struct pt_thread *th;
+
+		if (thread_find(t, tid))
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACECLONE) < 0) {
+			int e = errno;
+
+			if (e == ESRCH)
+				continue;	/* exited meanwhile */
+			if (e == EPERM && status_field(tid, "TracerPid") == (pid_t)syscall(SYS_gettid)) {
+				/* auto-attached through a clone we have not seen yet */
+			} else if (e == EPERM && task_state(t->pid, tid) == 'Z') {
+				continue;	/* a zombie leader */
+			} else {
+				seize_error(t->pid, tid, e, err_msg, err_len);
+				err = -e;
+				break;
+			}
+		}
+		th = thread_add(t, tid);
+		if (!th) {
+			err = -ENOMEM;
+			snprintf(err_msg, err_len, "out of memory");
+			break;
+		}
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+		added++;
+	}
+	free(tids);
+	return err < 0 ? err : added;
+}
+
+static int read_regs(struct pt_thread *th)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) < 0)
+		return -errno;
+	memcpy(&th->regs, &r, sizeof(r));
+	return 0;
+}
+
+static int do_freeze(struct pt_target *t, char *err_msg, size_t err_len)
+{
+	size_t i;
+	int err;
+
+	for (;;) {
+		err = seize_new(t, err_msg, err_len);
+		if (err < 0)
+			return err;
+		if (!err && !t->nr) {
+			snprintf(err_msg, err_len, "pid %d: no such process", t->pid);
+			return -ESRCH;
+		}
+		if (!err)
+			break;
+		/* t->nr grows while we wait (clone events): index, no pointer */
+		for (i = 0; i < t->nr; i++) {
+			err = wait_stopped(t, i);
+			if (err == -ENOMEM) {
+				snprintf(err_msg, err_len, "out of memory");
+				return err;
+			}
+		}
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED)
+			continue;
+		if (th->tid == t->pid && !th->stopped) {
+			snprintf(err_msg, err_len, "pid %d exited while freezing", t->pid);
+			return -ESRCH;
+		}
+		if (read_regs(th) < 0) {
+			th->state = FREEZE_THREAD_EXITED;
+			continue;
+		}
+		th->state = FREEZE_THREAD_FROZEN;
+	}
+	if (!thread_find(t, t->pid) || thread_find(t, t->pid)->state == FREEZE_THREAD_EXITED) {
+		/* the leader may be a zombie; the process lives while a thread does */
+		for (i = 0; i < t->nr; i++)
+			if (t->threads[i].state == FREEZE_THREAD_FROZEN)
+				return 0;
+		snprintf(err_msg, err_len, "pid %d exited while freezing", t->pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* ---- hooks ---- */
+
+static size_t xstate_size(void)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && c > 512 && c <= XSTATE_BUF_MAX)
+		return c;
+	return XSTATE_BUF_MAX;
+}
+
+/* The registers a thread resumes with, after the kernel's restart folding. */
+static void fold_restart(const struct user_regs_struct *in, struct crdbg_regs *out)
+{
+	long ax = (long)in->rax;
+
+	memcpy(out, in, sizeof(*out));
+	if ((long)in->orig_rax < 0)
+		return;
+	if (ax == -ERESTARTSYS_ || ax == -ERESTARTNOINTR_ || ax == -ERESTARTNOHAND_) {
+		out->ax = in->orig_rax;
+		out->ip -= 2;
+	} else if (ax == -ERESTART_RESTARTBLOCK_) {
+		out->ax = SYS_restart_syscall;
+		out->ip -= 2;
+	}
+}
+
+static int write_frame(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)addr, len };
+	const uint64_t *w = buf;
+	size_t i;
+
+	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	for (i = 0; i < len / 8; i++)
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)(addr + 8 * i), (void *)w[i]) < 0)
+			return -errno;
+	return 0;
+}
+
+/*
+ * Enter the trampoline as the UAPI's "hook frame" says: rsp at a struct
+ * crdbg_hook_frame (return_via TRAP) below the red zone, rip at the
+ * trampoline, rdi = arg, DF/TF clear, everything else as interrupted.
+ */
+static int hook_start(struct pt_thread *th, char *err_msg, size_t err_len)
+{
+	struct crdbg_hook_frame frame;
+	struct user_regs_struct r;
+	struct iovec iov;
+	int err;
+
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->saved) < 0)
+		goto fail;
+	th->xstate = calloc(1, xstate_size());
+	if (!th->xstate) {
+		snprintf(err_msg, err_len, "out of memory for the extended state of %d", th->tid);
+		return -ENOMEM;
+	}
+	iov.iov_base = th->xstate;
+	iov.iov_len = xstate_size();
+	if (ptrace(PTRACE_GETREGSET, th->tid, (void *)NT_X86_XSTATE, &iov) < 0) {
+		/* no XSAVE: the legacy FXSAVE area covers x87 and SSE */
+		if (ptrace(PTRACE_GETFPREGS, th->tid, 0, th->xstate) < 0)
+			goto fail;
+		th->xstate_len = 0;
+	} else {
+		th->xstate_len = iov.iov_len;
+	}
+
+	memset(&frame, 0, sizeof(frame));
+	frame.magic = CRDBG_HOOK_MAGIC;
+	frame.arg = th->hook_arg;
+	frame.return_via = CRDBG_HOOK_RETURN_TRAP;
+	frame.cookie = ((uint64_t)th->tid << 32) ^ th->saved.rip;
+	frame.size = sizeof(frame);
+	fold_restart(&th->saved, &frame.regs);
+	th->frame = (th->saved.rsp - RED_ZONE - sizeof(frame)) & ~15ULL;
+	err = write_frame(th->tid, th->frame, &frame, sizeof(frame));
+	if (err < 0) {
+		errno = -err;
+		goto fail;
+	}
+
+	r = th->saved;
+	r.rsp = th->frame;
+	r.rip = th->hook_trampoline;
+	r.rdi = th->hook_arg;
+	r.orig_rax = (unsigned long long)-1;	/* no syscall restart on this return */
+	r.eflags &= ~((1ULL << 10) | (1ULL << 8));	/* DF, TF */
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &r) < 0)
+		goto fail;
+	if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
+		goto fail;
+	th->stopped = false;
+	return 0;
+fail:
+	snprintf(err_msg, err_len, "cannot push the hook on thread %d: %s", th->tid,
+		 strerror(errno));
+	return -errno;
+}
+
+/* Restore the exact pre-hook state of th (stopped at the trapping return). */
+static int hook_restore(struct pt_thread *th)
+{
+	struct iovec iov = { th->xstate, th->xstate_len };
+
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->saved) < 0)
+		return -errno;
+	if (th->xstate_len) {
+		if (ptrace(PTRACE_SETREGSET, th->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+			return -errno;
+	} else if (ptrace(PTRACE_SETFPREGS, th->tid, 0, th->xstate) < 0) {
+		return -errno;
+	}
+	return 0;
+}
+
+/* Wait for th's hook to return, restore it and detach it. */
+static int hook_finish(struct pt_target *t, size_t idx, char *err_msg, size_t err_len)
+{
+	struct pt_thread *th = &t->threads[idx];
+	int st, err;
+
+	for (;;) {
+		struct user_regs_struct r;
+		pid_t r_pid = waitpid(th->tid, &st, __WALL);
+
+		if (r_pid < 0 && errno == EINTR)
+			continue;
+		if (r_pid < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+			th->state = FREEZE_THREAD_EXITED;
+			if (r_pid > 0 && WIFSIGNALED(st)) {
+				snprintf(err_msg, err_len, "thread %d died in its hook (signal %d)",
+					 th->tid, WTERMSIG(st));
+				return -EFAULT;
+			}
+			return 0;	/* the process went away during its hook */
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if ((st >> 16) == PTRACE_EVENT_CLONE) {
+			unsigned long msg = 0;
+
+			/* a thread born in a hook is not frozen: let it go */
+			if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) == 0 && msg)
+				release_foreign((pid_t)msg);
+			ptrace(PTRACE_CONT, th->tid, 0, 0);
+			continue;
+		}
+		if ((st >> 16) != 0) {
+			ptrace(PTRACE_CONT, th->tid, 0, 0);	/* group stop or interrupt */
+			continue;
+		}
+		if (WSTOPSIG(st) == SIGTRAP && ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
+		    r.rsp == th->frame)
+			break;	/* the trampoline's int3: the hook is done */
+		/* any other signal hits the hook as it would any code */
+		ptrace(PTRACE_CONT, th->tid, 0, WSTOPSIG(st));
+	}
+	err = hook_restore(th);
+	if (err < 0)
+		snprintf(err_msg, err_len, "cannot restore thread %d after its hook: %s", th->tid,
+			 strerror(-err));
+	ptrace(PTRACE_DETACH, th->tid, 0, th->pending_sig);
+	requeue_signals(t->pid, th);
+	th->hook = false;
+	return err;
+}
+
+/* ---- ops ---- */
+
+static int pt_thaw_target(struct pt_target *t, char *err_msg, size_t err_len)
+{
+	int err = 0, e;
+	size_t i;
+
+	/* start every hook first: hooks may wait for each other */
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED || !th->hook || !th->stopped)
+			continue;
+		e = hook_start(th, err_msg, err_len);
+		if (e < 0) {
+			th->hook = false;
+			err = err ?: e;
+		}
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED || th->hook)
+			continue;
+		if (th->stopped)
+			ptrace(PTRACE_DETACH, th->tid, 0, th->pending_sig);
+		th->stopped = false;
+		requeue_signals(t->pid, th);
+	}
+	for (i = 0; i < t->nr; i++) {
+		if (t->threads[i].state == FREEZE_THREAD_EXITED || !t->threads[i].hook)
+			continue;
+		e = hook_finish(t, i, err_msg, err_len);
+		err = err ?: e;
+	}
+	return err;
+}
+
+/* Turn a ptrace freeze into a SIGSTOP group stop and detach (see top). */
+static int pt_hand_over(struct pt_target *t, char *err_msg, size_t err_len)
+{
+	struct pt_thread *first = NULL;
+	int st, err = 0;
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED || !th->stopped || th->group_stop)
+			continue;
+		if (th->pending_sig) {
+			requeue_later(th, th->pending_sig);
+			th->pending_sig = 0;
+		}
+		if (!first)
+			first = th;
+	}
+	if (first) {
+		syscall(SYS_tgkill, t->pid, first->tid, SIGSTOP);
+		ptrace(PTRACE_CONT, first->tid, 0, 0);
+		for (;;) {
+			if (waitpid(first->tid, &st, __WALL) < 0) {
+				if (errno == EINTR)
+					continue;
+				err = -errno;
+				break;
+			}
+			if (!WIFSTOPPED(st)) {
+				first->state = FREEZE_THREAD_EXITED;
+				err = -ESRCH;
+				break;
+			}
+			if ((st >> 16) == PTRACE_EVENT_STOP && is_stop_signal(WSTOPSIG(st)))
+				break;	/* in the group stop */
+			if ((st >> 16) == 0 && WSTOPSIG(st) == SIGSTOP) {
+				ptrace(PTRACE_CONT, first->tid, 0, SIGSTOP);
+				continue;
+			}
+			if ((st >> 16) == 0)
+				requeue_later(first, WSTOPSIG(st));
+			ptrace(PTRACE_CONT, first->tid, 0, 0);
+		}
+		first->group_stop = true;
+		if (err < 0)
+			snprintf(err_msg, err_len, "pid %d: hand-over to a group stop failed: %s",
+				 t->pid, strerror(-err));
+	}
+	/* the group stop is pending for every other thread: let them enter it */
+	for (i = 0; i < t->nr && !err; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED || !th->stopped || th->group_stop)
+			continue;
+		ptrace(PTRACE_CONT, th->tid, 0, 0);
+		for (;;) {
+			if (waitpid(th->tid, &st, __WALL) < 0 && errno == EINTR)
+				continue;
+			if (!WIFSTOPPED(st)) {
+				th->state = FREEZE_THREAD_EXITED;
+				break;
+			}
+			if ((st >> 16) == PTRACE_EVENT_STOP && is_stop_signal(WSTOPSIG(st)))
+				break;
+			if ((st >> 16) == 0)
+				requeue_later(th, WSTOPSIG(st));
+			ptrace(PTRACE_CONT, th->tid, 0, 0);
+		}
+		th->group_stop = true;
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED || !th->stopped)
+			continue;
+		ptrace(PTRACE_DETACH, th->tid, 0, 0);
+		th->stopped = false;
+	}
+	for (i = 0; i < t->nr; i++)
+		if (t->threads[i].state != FREEZE_THREAD_EXITED)
+			requeue_signals(t->pid, &t->threads[i]);
+	if (!err)
+		wait_settled(t->pid);
+	return err;
+}
+
+static int pt_freeze(struct freeze_backend *b, pid_t pid, unsigned int flags,
+		     char *err_msg, size_t err_len)
+{
+	struct ptrace_backend *pb = to_pt(b);
+	struct pt_target *t;
+	int err;
+
+	if (target_find(pb, pid)) {
+		snprintf(err_msg, err_len, "pid %d is already frozen by this handle", pid);
+		return -EALREADY;
+	}
+	if (pid == getpid()) {
+		snprintf(err_msg, err_len, "crdbg cannot freeze itself");
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err_msg, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	t->pid = pid;
+	t->flags = flags;
+	err = do_freeze(t, err_msg, err_len);
+	if (err < 0) {
+		detach_all(t);
+		target_free(t);
+		return err;
+	}
+	t->next = pb->targets;
+	pb->targets = t;
+	return 0;
+}
+
+static int pt_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t err_len)
+{
+	struct ptrace_backend *pb = to_pt(b);
+	struct pt_target *t = target_find(pb, pid);
+	int err;
+
+	if (t) {
+		target_unlink(pb, t);
+		err = pt_thaw_target(t, err_msg, err_len);
+		target_free(t);
+		return err;
+	}
+	/* not ours: a freeze handed over to a group stop earlier */
+	err = process_stopped(pid, err_msg, err_len);
+	if (err < 0)
+		return err;
+	if (err == 0) {
+		snprintf(err_msg, err_len, "pid %d is not frozen", pid);
+		return -EINVAL;
+	}
+	if (kill(pid, SIGCONT) < 0) {
+		snprintf(err_msg, err_len, "cannot send SIGCONT to pid %d: %s", pid,
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static size_t fill_threads(const struct pt_target *t, struct freeze_thread *out, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nr; i++) {
+		const struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED)
+			continue;
+		if (n < max) {
+			out[n].tid = th->tid;
+			out[n].state = th->hook ? FREEZE_THREAD_HOOK_PENDING : th->state;
+			out[n].regs = th->regs;
+		}
+		n++;
+	}
+	return n;
+}
+
+static int pt_query(struct freeze_backend *b, pid_t pid, struct freeze_thread *threads,
+		    size_t max, char *err_msg, size_t err_len)
+{
+	struct ptrace_backend *pb = to_pt(b);
+	struct pt_target *t = target_find(pb, pid);
+	size_t i, n;
+	int err;
+
+	if (t)
+		return (int)fill_threads(t, threads, max);
+
+	/* A handed-over freeze: attach for a moment, read, leave it stopped. */
+	err = process_stopped(pid, err_msg, err_len);
+	if (err < 0)
+		return err;
+	if (err == 0) {
+		snprintf(err_msg, err_len, "pid %d is not frozen (run 'crdbg freeze %d' first)",
+			 pid, pid);
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	err = do_freeze(t, err_msg, err_len);
+	if (err >= 0) {
+		n = fill_threads(t, threads, max);
+		err = (int)n;
+	}
+	for (i = 0; i < t->nr; i++)
+		if (t->threads[i].group_stop && t->threads[i].stopped) {
+			ptrace(PTRACE_DETACH, t->threads[i].tid, 0, 0);
+			t->threads[i].stopped = false;
+		}
+	/* anything not in a group stop (should not happen) goes back to one */
+	if (err >= 0 && pt_hand_over(t, err_msg, err_len) < 0)
+		err = -EIO;
+	else if (err < 0)
+		detach_all(t);
+	target_free(t);
+	return err;
+}
+
+static int pt_push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
+			uint64_t arg, char *err_msg, size_t err_len)
+{
+	struct pt_target *t = target_find(to_pt(b), pid);
+	size_t i;
+	int n = 0;
+
+	if (!t) {
+		snprintf(err_msg, err_len,
+			 "pid %d is not frozen by this handle (the ptrace backend runs hooks only for its own freezes)",
+			 pid);
+		return -EINVAL;
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state != FREEZE_THREAD_FROZEN || (tid && th->tid != tid))
+			continue;
+		th->hook = true;
+		th->hook_trampoline = trampoline;
+		th->hook_arg = arg;
+		n++;
+	}
+	if (!n) {
+		snprintf(err_msg, err_len, "pid %d has no frozen thread %d", pid, tid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+static void pt_close(struct freeze_backend *b)
+{
+	struct ptrace_backend *pb = to_pt(b);
+	char msg[256];
+
+	while (pb->targets) {
+		struct pt_target *t = pb->targets;
+		size_t i;
+
+		pb->targets = t->next;
+		if (t->flags & FREEZE_F_PERSIST) {
+			for (i = 0; i < t->nr; i++)
+				t->threads[i].hook = false;	/* hooks need a tracer */
+			pt_hand_over(t, msg, sizeof(msg));
+		} else {
+			pt_thaw_target(t, msg, sizeof(msg));
+		}
+		target_free(t);
+	}
+	free(pb);
+}
+
+static const struct freeze_backend_ops ptrace_ops = {
+	.name = "ptrace",
+	.close = pt_close,
+	.freeze = pt_freeze,
+	.thaw = pt_thaw,
+	.query = pt_query,
+	.push_hook = pt_push_hook,
+};
+
+int freeze_ptrace_open(struct freeze_backend **ret, char *err_msg, size_t err_len)
+{
+	struct ptrace_backend *pb = calloc(1, sizeof(*pb));
+
+	if (!pb) {
+		snprintf(err_msg, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	pb->base.ops = &ptrace_ops;
+	pb->base.kind = FREEZE_BACKEND_PTRACE;
+	*ret = &pb->base;
+	return 0;
+}
