@@ -25,10 +25,17 @@ done
 for g in $guest_groups; do
 	echo "== guest: $g"
 	mkdir -p "$results/guest/$g"
-	"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" \
-		--results "$results/guest/$g" -- \
-		"$top/tests/guest/run-group" "$g" >"$results/guest/$g.log" 2>&1
-	echo "exit=$?" >"$results/guest/$g.exit"
+	for attempt in 1 2; do
+		"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" \
+			--results "$results/guest/$g" -- \
+			"$top/tests/guest/run-group" "$g" >>"$results/guest/$g.log" 2>&1
+		rc=$?
+		# 125: the guest never reported (it died while booting). Boot
+		# once more; a group that ran and failed is never retried.
+		[ $rc = 125 ] && ! ls "$results/guest/$g"/*.tap >/dev/null 2>&1 || break
+		echo "   guest did not boot (attempt $attempt), retrying" | tee -a "$results/guest/$g.log"
+	done
+	echo "exit=$rc" >"$results/guest/$g.exit"
 	cat "$results/guest/$g"/*.tap 2>/dev/null |
 		grep -E '^(not )?ok |^Bail out' | sed 's/^/   /'
 done
