@@ -24,7 +24,7 @@ static const struct cli_command commands[] = {
 	{ "restart", cmd_restart, "HANDLE [--debug]   restore a checkpoint, optionally parked for a debugger" },
 	{ "list", cmd_list, "[--json]           list the checkpoints in the store" },
 	{ "rm", cmd_rm, "HANDLE             delete a checkpoint" },
-	{ "debug", cmd_debug, "-n N PROGRAM  debug N processes in one console" },
+	{ "debug", cmd_debug, "-n N PROGRAM       debug N processes in one console" },
 	{ "attach", cmd_attach, "MPIRUN_PID         debug a running MPI job through its mpirun" },
 };
 

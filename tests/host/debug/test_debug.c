@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `crdbg debug` end to end: N copies of prog_debug, each under its own
+ * gdb behind an SDM server, driven with -ex / --batch / stdin, and the
+ * console's output checked line by line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#ifndef CRDBG
+#define CRDBG "build/crdbg"
+#endif
+#ifndef DEBUG_PROG
+#define DEBUG_PROG "build/tests/host/debug/prog_debug"
+#endif
+#ifndef MPI_PROG
+#define MPI_PROG "build/tests/host/debug/mpi_debug"
+#endif
+
+#define OUT_MAX		(256 << 10)
+#define WAIT_MS		90000	/* a bound, not an assertion: the host is busy */
+
+struct run {
+	pid_t pid;
+	int in, out;		/* our ends: its stdin, its stdout+stderr */
+	char *buf;
+	size_t len;
+};
+
+static int run_start(struct run *r, const char *const *argv, bool with_stdin)
+{
+	int pin[2], pout[2];
+
+	memset(r, 0, sizeof(*r));
+	r->buf = calloc(1, OUT_MAX + 1);
+	if (!r->buf || pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC))
+		return -1;
+	r->pid = fork();
+	if (r->pid < 0)
+		return -1;
+	if (r->pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		setpgid(0, 0);	/* its own group, as a shell job would be */
+		dup2(with_stdin ? pin[0] : null, 0);
+		dup2(pout[1], 1);
+		dup2(pout[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	r->in = pin[1];
+	r->out = pout[0];
+	if (!with_stdin) {
+		close(r->in);
+		r->in = -1;
+	}
+	return 0;
+}
+
+/* Read until needle appears (or EOF, or the bound); true if it did. */
+static bool run_read_until(struct run *r, const char *needle)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!needle || !strstr(r->buf, needle)) {
+		struct pollfd p = { .fd = r->out, .events = POLLIN };
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 > WAIT_MS)
+			return false;
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(r->out, r->buf + r->len, OUT_MAX - r->len);
+		if (n <= 0)
+			return needle ? strstr(r->buf, needle) != NULL : true;
+		r->len += n;
+		r->buf[r->len] = 0;
+	}
+	return true;
+}
+
+static int run_finish(struct run *r)
+{
+	int ws = 0;
+
+	if (r->in >= 0)
+		close(r->in);
+	run_read_until(r, NULL);
+	if (waitpid(r->pid, &ws, WNOHANG) == 0) {
+		kill(r->pid, SIGTERM);
+		waitpid(r->pid, &ws, 0);
+	}
+	close(r->out);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static void run_free(struct run *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+/* Run crdbg with argv (after "crdbg debug"), stdin /dev/null. */
+static int debug(struct run *r, const char *const *args)
+{
+	const char *argv[64] = { CRDBG, "debug" };
+	int n = 2;
+
+	for (int i = 0; args[i] && n < 63; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (run_start(r, argv, false))
+		return -1;
+	return run_finish(r);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* A process that exists and is not a zombie. */
+static bool alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool ret = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		ret = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return ret;
+}
+
+static bool have_gdb(void)
+{
+	return system("gdb --version >/dev/null 2>&1") == 0;
+}
+
+FIXTURE(debug) {
+	struct run r;
+};
+
+FIXTURE_SETUP(debug)
+{
+	if (!have_gdb())
+		SKIP(return, "gdb is not installed");
+	if (access(CRDBG, X_OK) || access(DEBUG_PROG, X_OK))
+		SKIP(return, "%s or %s not built", CRDBG, DEBUG_PROG);
+}
+
+FIXTURE_TEARDOWN(debug)
+{
+	run_free(&self->r);
+}
+
+/* Every rank stops at main, then at one breakpoint: one line each. */
+TEST_F_TIMEOUT(debug, breakpoint_aggregated, 180)
+{
+	const char *a[] = { "-n", "4", "-ex", "break compute", "-ex", "continue",
+			    DEBUG_PROG, NULL };
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "[0-3]: stopped: breakpoint 1, main at "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-3]: breakpoint 2 at "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "[0-3]: stopped: breakpoint 2, compute at "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(1, count(self->r.buf, "stopped: breakpoint 2,"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* print of a rank-dependent value: one line per distinct value. */
+TEST_F_TIMEOUT(debug, print_groups_by_value, 180)
+{
+	const char *a[] = { "-n", "4", "-ex", "break compute", "-ex", "continue",
+			    "-ex", "finish", "-ex", "print value",
+			    "-ex", "print rank % 2", "-ex", "[1-2] print rank",
+			    DEBUG_PROG, NULL };
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0,2]: value = 4\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[1,3]: value = 9\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0,2]: rank % 2 = 0\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[1]: rank = 1\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[2]: rank = 2\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "[3]: rank = 3"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* The programs' stdout reaches the console, tagged with the rank. */
+TEST_F_TIMEOUT(debug, program_output, 180)
+{
+	const char *a[] = { "-n", "3", "-ex", "continue", DEBUG_PROG, NULL };
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0] hello from rank 0 x=4\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[1] hello from rank 1 x=9\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[2] hello from rank 2 x=4\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-2]: exited: code 0\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* Ranks blocked in two places: stacks shows the two branches. */
+TEST_F_TIMEOUT(debug, stacks_two_groups, 180)
+{
+	const char *a[] = { "-n", "4", "-ex", "timeout 3", "-ex", "continue",
+			    "-ex", "interrupt", "-ex", "stacks",
+			    DEBUG_PROG, "block", NULL };
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-3]: running\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0-3] main\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [0,2] wait_even\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [1,3] wait_odd\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* A gdb killed mid-session: its rank is lost, the others go on. */
+TEST_F_TIMEOUT(debug, gdb_killed_rank_lost, 180)
+{
+	const char *argv[] = { CRDBG, "debug", "-n", "4", DEBUG_PROG, NULL };
+	static const char tail[] = "print value\nstatus\ncontinue\necho @@END\nquit\n";
+	struct run *r = &self->r;
+	const char *row;
+	int gdb = 0, pid = 0;
+
+	ASSERT_EQ(0, run_start(r, argv, true));
+	ASSERT_EQ(16, write(r->in, "status\necho @@1\n", 16));
+	ASSERT_TRUE(run_read_until(r, "@@1\n")) TH_LOG("%s", r->buf);
+	row = strstr(r->buf, "\n1      stopped ");
+	ASSERT_NE(NULL, row) TH_LOG("%s", r->buf);
+	ASSERT_EQ(2, sscanf(row, "\n1 stopped %d %d", &gdb, &pid));
+	ASSERT_GT(gdb, 0);
+	ASSERT_EQ(0, kill(gdb, SIGKILL));
+	ASSERT_EQ((ssize_t)strlen(tail), write(r->in, tail, strlen(tail)));
+	ASSERT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "[0,2-3]: value = 0\n")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "[1]: lost: ")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "\n1      lost ")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "[0,2-3]: exited: code 0\n"))
+		TH_LOG("%s", r->buf);
+	/* Its program did not outlive its gdb (it may take a moment to die). */
+	for (int i = 0; i < 200 && alive(pid); i++)
+		usleep(50000);
+	EXPECT_FALSE(alive(pid));
+}
+
+/*
+ * ^C at the terminal (SIGINT to the whole process group) while the ranks
+ * run: they are interrupted, the SDM daemons survive, the session goes on.
+ */
+TEST_F_TIMEOUT(debug, sigint_interrupts_ranks, 180)
+{
+	const char *argv[] = { CRDBG, "debug", "-n", "2", DEBUG_PROG, "block", NULL };
+	static const char go[] = "timeout 0\ncontinue\n";
+	static const char tail[] = "stacks\necho @@END\nquit\n";
+	struct run *r = &self->r;
+
+	ASSERT_EQ(0, run_start(r, argv, true));
+	ASSERT_EQ((ssize_t)strlen(go), write(r->in, go, strlen(go)));
+	/* Both ranks printed: they are on their way to block. */
+	ASSERT_TRUE(run_read_until(r, "[0] hello")) TH_LOG("%s", r->buf);
+	ASSERT_TRUE(run_read_until(r, "[1] hello")) TH_LOG("%s", r->buf);
+	usleep(1000000);
+	ASSERT_EQ(0, kill(-r->pid, SIGINT));
+	ASSERT_TRUE(run_read_until(r, "stopped: signal SIGINT")) TH_LOG("%s", r->buf);
+	ASSERT_EQ((ssize_t)strlen(tail), write(r->in, tail, strlen(tail)));
+	ASSERT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "\n[0-1] main\n")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "\n  [0] wait_even\n")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "\n  [1] wait_odd\n")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(NULL, strstr(r->buf, "lost")) TH_LOG("%s", r->buf);
+}
+
+/* A batch file: comments, focus, rank prefixes, an error on one rank. */
+TEST_F_TIMEOUT(debug, batch_file_focus_errors, 180)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"# a comment\n"
+		"break compute\n"
+		"continue\n"
+		"focus 1-2\n"
+		"print rank\n"
+		"[2] print nosuch\n"
+		"[0,3] print rank * 10\n"
+		"focus all\n"
+		"[7] print 1\n"
+		"echo done\n";
+	int fd = mkstemp(path);
+	const char *a[] = { "-n", "4", "--batch", path, DEBUG_PROG, NULL };
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ((ssize_t)strlen(script), write(fd, script, strlen(script)));
+	close(fd);
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	EXPECT_NE(NULL, strstr(self->r.buf, "focus: [1-2]\n")) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[1]: rank = 1\n[2]: rank = 2\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "[0]: rank = 0")) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[2]: error: No symbol \"nosuch\""))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0]: rank * 10 = 0\n[3]: rank * 10 = 30\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "rank out of range: this session has ranks 0-3"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\ndone\n")) TH_LOG("%s", self->r.buf);
+}
+
+/* input: a line to rank 0's stdin. */
+TEST_F_TIMEOUT(debug, stdin_to_rank0, 180)
+{
+	const char *a[] = { "-n", "2", "-ex", "input hello there", "-ex", "continue",
+			    DEBUG_PROG, "read", NULL };
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0] rank 0 got: hello there\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* --json: one object per event. */
+TEST_F_TIMEOUT(debug, json_events, 180)
+{
+	const char *a[] = { "-n", "2", "--json", "-ex", "print 6 * 7",
+			    "-ex", "stacks", "-ex", "continue", DEBUG_PROG, NULL };
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "{\"type\":\"reply\",\"cmd\":\"print 6 * 7\","
+			       "\"ranks\":\"0-1\",\"error\":false,"
+			       "\"text\":\"6 * 7 = 42\"}\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "{\"type\":\"output\",\"rank\":1,\"stream\":\"stdout\","
+			       "\"text\":\"hello from rank 1 x=9\"}\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "{\"type\":\"stacks\",\"tree\":[{\"name\":\"main\","
+			       "\"ranks\":\"0-1\""))
+		TH_LOG("%s", self->r.buf);
+}
+
+static void mpi_env(void)
+{
+	setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+	setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+	setenv("OMPI_MPIR_DO_NOT_WARN", "1", 1);
+}
+
+static bool have_mpi(void)
+{
+	return !access(MPI_PROG, X_OK) &&
+	       system("mpirun --version >/dev/null 2>&1") == 0;
+}
+
+/* MPIR launch: ranks acquired from mpirun's proctable, held in MPI_Init. */
+TEST_F_TIMEOUT(debug, mpir_launch, 240)
+{
+	const char *a[] = { "-ex", "break compute", "-ex", "continue",
+			    "-ex", "finish", "-ex", "print value", "-ex", "stacks",
+			    "-ex", "continue",
+			    "--", "mpirun", "--oversubscribe", "-n", "3", MPI_PROG,
+			    NULL };
+
+	if (!have_mpi())
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
+	mpi_env();
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-2]: breakpoint 1 "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "[0-2]: stopped: breakpoint 1, compute at "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0,2]: value = 4\n[1]: value = 9\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0-2] main\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "mpi rank 1 of 3 value 9\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-2]: exited: code 0\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* crdbg attach to a running job through its mpirun. */
+TEST_F_TIMEOUT(debug, mpir_attach, 240)
+{
+	const char *job[] = { "/usr/bin/env", "mpirun", "--oversubscribe", "-n", "2",
+			      MPI_PROG, "spin", NULL };
+	struct run mpirun;
+	char pid[16];
+	const char *a[] = { "-ex", "print spinning", "-ex", "set var spinning = 0",
+			    "-ex", "continue", pid, NULL };
+	const char *argv[16] = { CRDBG, "attach" };
+	int n = 2;
+
+	if (!have_mpi())
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
+	mpi_env();
+	ASSERT_EQ(0, run_start(&mpirun, job, false));
+	/* Both ranks are past MPI_Init and spinning once they have printed. */
+	ASSERT_TRUE(run_read_until(&mpirun, "mpi rank 1 of 2")) TH_LOG("%s", mpirun.buf);
+	ASSERT_TRUE(run_read_until(&mpirun, "mpi rank 0 of 2")) TH_LOG("%s", mpirun.buf);
+	snprintf(pid, sizeof(pid), "%d", mpirun.pid);
+	for (int i = 0; a[i]; i++)
+		argv[n++] = a[i];
+	argv[n] = NULL;
+	ASSERT_EQ(0, run_start(&self->r, argv, false));
+	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: stopped: attached"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: spinning = 1\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n"))
+		TH_LOG("%s", self->r.buf);
+	/* The job itself ends normally once its ranks are released. */
+	EXPECT_EQ(0, run_finish(&mpirun)) TH_LOG("%s", mpirun.buf);
+	run_free(&mpirun);
+}
+
+/* Bad invocations fail with one clear line and no session. */
+TEST(bad_usage)
+{
+	const char *none[] = { "-n", "2", NULL };
+	const char *zero[] = { "-n", "0", DEBUG_PROG, NULL };
+	const char *missing[] = { "-n", "2", "/nonexistent/prog", NULL };
+	struct run r;
+
+	EXPECT_EQ(2, debug(&r, none));
+	EXPECT_NE(NULL, strstr(r.buf, "no program given")) TH_LOG("%s", r.buf);
+	run_free(&r);
+	EXPECT_EQ(2, debug(&r, zero));
+	EXPECT_NE(NULL, strstr(r.buf, "-n wants")) TH_LOG("%s", r.buf);
+	run_free(&r);
+	EXPECT_EQ(1, debug(&r, missing));
+	EXPECT_NE(NULL, strstr(r.buf, "cannot run /nonexistent/prog")) TH_LOG("%s", r.buf);
+	run_free(&r);
+}
+
+TEST_HARNESS_MAIN

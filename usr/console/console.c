@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The crdbg console: start the session (every rank stopped at main), run
+ * the -ex commands and the --batch file, then read commands with
+ * readline (history, command completion) or, without a terminal, from
+ * stdin line by line.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "crdbg/debugger.h"
+#include "sdm/frontend.h"
+#include "sdm/idset.h"
+#include "sdm/message.h"
+#include "session.h"
+
+#define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
+#define DBG_LINE_BYTES		4096
+
+static volatile int interrupted, terminate;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* SIGTERM, SIGHUP: end the session cleanly (programs killed, gdbs reaped). */
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	terminate = 1;
+	interrupted = 1;
+}
+
+static void echo_command(struct dbg_session *s, const char *line)
+{
+	if (s->json) {
+		fputs("{\"type\":\"command\",\"text\":", s->out);
+		dbg_json_str(s->out, line);
+		fputs("}\n", s->out);
+	} else {
+		fprintf(s->out, "(crdbg) %s\n", line);
+	}
+	fflush(s->out);
+}
+
+static char *complete_command(const char *text, int state)
+{
+	static size_t i, len;
+	const char *name;
+
+	if (!state) {
+		i = 0;
+		len = strlen(text);
+	}
+	while ((name = dbg_command_names[i])) {
+		i++;
+		if (!strncmp(name, text, len))
+			return strdup(name);
+	}
+	return NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+	int i = 0;
+
+	(void)end;
+	/* The command word: first on the line, or right after "[ranks]". */
+	while (i < start && (rl_line_buffer[i] == ' ' || rl_line_buffer[i] == '\t'))
+		i++;
+	if (i < start && rl_line_buffer[i] == '[') {
+		while (i < start && rl_line_buffer[i] != ']')
+			i++;
+		i++;
+		while (i < start && rl_line_buffer[i] == ' ')
+			i++;
+	}
+	if (i != start)
+		return NULL;	/* arguments: readline's file names */
+	rl_attempted_completion_over = 1;
+	return rl_completion_matches(text, complete_command);
+}
+
+/* Run the lines of f; 1 if one of them was quit. */
+static int run_file(struct dbg_session *s, FILE *f)
+{
+	char line[DBG_LINE_BYTES];
+
+	while (!terminate && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[strspn(line, " \t")])
+			continue;
+		echo_command(s, line);
+		if (dbg_execute(s, line))
+			return 1;
+	}
+	return 0;
+}
+
+static void history_path(char *buf, size_t size)
+{
+	const char *home = getenv("HOME");
+
+	snprintf(buf, size, "%s/.crdbg_history", home ? home : ".");
+}
+
+static void interactive(struct dbg_session *s)
+{
+	char hist[512], prompt[96];
+	char *line;
+
+	rl_readline_name = "crdbg";
+	rl_attempted_completion_function = complete;
+	history_path(hist, sizeof(hist));
+	using_history();
+	read_history(hist);
+	for (;;) {
+		char *focus = sdm_set_to_string(s->focus);
+		bool all = sdm_set_size(s->focus) == s->n;
+
+		if (all || !focus)
+			snprintf(prompt, sizeof(prompt), "(crdbg) ");
+		else
+			snprintf(prompt, sizeof(prompt), "(crdbg [%.64s]) ", focus);
+		free(focus);
+		dbg_pump_output(s, 0);
+		interrupted = 0;
+		line = readline(prompt);
+		if (!line || terminate) {
+			free(line);
+			break;
+		}
+		if (line[strspn(line, " \t")])
+			add_history(line);
+		if (dbg_execute(s, line)) {
+			free(line);
+			break;
+		}
+		free(line);
+	}
+	write_history(hist);
+	history_truncate_file(hist, 1000);
+}
+
+static char *load_command(char *const *argv)
+{
+	size_t len = 6;
+	char *cmd;
+
+	for (int i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	cmd = malloc(len);
+	if (!cmd)
+		return NULL;
+	strcpy(cmd, "load ");
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			strcat(cmd, "\x1f");
+		strcat(cmd, argv[i]);
+	}
+	return cmd;
+}
+
+/* Every gdb loads the program; then all run to main. */
+static int load_and_start(struct dbg_session *s)
+{
+	struct sdm_idset *all = sdm_set_new();
+	struct sdm_fe_result r = { 0 };
+	bool failed = false;
+	char *cmd = NULL;
+	int rc = -ENOMEM;
+
+	if (!all || sdm_set_add_range(all, 0, s->n - 1) < 0)
+		goto out;
+	cmd = load_command(s->argv);
+	if (!cmd)
+		goto out;
+	rc = dbg_send(s, all, cmd, DBG_LOAD_TIMEOUT, &r);
+	if (rc < 0)
+		goto out;
+	for (unsigned int i = 0; i < r.nev; i++)
+		failed |= r.ev[i].type != SDM_MSG_REPLY;
+	if (failed)
+		dbg_print_result(s, "load", &r);
+	sdm_fe_result_free(&r);
+	dbg_execute(s, "start");
+	rc = 0;
+out:
+	free(cmd);
+	sdm_set_free(all);
+	return rc;
+}
+
+static bool is_mpirun(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(base, "mpirun") || !strcmp(base, "mpiexec") ||
+	       !strcmp(base, "orterun");
+}
+
+int dbg_main(const struct dbg_opts *o)
+{
+	struct dbg_session s = { 0 };
+	struct sigaction sa = { 0 };
+	char err[512] = "";
+	int rc, quit = 0;
+
+	if (!o->attach_pid && strchr(o->argv[0], '/') &&
+	    access(o->argv[0], X_OK) < 0) {
+		fprintf(stderr, "crdbg: cannot run %s: %s\n", o->argv[0],
+			strerror(errno));
+		return 1;
+	}
+	s.out = stdout;
+	s.json = o->json;
+	s.interrupted = &interrupted;
+	s.argv = o->argv;
+	s.wait_s = o->batch || o->nex || !isatty(STDIN_FILENO) ?
+		   DBG_BATCH_WAIT_S : 0;
+	/*
+	 * The SDM daemons share our process group: ^C at the terminal must
+	 * interrupt the programs, not kill the daemons. They inherit the
+	 * ignored SIGINT; our handler comes once they are started.
+	 */
+	signal(SIGINT, SIG_IGN);
+	sa.sa_handler = on_sigterm;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	s.terminate = &terminate;
+	if (o->attach_pid || is_mpirun(o->argv[0])) {
+		rc = dbg_mpir_start(&s, o->attach_pid ? NULL : o->argv,
+				    o->attach_pid, o->bindir, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "crdbg: MPIR process acquisition failed: %s\n",
+				err[0] ? err : strerror(-rc));
+			dbg_session_stop(&s);
+			return 1;
+		}
+		goto started;
+	}
+	rc = dbg_session_start(&s, o->nranks, o->bindir, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "crdbg: cannot start the debug session: %s\n",
+			err[0] ? err : strerror(-rc));
+		dbg_session_stop(&s);
+		return 1;
+	}
+	rc = load_and_start(&s);
+	if (rc < 0) {
+		fprintf(stderr, "crdbg: cannot load %s: %s\n", o->argv[0],
+			strerror(-rc));
+		dbg_session_stop(&s);
+		return 1;
+	}
+started:
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	for (unsigned int i = 0; i < o->nex && !quit && !terminate; i++) {
+		echo_command(&s, o->ex[i]);
+		quit = dbg_execute(&s, o->ex[i]);
+	}
+	if (!quit && o->batch) {
+		FILE *f = strcmp(o->batch, "-") ? fopen(o->batch, "r") : stdin;
+
+		if (!f) {
+			fprintf(stderr, "crdbg: cannot read %s: %s\n", o->batch,
+				strerror(errno));
+		} else {
+			run_file(&s, f);
+			if (f != stdin)
+				fclose(f);
+		}
+		quit = 1;
+	}
+	if (!quit && o->nex && !isatty(STDIN_FILENO))
+		quit = 1;	/* like gdb -batch -ex ... with no terminal */
+	if (!quit && !terminate) {
+		if (isatty(STDIN_FILENO))
+			interactive(&s);
+		else
+			run_file(&s, stdin);
+	}
+	dbg_pump_output(&s, 0);
+	dbg_flush_lines(&s);
+	dbg_session_stop(&s);
+	return 0;
+}

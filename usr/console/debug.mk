@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+# The parallel debugger's console (`crdbg debug`): session, commands and
+# the readline front, in $(B)/usr/libdebugger.a, linked into crdbg with
+# the SDM front end, the console helpers and the MI driver.
+
+DEBUGGER_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
+		 usr/console/mpir.c
+DEBUGGER_OBJS := $(DEBUGGER_SRCS:%.c=$(B)/%.o)
+DEBUGGER_LIB  := $(B)/usr/libdebugger.a
+
+$(DEBUGGER_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include
+
+$(DEBUGGER_LIB): $(DEBUGGER_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# sdm/*.mk are read after this file: name their libraries by path.
+CLI_LIBS   += $(DEBUGGER_LIB) $(B)/usr/libconsole.a $(B)/sdm/libsdmnet.a \
+	      $(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a
+CLI_LDLIBS += -lreadline -lcrypto
+
+ALL_TARGETS += $(DEBUGGER_LIB)
+
+-include $(DEBUGGER_OBJS:.o=.d)
+
+# End-to-end tests of `crdbg debug` and the program they debug (-g -O0).
+DEBUGGER_TDIR  := $(B)/tests/host/debug
+DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug
+
+$(DEBUGGER_TDIR)/prog_debug: tests/host/debug/prog_debug.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
+
+$(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/host/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
+		$(B)/crdbg $(B)/sdm/sdm-server $(B)/sdm/sdm-master
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Wno-sign-compare -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS)
+HOST_TESTS  += $(DEBUGGER_TESTS)
+-include $(DEBUGGER_TESTS:=.d)
+
+# The MPI program of the MPIR tests, when Open MPI's mpicc is there.
+ifneq ($(shell command -v mpicc 2>/dev/null),)
+$(DEBUGGER_TDIR)/mpi_debug: tests/host/debug/mpi_debug.c
+	@mkdir -p $(dir $@)
+	mpicc -g -O0 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug
+endif
+
+# Benchmark: start-up to main and print round trip against N (make bench).
+$(DEBUGGER_TDIR)/bench_debug: tests/host/debug/bench_debug.c | $(DEBUGGER_TDIR)/prog_debug $(B)/crdbg
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/bench_debug
+BENCH_CMDS  += $(DEBUGGER_TDIR)/bench_debug
+-include $(DEBUGGER_TDIR)/bench_debug.d

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPIR process acquisition (the MPI Forum's "MPIR Process Acquisition
+ * Interface") with Open MPI 4.1's mpirun: mpirun runs under a gdb of our
+ * own; we set MPIR_being_debugged as soon as libopen-rte is loaded, stop
+ * at MPIR_Breakpoint once the job is spawned (its ranks are then held in
+ * MPI_Init), read MPIR_proctable, attach one SDM server's gdb to each
+ * rank, set MPIR_debug_gate in every rank and let mpirun go on.
+ *
+ * mpirun carries no debug information: its symbols are read through
+ * casts. MPIR_PROCDESC is { char *host_name; char *executable_name;
+ * int pid; } (24 bytes on LP64).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crdbg/gdbmi.h"
+#include "sdm/frontend.h"
+#include "sdm/idset.h"
+#include "sdm/message.h"
+#include "session.h"
+
+#define MPIR_TIMEOUT_MS		180000
+#define MPIR_DESC_SIZE		24
+#define MPIR_MAX_RANKS		4096
+#define MPIR_PATH_MAX		1024
+
+static long read_long(struct mi_driver *d, const char *expr, int *ret_err)
+{
+	char *val = NULL;
+	long v;
+
+	*ret_err = mi_print(d, expr, &val);
+	if (*ret_err)
+		return 0;
+	v = strtol(val, NULL, 0);
+	free(val);
+	return v;
+}
+
+/* A char * value as gdb prints it: 0x5555 "/path/app". */
+static int read_string(struct mi_driver *d, const char *expr, char *buf,
+		       size_t size)
+{
+	char *val = NULL, *q, *e;
+	int err = mi_print(d, expr, &val);
+
+	if (err)
+		return err;
+	q = strchr(val, '"');
+	e = q ? strrchr(val, '"') : NULL;
+	if (!q || e == q) {
+		free(val);
+		return -EBADMSG;
+	}
+	snprintf(buf, size, "%.*s", (int)(e - q - 1), q + 1);
+	free(val);
+	return 0;
+}
+
+static int fail(struct mi_driver *d, int err, char *buf, size_t size,
+		const char *what)
+{
+	snprintf(buf, size, "%s: %s", what,
+		 err == -EREMOTEIO || err == -EPIPE ? mi_driver_error(d) :
+		 strerror(-err));
+	return err < 0 ? err : -EIO;
+}
+
+/* Run mpirun to MPIR_Breakpoint with MPIR_being_debugged set. */
+static int launch(struct mi_driver *d, char *err, size_t errlen)
+{
+	struct mi_stop st;
+	int rc;
+
+	rc = mi_driver_cmd(d, NULL, "-catch-load libopen-rte");
+	if (!rc)
+		rc = mi_run(d);
+	if (rc)
+		return fail(d, rc, err, errlen, "cannot run mpirun");
+	rc = mi_wait_stop(d, MPIR_TIMEOUT_MS, &st);
+	if (rc <= 0)
+		return fail(d, rc ? rc : -ETIMEDOUT, err, errlen,
+			    "mpirun did not load libopen-rte");
+	if (st.exited) {
+		mi_stop_release(&st);
+		snprintf(err, errlen, "mpirun exited before loading libopen-rte "
+			 "(is it Open MPI's?)");
+		return -ESRCH;
+	}
+	mi_stop_release(&st);
+	rc = mi_driver_cmd(d, NULL, "-gdb-set var *(int *)&MPIR_being_debugged = 1");
+	if (!rc)
+		rc = mi_break(d, "MPIR_Breakpoint", NULL);
+	if (!rc)
+		rc = mi_continue(d);
+	if (rc)
+		return fail(d, rc, err, errlen, "cannot set up MPIR in mpirun");
+	rc = mi_wait_stop(d, MPIR_TIMEOUT_MS, &st);
+	if (rc <= 0)
+		return fail(d, rc ? rc : -ETIMEDOUT, err, errlen,
+			    "mpirun did not reach MPIR_Breakpoint");
+	if (st.exited) {
+		mi_stop_release(&st);
+		snprintf(err, errlen, "mpirun exited before spawning the job");
+		return -ESRCH;
+	}
+	mi_stop_release(&st);
+	return 0;
+}
+
+struct proc {
+	int pid;
+	char exe[MPIR_PATH_MAX];
+};
+
+static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
+			  char *err, size_t errlen)
+{
+	char expr[160];
+	struct proc *p;
+	long n;
+	int rc;
+
+	n = read_long(d, "*(int *)&MPIR_proctable_size", &rc);
+	if (rc)
+		return fail(d, rc, err, errlen, "cannot read MPIR_proctable_size");
+	if (n <= 0 || n > MPIR_MAX_RANKS) {
+		snprintf(err, errlen, "MPIR_proctable_size is %ld (no job, or "
+			 "more than %d ranks)", n, MPIR_MAX_RANKS);
+		return -ERANGE;
+	}
+	p = calloc(n, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (long i = 0; i < n; i++) {
+		snprintf(expr, sizeof(expr),
+			 "*(int *)(*(char **)&MPIR_proctable + %ld)",
+			 i * MPIR_DESC_SIZE + 16);
+		p[i].pid = read_long(d, expr, &rc);
+		if (!rc) {
+			snprintf(expr, sizeof(expr),
+				 "*(char **)(*(char **)&MPIR_proctable + %ld)",
+				 i * MPIR_DESC_SIZE + 8);
+			rc = read_string(d, expr, p[i].exe, sizeof(p[i].exe));
+		}
+		if (rc || p[i].pid <= 0) {
+			free(p);
+			return fail(d, rc ? rc : -EBADMSG, err, errlen,
+				    "cannot read MPIR_proctable");
+		}
+	}
+	*ret = p;
+	*ret_n = n;
+	return 0;
+}
+
+/* Attach rank i's gdb to its pid; one request per rank, all in flight. */
+static int attach_ranks(struct dbg_session *s, const struct proc *p, long n)
+{
+	struct sdm_fe_result acc = { 0 };
+	uint32_t *req = calloc(n, sizeof(*req));
+	struct sdm_idset *one = sdm_set_new();
+	char cmd[MPIR_PATH_MAX + 32];
+	int rc = 0;
+
+	if (!req || !one) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (long i = 0; i < n; i++) {
+		sdm_set_clear(one);
+		sdm_set_add_element(one, i);
+		snprintf(cmd, sizeof(cmd), "attach %d %s", p[i].pid, p[i].exe);
+		rc = sdm_fe_submit(s->fe, one, cmd, strlen(cmd), DBG_LOAD_TIMEOUT,
+				   &req[i]);
+		if (rc < 0)
+			goto out;
+	}
+	for (long i = 0; i < n; i++) {
+		struct sdm_fe_result r;
+
+		if (sdm_fe_collect(s->fe, req[i], &r) < 0)
+			continue;
+		for (unsigned int k = 0; k < r.nev; k++) {
+			struct sdm_fe_event *ev = &r.ev[k];
+			unsigned int j;
+
+			for (j = 0; j < acc.nev; j++) {
+				if (acc.ev[j].type == ev->type &&
+				    !strcmp((char *)acc.ev[j].payload,
+					    (char *)ev->payload)) {
+					sdm_set_union(acc.ev[j].src, ev->src);
+					break;
+				}
+			}
+			if (j < acc.nev)
+				continue;
+			/* Move the event into acc. */
+			struct sdm_fe_event *v = realloc(acc.ev, (acc.nev + 1) *
+							 sizeof(*v));
+
+			if (!v)
+				continue;
+			acc.ev = v;
+			acc.ev[acc.nev++] = *ev;
+			ev->src = NULL;
+			ev->payload = NULL;
+		}
+		sdm_fe_result_free(&r);
+	}
+	dbg_print_result(s, "attach", &acc);
+out:
+	sdm_fe_result_free(&acc);
+	sdm_set_free(one);
+	free(req);
+	return rc;
+}
+
+int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
+		   const char *bindir, char *err, size_t errlen)
+{
+	struct mi_driver_opts o = { 0 };
+	struct sdm_fe_result r;
+	struct sdm_idset *all;
+	struct proc *procs = NULL;
+	long n = 0;
+	int rc;
+
+	o.cmd_timeout_ms = MPIR_TIMEOUT_MS;
+	if (argv) {
+		o.program = argv[0];
+		o.args = (const char *const *)argv + 1;
+	}
+	rc = mi_driver_start(&o, &s->launcher);
+	if (rc) {
+		s->launcher = NULL;
+		snprintf(err, errlen, "cannot start gdb for mpirun: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	if (argv) {
+		s->job_launched = true;
+		rc = launch(s->launcher, err, errlen);
+	} else {
+		rc = mi_attach(s->launcher, mpirun_pid);
+		if (rc)
+			fail(s->launcher, rc, err, errlen, "cannot attach to mpirun");
+	}
+	if (!rc)
+		rc = read_proctable(s->launcher, &procs, &n, err, errlen);
+	if (rc)
+		return rc;
+	rc = dbg_session_start(s, n, bindir, err, errlen);
+	if (rc < 0) {
+		free(procs);
+		return rc;
+	}
+	rc = attach_ranks(s, procs, n);
+	free(procs);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot attach the ranks: %s", strerror(-rc));
+		return rc;
+	}
+	/* Release the ranks held in MPI_Init (gdb holds them now). */
+	all = dbg_live(s, s->focus);
+	if (all && dbg_send(s, all, "cli set var *(int *)&MPIR_debug_gate = 1",
+			    DBG_CMD_TIMEOUT, &r) == 0)
+		sdm_fe_result_free(&r);
+	sdm_set_free(all);
+	rc = mi_continue(s->launcher);
+	if (rc)
+		return fail(s->launcher, rc, err, errlen, "cannot resume mpirun");
+	return 0;
+}
+
+void dbg_mpir_output(struct dbg_session *s)
+{
+	struct mi_record *rec;
+	char buf[4096];
+	ssize_t n;
+
+	if (!s->launcher || !mi_driver_alive(s->launcher))
+		return;
+	mi_driver_pump(s->launcher, 0);
+	while (mi_driver_next_event(s->launcher, 0, &rec) > 0)
+		mi_record_free(rec);
+	while ((n = mi_driver_read_output(s->launcher, buf, sizeof(buf), 0)) > 0) {
+		char *line = buf, *nl;
+
+		/* Lines as they come; a partial last line is printed as is. */
+		while (line < buf + n) {
+			nl = memchr(line, '\n', buf + n - line);
+			if (s->json) {
+				char *t = strndup(line, nl ? nl - line : buf + n - line);
+
+				fputs("{\"type\":\"output\",\"rank\":\"mpirun\","
+				      "\"stream\":\"stdout\",\"text\":", s->out);
+				dbg_json_str(s->out, t ? t : "");
+				fputs("}\n", s->out);
+				free(t);
+			} else {
+				fprintf(s->out, "[mpirun] %.*s\n",
+					(int)(nl ? nl - line : buf + n - line),
+					line);
+			}
+			line = nl ? nl + 1 : buf + n;
+		}
+	}
+	fflush(s->out);
+}
+
+void dbg_mpir_stop(struct dbg_session *s)
+{
+	struct sdm_fe_result r;
+	struct sdm_idset *all;
+
+	if (!s->launcher)
+		return;
+	if (s->job_launched && s->fe) {
+		/* Our job: it ends with the session. */
+		all = sdm_set_new();
+		if (all && sdm_set_add_range(all, 0, s->n - 1) == 0) {
+			struct sdm_idset *live = dbg_live(s, all);
+
+			if (live && dbg_send(s, live, "cli kill", DBG_CMD_TIMEOUT,
+					     &r) == 0)
+				sdm_fe_result_free(&r);
+			sdm_set_free(live);
+		}
+		sdm_set_free(all);
+	}
+	dbg_mpir_output(s);
+	/* Kills mpirun if we started it, detaches if we attached. */
+	mi_driver_free(s->launcher);
+	s->launcher = NULL;
+}

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The console's session: the SDM tree with the GDB backend, rank states,
+ * reply and output printing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crdbg/console.h"
+#include "sdm/frontend.h"
+#include "sdm/idset.h"
+#include "sdm/message.h"
+#include "session.h"
+
+#define DBG_LINE_MAX	4096	/* a longer output line is printed in pieces */
+#define DBG_INIT_TIMEOUT	30000	/* servers up and connected */
+#define DBG_START_TRIES		3
+
+/* build/crdbg -> build/sdm */
+static void default_bindir(char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (getenv("CRDBG_SDM_BINDIR")) {
+		snprintf(buf, size, "%s", getenv("CRDBG_SDM_BINDIR"));
+		return;
+	}
+	if (n <= 0) {
+		snprintf(buf, size, "build/sdm");
+		return;
+	}
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(buf, size, "%.4000s/sdm", exe);
+}
+
+int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
+		      char *err, size_t errlen)
+{
+	struct sdm_fe_config cfg = { 0 };
+	char dir[PATH_MAX];
+	int rc;
+
+	s->n = n;
+	s->state = calloc(n, sizeof(*s->state));
+	s->line = calloc(n, sizeof(*s->line));
+	s->focus = sdm_set_new();
+	if (!s->state || !s->line || !s->focus ||
+	    sdm_set_add_range(s->focus, 0, n - 1) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (bindir)
+		snprintf(dir, sizeof(dir), "%s", bindir);
+	else
+		default_bindir(dir, sizeof(dir));
+	cfg.nservers = n;
+	cfg.bindir = dir;
+	cfg.backend = "gdb";
+	cfg.init_timeout_ms = DBG_INIT_TIMEOUT;
+	cfg.log_path = getenv("CRDBG_SDM_LOG");
+	srand(getpid() ^ time(NULL));
+	/*
+	 * Servers bind from base_port upwards; a random base keeps sessions
+	 * (and other SDM users) on one host apart. Once more elsewhere if a
+	 * crowded range made the start fail.
+	 */
+	for (int tries = 0; tries < DBG_START_TRIES; tries++) {
+		cfg.base_port = 20000 + rand() % 30000;
+		rc = sdm_fe_start(&cfg, &s->fe, err, errlen);
+		if (rc == -EHOSTDOWN) {
+			sdm_fe_stop(s->fe);
+			s->fe = NULL;
+		}
+		if (rc != -ETIMEDOUT && rc != -EHOSTDOWN)
+			break;
+	}
+	return rc;
+}
+
+void dbg_session_stop(struct dbg_session *s)
+{
+	dbg_mpir_stop(s);
+	if (s->fe)
+		sdm_fe_stop(s->fe);
+	s->fe = NULL;
+	for (uint32_t i = 0; s->line && i < s->n; i++)
+		free(s->line[i].buf);
+	free(s->line);
+	free(s->state);
+	sdm_set_free(s->focus);
+}
+
+struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set)
+{
+	struct sdm_idset *live = sdm_set_copy(set);
+	sdm_id id;
+
+	if (!live)
+		return NULL;
+	sdm_set_for_each(id, set) {
+		if (id >= s->n)
+			break;
+		if (s->state[id] == DBG_LOST)
+			sdm_set_remove_element(live, id);
+	}
+	sdm_set_intersect_range(live, 0, s->n - 1);
+	return live;
+}
+
+int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
+	     const char *cmd, uint32_t timeout_ms, struct sdm_fe_result *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (sdm_set_is_empty(set))
+		return 0;
+	return sdm_fe_command(s->fe, set, cmd, timeout_ms, ret);
+}
+
+static void set_state(struct dbg_session *s, const struct sdm_idset *src,
+		      enum dbg_rank_state st)
+{
+	sdm_id id;
+
+	sdm_set_for_each(id, src) {
+		if (id >= s->n)
+			break;
+		if (s->state[id] != DBG_LOST)
+			s->state[id] = st;
+	}
+}
+
+const char *dbg_event_text(struct dbg_session *s, uint8_t type,
+			   const struct sdm_idset *src, const char *payload,
+			   bool *ret_error)
+{
+	static char buf[512];
+
+	*ret_error = type == SDM_MSG_ERROR;
+	if (type != SDM_MSG_ERROR || !strncmp(payload, "error:", 6) ||
+	    !strncmp(payload, "lost:", 5))
+		return payload;
+	/* Made by the SDM: the server (and so its gdb) is gone. */
+	set_state(s, src, DBG_LOST);
+	snprintf(buf, sizeof(buf), "lost: %s", payload);
+	return buf;
+}
+
+void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
+		    const char *text, bool error)
+{
+	if (!strncmp(text, "lost:", 5)) {
+		set_state(s, src, DBG_LOST);
+		s->errors++;
+		return;
+	}
+	if (error) {
+		s->errors++;
+		return;
+	}
+	if (!strncmp(text, "stopped:", 8))
+		set_state(s, src, DBG_STOPPED);
+	else if (!strcmp(text, "running"))
+		set_state(s, src, DBG_RUNNING);
+	else if (!strncmp(text, "exited:", 7))
+		set_state(s, src, DBG_EXITED);
+}
+
+void dbg_json_str(FILE *f, const char *str)
+{
+	/* Valid JSON whatever bytes gdb or the program sent. */
+	con_json_string(f, str, strlen(str));
+}
+
+void dbg_info(struct dbg_session *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (s->json) {
+		fputs("{\"type\":\"info\",\"text\":", s->out);
+		dbg_json_str(s->out, buf);
+		fputs("}\n", s->out);
+	} else {
+		fprintf(s->out, "%s\n", buf);
+	}
+	fflush(s->out);
+}
+
+/* JSON: one object per distinct reply of the result. */
+static void json_result(struct dbg_session *s, const char *cmd,
+			const struct sdm_fe_result *r)
+{
+	for (unsigned int i = 0; i < r->nev; i++) {
+		const struct sdm_fe_event *ev = &r->ev[i];
+		char *ranks = sdm_set_to_string(ev->src);
+		const char *text;
+		bool error;
+
+		text = dbg_event_text(s, ev->type, ev->src,
+				      (const char *)ev->payload, &error);
+		fputs("{\"type\":\"reply\",\"cmd\":", s->out);
+		dbg_json_str(s->out, cmd);
+		fputs(",\"ranks\":", s->out);
+		dbg_json_str(s->out, ranks ? ranks : "");
+		fprintf(s->out, ",\"error\":%s,\"text\":", error ? "true" : "false");
+		dbg_json_str(s->out, text);
+		fputs("}\n", s->out);
+		free(ranks);
+	}
+}
+
+void dbg_print_merge(struct dbg_session *s, const char *cmd,
+		     const struct con_merge *m, const struct sdm_fe_result *r)
+{
+	if (s->json)
+		json_result(s, cmd, r);
+	else
+		con_merge_print(m, s->out);
+	fflush(s->out);
+}
+
+void dbg_print_result(struct dbg_session *s, const char *cmd,
+		      const struct sdm_fe_result *r)
+{
+	struct con_merge *m = con_merge_new();
+
+	if (!m)
+		return;
+	for (unsigned int i = 0; i < r->nev; i++) {
+		const struct sdm_fe_event *ev = &r->ev[i];
+		const char *text;
+		bool error;
+
+		text = dbg_event_text(s, ev->type, ev->src,
+				      (const char *)ev->payload, &error);
+		dbg_note_state(s, ev->src, text, error);
+		/* A command that prints nothing (set var) shows nothing. */
+		if (!s->json && (error || *text))
+			con_merge_add_set(m, ev->src, text);
+	}
+	dbg_print_merge(s, cmd, m, r);
+	con_merge_free(m);
+}
+
+static void emit_line(struct dbg_session *s, sdm_id id, int stream,
+		      const char *text, size_t len)
+{
+	if (s->json) {
+		char *t = strndup(text, len);
+
+		if (!t)
+			return;
+		fprintf(s->out, "{\"type\":\"output\",\"rank\":%u,\"stream\":\"%s\","
+			"\"text\":", id, stream == 2 ? "stderr" : "stdout");
+		dbg_json_str(s->out, t);
+		fputs("}\n", s->out);
+		free(t);
+	} else {
+		fprintf(s->out, "[%u] %.*s\n", id, (int)len, text);
+	}
+}
+
+static void take_output(struct dbg_session *s, sdm_id id, int stream,
+			const char *buf, size_t len)
+{
+	struct dbg_linebuf *lb;
+
+	if (id >= s->n)
+		return;
+	lb = &s->line[id];
+	if (!lb->buf) {
+		lb->buf = malloc(DBG_LINE_MAX);
+		if (!lb->buf)
+			return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\r')
+			continue;
+		if (buf[i] == '\n' || lb->len == DBG_LINE_MAX) {
+			emit_line(s, id, stream, lb->buf, lb->len);
+			lb->len = 0;
+			if (buf[i] == '\n')
+				continue;
+		}
+		lb->buf[lb->len++] = buf[i];
+	}
+}
+
+void dbg_pump_output(struct dbg_session *s, int ms)
+{
+	char buf[8192];
+	sdm_id id;
+	int stream;
+	ssize_t n;
+
+	dbg_mpir_output(s);
+	if (!s->fe)
+		return;
+	while ((n = sdm_fe_read_output(s->fe, ms, &id, &stream, buf,
+				       sizeof(buf))) > 0) {
+		take_output(s, id, stream, buf, n);
+		ms = 0;
+	}
+	fflush(s->out);
+}
+
+void dbg_flush_lines(struct dbg_session *s)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (s->line[i].len) {
+			emit_line(s, i, 1, s->line[i].buf, s->line[i].len);
+			s->line[i].len = 0;
+		}
+	}
+	fflush(s->out);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The parallel debugger behind `crdbg debug`: N processes, each under its
+ * own gdb driven by an SDM server (sdm/backend-gdb.c), one console.
+ */
+#ifndef CRDBG_DEBUGGER_H
+#define CRDBG_DEBUGGER_H
+
+#include <stdbool.h>
+
+#define DBG_MAX_EX	64	/* -ex commands */
+
+struct dbg_opts {
+	unsigned int nranks;
+	char *const *argv;		/* PROGRAM ARGS..., NULL terminated */
+	const char *batch;		/* --batch FILE: run it, then quit */
+	const char *ex[DBG_MAX_EX];	/* -ex CMD, in order */
+	unsigned int nex;
+	bool json;			/* one JSON object per event */
+	const char *bindir;		/* sdm-master/sdm-server; NULL: next to crdbg */
+	int attach_pid;			/* crdbg attach: a running mpirun */
+};
+
+/*
+ * Run a session; returns the process exit status. argv[0] named mpirun,
+ * mpiexec or orterun (or attach_pid) selects MPIR process acquisition.
+ */
+int dbg_main(const struct dbg_opts *o);
+
+#endif /* CRDBG_DEBUGGER_H */
