@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * crdbg.ko's multicast group "events" (frozen, thawed, hook ran, exited,
+ * released when the owner socket closes) and the QUERY dump that lists
+ * every frozen process.
+ */
+#include <linux/genetlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <sys/socket.h>
+
+#include "kmod-test.h"
+
+struct event {
+	uint32_t type;
+	pid_t pid, tid;
+};
+
+/* Next crdbg event on @fd within a few seconds; 0 or -errno. */
+static int next_event(int fd, struct event *ev)
+{
+	static char buf[16384];
+	static int len, off;
+
+	for (;;) {
+		while (off < len) {
+			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
+			struct nlattr *tb[CRDBG_A_MAX + 1];
+
+			if (!NLMSG_OK(h, len - off)) {
+				off = len;
+				break;
+			}
+			off += NLMSG_ALIGN(h->nlmsg_len);
+			if (h->nlmsg_type < NLMSG_MIN_TYPE ||
+			    ((struct genlmsghdr *)NLMSG_DATA(h))->cmd != CRDBG_CMD_EVENT)
+				continue;
+			if (genlmsg_parse(h, 0, tb, CRDBG_A_MAX, NULL) < 0 || !tb[CRDBG_A_EVENT] ||
+			    !tb[CRDBG_A_PID])
+				return -EPROTO;
+			ev->type = nla_get_u32(tb[CRDBG_A_EVENT]);
+			ev->pid = (pid_t)nla_get_u32(tb[CRDBG_A_PID]);
+			ev->tid = tb[CRDBG_A_TID] ? (pid_t)nla_get_u32(tb[CRDBG_A_TID]) : 0;
+			return 0;
+		}
+		len = (int)recv(fd, buf, sizeof(buf), 0);
+		off = 0;
+		if (len < 0) {
+			len = 0;
+			return -errno;
+		}
+	}
+}
+
+/*
+ * Wait for an event of @type about @pid. Other events are kept, so a test
+ * does not depend on the order of events from different threads.
+ */
+static int expect_event(int fd, uint32_t type, pid_t pid, pid_t *tid)
+{
+	static struct event seen[64];
+	static int nseen;
+	struct event ev = { 0 };
+	int ret, i;
+
+	for (i = 0; i < nseen; i++) {
+		if (seen[i].type == type && seen[i].pid == pid) {
+			if (tid)
+				*tid = seen[i].tid;
+			seen[i] = seen[--nseen];
+			return 0;
+		}
+	}
+	while ((ret = next_event(fd, &ev)) == 0) {
+		if (ev.type == type && ev.pid == pid) {
+			if (tid)
+				*tid = ev.tid;
+			return 0;
+		}
+		if (nseen < 64)
+			seen[nseen++] = ev;
+	}
+	return ret;
+}
+
+FIXTURE(events) {
+	struct crdbg_genl g;
+	struct freeze_backend *b;
+	struct kt_shared *sh;
+	pid_t pid;
+	int fd;
+	char err[256];
+};
+
+FIXTURE_SETUP(events)
+{
+	struct timeval tv = { 10, 0 };
+	int grp;
+
+	self->sh = kt_shared_new();
+	ASSERT_NE(NULL, self->sh);
+	self->pid = kt_spawn_spinner(self->sh, 1);
+	ASSERT_LT(0, self->pid);
+	if (crdbg_genl_open(&self->g, self->err, sizeof(self->err)) == -ENOENT)
+		SKIP(return, "crdbg.ko is not loaded");
+	grp = genl_ctrl_resolve_grp(self->g.sock, CRDBG_GENL_NAME, CRDBG_MCGRP_EVENTS);
+	ASSERT_LT(0, grp);
+	ASSERT_EQ(0, nl_socket_add_membership(self->g.sock, grp));
+	self->fd = nl_socket_get_fd(self->g.sock);
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, kt_open(&self->b, self->err, sizeof(self->err)));
+}
+
+FIXTURE_TEARDOWN(events)
+{
+	kt_kill(self->pid);
+	freeze_backend_close(self->b);
+	crdbg_genl_close(&self->g);
+}
+
+TEST_F(events, frozen_thawed_hook_exited)
+{
+	pid_t tid = 0;
+
+	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
+	ASSERT_EQ(0, push_hook(self->b, self->pid, self->sh->tids[0],
+			       (uint64_t)(uintptr_t)crdbg_hook_trampoline, 0, self->err,
+			       sizeof(self->err)));
+	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_THAWED, self->pid, NULL));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_HOOK_RAN, self->pid, &tid));
+	EXPECT_EQ(self->sh->tids[0], tid);
+
+	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
+	kill(self->pid, SIGKILL);
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_EXITED, self->pid, NULL));
+	waitpid(self->pid, NULL, 0);
+	self->pid = 0;
+}
+
+TEST_F(events, released_when_owner_closes)
+{
+	struct freeze_backend *b2;
+
+	ASSERT_EQ(0, kt_open(&b2, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_process(b2, self->pid, 0, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
+	freeze_backend_close(b2);
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_RELEASED, self->pid, NULL));
+}
+
+struct listing {
+	pid_t pid[8];
+	uint32_t flags[8], owner[8];
+	int n;
+};
+
+static int parse_listing(struct nlattr **attrs, void *arg)
+{
+	struct listing *l = arg;
+
+	if (!attrs[CRDBG_A_PID] || !attrs[CRDBG_A_FLAGS] || !attrs[CRDBG_A_OWNER_PORTID])
+		return -EPROTO;
+	if (l->n < 8) {
+		l->pid[l->n] = (pid_t)nla_get_u32(attrs[CRDBG_A_PID]);
+		l->flags[l->n] = nla_get_u32(attrs[CRDBG_A_FLAGS]);
+		l->owner[l->n] = nla_get_u32(attrs[CRDBG_A_OWNER_PORTID]);
+	}
+	l->n++;
+	return 0;
+}
+
+TEST_F(events, query_dump_lists_frozen)
+{
+	struct kt_shared *sh2 = kt_shared_new();
+	struct listing l = { .n = 0 };
+	struct crdbg_genl g;
+	struct nl_msg *msg;
+	pid_t pid2;
+	int i, seen = 0;
+
+	ASSERT_NE(NULL, sh2);
+	pid2 = kt_spawn_spinner(sh2, 1);
+	ASSERT_LT(0, pid2);
+	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_process(self->b, pid2, FREEZE_F_PERSIST, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, crdbg_genl_open(&g, self->err, sizeof(self->err)));
+	msg = crdbg_genl_msg(&g, CRDBG_CMD_QUERY, NLM_F_DUMP);
+	ASSERT_NE(NULL, msg);
+	ASSERT_EQ(0, crdbg_genl_transact(&g, msg, parse_listing, &l, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	crdbg_genl_close(&g);
+	for (i = 0; i < l.n && i < 8; i++) {
+		if (l.pid[i] == self->pid) {
+			seen |= 1;
+			EXPECT_EQ(0, l.flags[i]);
+			EXPECT_NE(0, l.owner[i]);
+		} else if (l.pid[i] == pid2) {
+			seen |= 2;
+			EXPECT_EQ(CRDBG_F_PERSIST, l.flags[i]);
+			EXPECT_EQ(0, l.owner[i]);
+		}
+	}
+	EXPECT_EQ(3, seen);
+	EXPECT_EQ(0, thaw_process(self->b, pid2, self->err, sizeof(self->err)));
+	kt_kill(pid2);
+}
+
+TEST_HARNESS_MAIN
