@@ -1,5 +1,4 @@
 # SPDX-License-Identifier: GPL-2.0
-# NOTE for helpers: read HELPERS-RULES.md at the repo root first (deadline, no git commits, build contract). Temporary; the lead removes it.
 #
 # crdbg top-level build. Everything is built out of tree into $(B).
 # Components contribute through their own fragment (usr/usr.mk, sdm/sdm.mk,
