@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # crdbg top-level build. Everything is built out of tree into $(B).
-# Components contribute through their own fragment (usr/usr.mk, sdm/sdm.mk,
+# Components contribute through their own fragments (usr/*/*.mk, sdm/*.mk,
 # tests/tests.mk) by appending to these lists:
 #   ALL_TARGETS   what `make` builds
 #   HOST_TESTS    kselftest-harness binaries run on the host by `make check`
 #   GUEST_GROUPS  names of tests/guest/<group>.sh, each run in one guest boot
-#   BENCH_CMDS    shell commands run by `make bench`
+#   BENCH_CMDS    programs (no arguments) that print a Markdown section for
+#                 Documentation/performance.md; run by `make bench`
 #   FUZZ_TARGETS  libFuzzer binaries run by `make fuzz`
 
 B        ?= build
