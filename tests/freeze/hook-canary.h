@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A hook-push target for the ptrace backend: threads that keep canaries in
- * every general-purpose register (but rsp) and in xmm0-15 (ymm0-15 with
+ * A hook-push target for both freeze backends: threads that keep canaries
+ * in every general-purpose register (but rsp) and in xmm0-15 (ymm0-15 with
  * AVX) and check them in an assembly loop, one thread in a 5 s nanosleep,
- * and a trampoline following the UAPI hook-frame contract (return_via
- * TRAP) that calls a hook which clobbers every register it may.
+ * and a hook, ft_hook_c(), that clobbers every register it may. It is
+ * entered through one of two trampolines following the UAPI hook-frame
+ * contract:
+ *
+ *  - ft_trampoline (below): calls the hook and returns by int3
+ *    (return_via TRAP, the ptrace backend), saving no vector state: the
+ *    ptrace pusher restores it;
+ *  - crdbg_hook_trampoline (usr/runtime/hook-trampoline.S, linked into
+ *    test_freeze): saves the x87/SSE/AVX state itself and returns by
+ *    write() to /dev/crdbg (return_via KMOD, crdbg.ko) or by int3. It
+ *    calls crdbg_hook_entry(arg), defined below.
  */
 #ifndef CRDBG_HOOK_CANARY_H
 #define CRDBG_HOOK_CANARY_H
@@ -41,6 +50,7 @@ struct hc_shared {
 	volatile int hook_tid[64];
 	volatile int ns_started, ns_done, ns_err;
 	volatile int64_t ns_elapsed_ns;
+	volatile uint64_t return_via;	/* the frame's expected return_via */
 };
 
 /* int ft_canary_loop(struct hc_slot *slot): 0 when every check passed */
@@ -211,6 +221,24 @@ __asm__(
 ".size ft_trampoline, .-ft_trampoline\n"
 );
 
+/*
+ * The runtime trampoline's hook entry: crdbg_hook_entry(arg). It keeps the
+ * frame address in r13 across the call (its CFI, which lets a debugger
+ * unwind from the hook into the interrupted code, is built on that), so
+ * pass it on to ft_hook_c() as the frame.
+ */
+void crdbg_hook_trampoline(void);
+void crdbg_hook_entry(uint64_t arg);
+__asm__(
+".text\n"
+".globl crdbg_hook_entry\n"
+".type crdbg_hook_entry,@function\n"
+"crdbg_hook_entry:\n"
+"	mov %r13, %rsi\n"
+"	jmp ft_hook_c\n"
+".size crdbg_hook_entry, .-crdbg_hook_entry\n"
+);
+
 __attribute__((used, noinline)) void ft_hook_c(uint64_t arg, const struct crdbg_hook_frame *frame)
 {
 	struct hc_shared *hs = (struct hc_shared *)arg;
@@ -219,7 +247,7 @@ __attribute__((used, noinline)) void ft_hook_c(uint64_t arg, const struct crdbg_
 	if (i < 64)
 		hs->hook_tid[i] = (int)syscall(SYS_gettid);
 	if (frame->magic == CRDBG_HOOK_MAGIC && frame->arg == arg &&
-	    frame->return_via == CRDBG_HOOK_RETURN_TRAP && frame->size == sizeof(*frame))
+	    frame->return_via == hs->return_via && frame->size == sizeof(*frame))
 		__atomic_add_fetch(&hs->frames_ok, 1, __ATOMIC_SEQ_CST);
 	if (hs->avx)
 		__asm__ volatile(

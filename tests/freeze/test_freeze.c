@@ -82,6 +82,45 @@ static const char *build_dir(void)
 	return b && *b ? b : "build";
 }
 
+/* True when prog is an executable file in one of $PATH's directories. */
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	char file[512];
+
+	for (p = path && *path ? path : "/usr/bin:/bin"; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		snprintf(file, sizeof(file), "%.*s/%s", (int)(e - p), p, prog);
+		if (!access(file, X_OK))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The $pc GDB printed for thread tid in the output of
+ * "thread apply all p/x $pc": the "$N = 0x..." line right after a line
+ * naming "(LWP tid)" (its "Thread N (...):" header; the "info threads"
+ * table names it too, but is not followed by a value). 0 when not there.
+ */
+static uint64_t gdb_thread_pc(const char *out, pid_t tid)
+{
+	char lwp[32];
+	const char *p, *nl, *v;
+
+	snprintf(lwp, sizeof(lwp), "(LWP %d)", tid);
+	for (p = out; (p = strstr(p, lwp)); p++) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			return 0;
+		if (nl[1] != '$')
+			continue;
+		v = strstr(nl, " = 0x");
+		return v ? strtoull(v + 3, NULL, 16) : 0;
+	}
+	return 0;
+}
+
 static uint64_t criu_expected_ip(const struct freeze_regs *r);
 
 /* ---- fixture ---- */
@@ -180,9 +219,9 @@ TEST_F_TIMEOUT(freeze, drift_zero, 120)
 
 	if (variant->kind == FREEZE_BACKEND_KMOD) {
 		/*
-		 * What GDB does when it attaches, inspects and detaches, minus
-		 * its minute of symbol loading over 9p in the TCG guest:
-		 * PTRACE_ATTACH every thread, wait, GETREGS, PTRACE_DETACH.
+		 * The ptrace core of a debugger's attach, inspect, detach:
+		 * PTRACE_ATTACH every thread, wait, GETREGS, PTRACE_DETACH
+		 * (drift_zero_gdb below does it with GDB itself).
 		 */
 		pid_t dbg = fork();
 
@@ -234,6 +273,95 @@ TEST_F_TIMEOUT(freeze, drift_zero, 120)
 		TH_LOG("thaw: %s", self->err);
 	ASSERT_TRUE(advances(&self->sh->counter[0], c1));
 	(void)pc2;
+}
+
+/*
+ * drift 0 with a real debugger: GDB attaches to the frozen spinner, reads
+ * every thread's PC, and detaches. With crdbg.ko, the PC GDB sees is the
+ * one QUERY reported, and after GDB exits the target is still frozen:
+ * counter, PCs and QUERY unchanged; thaw, and it runs. With ptrace, GDB
+ * cannot attach (the tracer slot is ours) and the target stays frozen.
+ */
+TEST_F_TIMEOUT(freeze, drift_zero_gdb, 300)
+{
+	bool kmod = variant->kind == FREEZE_BACKEND_KMOD;
+	char pidstr[16], out[16384];
+	char *gdb[] = { "gdb", "-nx", "-batch", "-p", pidstr, "-ex", "info threads",
+			"-ex", "thread apply all p/x $pc", "-ex", "detach", NULL };
+	uint64_t c1, pc1[MAX_Q], ip[MAX_Q], pc;
+	pid_t spinner = 0;
+	int n, i, st;
+
+	NEED_BACKEND();
+	if (!in_path("gdb"))
+		SKIP(return, "gdb is not installed");
+	self->pid = ft_spawn(self->sh, 1, 0);
+	ASSERT_GT(self->pid, 0);
+	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
+		TH_LOG("freeze: %s", self->err);
+	n = QUERY();
+	ASSERT_EQ(2, n);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ((int)FREEZE_THREAD_FROZEN, (int)self->q[i].state);
+		ip[i] = self->q[i].regs.ip;
+		pc1[i] = ft_kernel_pc(self->pid, self->q[i].tid);
+		ASSERT_EQ(ip[i], pc1[i]) TH_LOG("tid %d", self->q[i].tid);
+		if (self->q[i].tid != self->pid)
+			spinner = self->q[i].tid;
+	}
+	ASSERT_NE(0, spinner);
+	c1 = self->sh->counter[0];
+	ft_sleep_ms(SETTLE_MS);
+	ASSERT_EQ(c1, self->sh->counter[0]);
+
+	snprintf(pidstr, sizeof(pidstr), "%d", self->pid);
+	st = run_capture(gdb, out, sizeof(out));
+	if (kmod) {
+		ASSERT_EQ(0, st) TH_LOG("gdb failed: %s", out);
+		for (i = 0; i < n; i++) {
+			pc = gdb_thread_pc(out, self->q[i].tid);
+			ASSERT_NE(0, pc) TH_LOG("no pc for tid %d in gdb's output: %s",
+						self->q[i].tid, out);
+			/* the main thread sits in pause(): GDB may show it rewound */
+			if (self->q[i].tid == spinner) {
+				ASSERT_EQ(ip[i], pc) TH_LOG("spinner: QUERY 0x%llx, gdb 0x%llx",
+							    (unsigned long long)ip[i],
+							    (unsigned long long)pc);
+			} else {
+				ASSERT_TRUE(pc == ip[i] || pc == criu_expected_ip(&self->q[i].regs))
+					TH_LOG("main: QUERY 0x%llx, gdb 0x%llx",
+					       (unsigned long long)ip[i], (unsigned long long)pc);
+			}
+		}
+		ASSERT_NE(NULL, strstr(out, "ft_spin_counter")) TH_LOG("%s", out);
+	} else {
+		/* The documented limit: the tracer slot is ours, GDB cannot attach. */
+		ASSERT_NE(0, st) TH_LOG("gdb attached to a ptrace-frozen process: %s", out);
+		ASSERT_NE(NULL, strstr(out, "Operation not permitted")) TH_LOG("%s", out);
+	}
+
+	/* GDB is gone: nothing ran, nothing moved, still frozen */
+	ft_sleep_ms(SETTLE_MS);
+	ASSERT_EQ(c1, self->sh->counter[0]) TH_LOG("ran after gdb detached");
+	ft_sleep_ms(SETTLE_MS);
+	ASSERT_EQ(c1, self->sh->counter[0]) TH_LOG("ran after gdb detached");
+	ASSERT_EQ(n, QUERY());
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ((int)FREEZE_THREAD_FROZEN, (int)self->q[i].state)
+			TH_LOG("tid %d", self->q[i].tid);
+		pc = ft_kernel_pc(self->pid, self->q[i].tid);
+		if (self->q[i].tid == spinner) {
+			ASSERT_EQ(pc1[i], pc) TH_LOG("spinner moved");
+			ASSERT_EQ(ip[i], self->q[i].regs.ip) TH_LOG("spinner moved");
+		} else {
+			ASSERT_TRUE(pc == pc1[i] || pc == criu_expected_ip(&self->q[i].regs))
+				TH_LOG("main thread moved: 0x%llx", (unsigned long long)pc);
+		}
+	}
+
+	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+		TH_LOG("thaw: %s", self->err);
+	ASSERT_TRUE(advances(&self->sh->counter[0], c1));
 }
 
 /*
@@ -546,27 +674,32 @@ TEST_F_TIMEOUT(freeze, criu_dump, 300)
 	}
 }
 
-/* ---- hook push (ptrace; the kmod helper's canary tests cover kmod) ---- */
+/* ---- hook push ---- */
 
 /*
  * Every thread runs the hook exactly once after thaw, through the UAPI
- * hook frame; the canary loops see every GPR and vector register intact;
- * the interrupted nanosleep completes its full duration.
+ * hook frame (ptrace: the test's int3 trampoline; kmod: the runtime's
+ * crdbg_hook_trampoline, returning by write() to /dev/crdbg); the canary
+ * loops see every GPR and vector register intact; the interrupted
+ * nanosleep completes its full duration.
  */
-TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 120)
+TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 180)
 {
+	bool kmod = variant->kind == FREEZE_BACKEND_KMOD;
+	uint64_t tramp = kmod ? (uint64_t)crdbg_hook_trampoline : (uint64_t)ft_trampoline;
 	struct hc_shared *hs;
 	uint64_t before[HC_THREADS];
 	bool in_sleep = false;
 	int n, i, k, seen;
 
 	NEED_BACKEND();
-	if (variant->kind == FREEZE_BACKEND_KMOD)
-		SKIP(return, "kmod hook push is covered by the kmod canary tests (module trampoline return)");
 	hs = mmap(NULL, sizeof(*hs), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, hs);
 	self->pid = hc_spawn(hs);
 	ASSERT_GT(self->pid, 0);
+	hs->return_via = kmod ? CRDBG_HOOK_RETURN_KMOD : CRDBG_HOOK_RETURN_TRAP;
+	/* let the sleeper get into its nanosleep (checked below, not assumed) */
+	ft_sleep_ms(SETTLE_MS);
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
 		TH_LOG("freeze: %s", self->err);
 	n = QUERY();
@@ -575,17 +708,22 @@ TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 120)
 		if ((long)self->q[i].regs.orig_ax == SYS_clock_nanosleep &&
 		    (long)self->q[i].regs.ax == -516)
 			in_sleep = true;
-	ASSERT_EQ(0, push_hook(self->b, self->pid, 0, (uint64_t)ft_trampoline, (uint64_t)hs,
+	ASSERT_EQ(0, push_hook(self->b, self->pid, 0, tramp, (uint64_t)hs,
 			       self->err, sizeof(self->err))) TH_LOG("push_hook: %s", self->err);
 	ASSERT_EQ(n, QUERY());
 	for (i = 0; i < n; i++)
 		ASSERT_EQ((int)FREEZE_THREAD_HOOK_PENDING, (int)self->q[i].state);
-	ASSERT_EQ(0, hs->nr_hooks);
+	ft_sleep_ms(SETTLE_MS);
+	ASSERT_EQ(0, hs->nr_hooks) TH_LOG("a hook ran before thaw");
 	for (k = 0; k < HC_THREADS; k++)
 		before[k] = hs->slot[k].count;
 
 	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
+	/* ptrace runs the hooks inside thaw; crdbg.ko as the threads leave their park */
+	for (i = 0; i < 3000 && hs->nr_hooks < n; i++)
+		ft_sleep_ms(10);
+	ft_sleep_ms(SETTLE_MS);
 	ASSERT_EQ(n, hs->nr_hooks);
 	ASSERT_EQ(n, hs->frames_ok);
 	for (i = 0; i < n; i++) {

@@ -16,7 +16,12 @@ FREEZE_TEST_LIBS := $(B)/usr/libfreeze.a $(B)/usr/libcommon.a $(NL_LIBS) -lpthre
 
 $(B)/tests/freeze/%: tests/freeze/%.c $(wildcard tests/freeze/*.h) $(B)/usr/libfreeze.a $(B)/usr/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) $(NL_CFLAGS) -Wno-unused-parameter -Itests/freeze -o $@ $< $(FREEZE_TEST_LIBS)
+	$(CC) $(USR_CFLAGS) $(NL_CFLAGS) -Wno-unused-parameter -Itests/freeze -o $@ $< \
+		$(FREEZE_TEST_ASM) $(FREEZE_TEST_LIBS)
+
+# test_freeze pushes hooks through the runtime's trampoline on the kmod backend.
+$(B)/tests/freeze/test_freeze: FREEZE_TEST_ASM := usr/runtime/hook-trampoline.S
+$(B)/tests/freeze/test_freeze: usr/runtime/hook-trampoline.S
 
 FREEZE_TESTS := $(patsubst tests/freeze/%.c,$(B)/tests/freeze/%,$(wildcard tests/freeze/test_*.c))
 FREEZE_BENCH := $(patsubst tests/freeze/%.c,$(B)/tests/freeze/%,$(wildcard tests/freeze/bench_*.c))
