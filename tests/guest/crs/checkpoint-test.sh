@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# crdbg checkpoint / restart / list / rm in the guest, on one freeze
+# backend (argument: ptrace or kmod). TAP on stdout.
+#
+#   ckpt-prog (LD_PRELOAD=libcrdbg.so, a session leader via setsid)
+#      |  crdbg checkpoint PID [-v] [--kill|--debug|--no-debug]
+#      v
+#   $STORE/<handle>/{*.img, metadata}  --crdbg restart HANDLE [-v] [--debug]-->  same pids
+#
+# The program writes "step I" lines to a file; the tests compare that file
+# with an uninterrupted run, compare every thread's PC at checkpoint with
+# its PC at resume (crdbg -v prints both), and read the MPIR variables the
+# program reports at its end (or with gdb while it waits).
+set -u
+backend=${1:?usage: checkpoint-test.sh ptrace|kmod}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+build=${CRDBG_BUILD:-$top/build}
+crdbg=$build/crdbg
+prog=$build/tests/guest/crs/ckpt-prog
+lib=$build/usr/libcrdbg.so
+work=$(mktemp -d /tmp/crdbg-ckpt-$backend.XXXXXX)
+export CRDBG_STORE=$work/store
+STEPS=50
+NAP=20
+# The program waits after "step 5" until this file exists (ckpt-prog.c).
+export CKPT_GO=$work/go
+n=0
+failed=0
+pids=()
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	umount "$work/small" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+ok() { n=$((n + 1)); echo "ok $n $backend: $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $backend: $*"; }
+skip() { n=$((n + 1)); echo "ok $n $backend: $1 # SKIP $2"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+diag() { sed "s/^/# /" "$@" 2>/dev/null | head -n "${DIAG_LINES:-20}"; }
+
+# wait_for COND...: poll a condition for at most ~60 s.
+wait_for() {
+	local i
+	for i in $(seq 600); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# start NAME THREADS [tree] [nolib]: start the program, wait for its 5th step.
+start() {
+	local name=$1 threads=$2 mode=${3:-} pre=$lib
+	[[ ${4:-} == nolib || $mode == nolib ]] && pre=
+	[[ $mode == nolib ]] && mode=
+	: >"$work/$name.out"
+	rm -f "$CKPT_GO"
+	LD_PRELOAD=$pre setsid "$prog" "$threads" "$STEPS" "$NAP" $mode \
+		>"$work/$name.out" 2>"$work/$name.err" </dev/null &
+	pid=$!
+	pids+=("$pid")
+	wait_for has_line "$work/$name.out" '^step 5$'
+}
+
+# same_steps FILE: FILE has the step lines of an uninterrupted run (the
+# "done" line aside).
+seq 0 $((STEPS - 1)) | sed 's/^/step /' >"$work/expected"
+same_steps() { grep -E '^step ' "$1" >"$1.steps"; cmp -s "$work/expected" "$1.steps"; }
+
+# pcs_ok FILE: every "restart"/"resume" line of crdbg -v says the PC is the
+# checkpointed one, and there is one per checkpointed thread.
+pcs_ok() {
+	local file=$1 want=$2 got
+	grep -q DIFFERENT "$file" && return 1
+	got=$(grep -cE ' (restart|resume) pid .* (same|same-syscall-restart)$' "$file")
+	[[ $got == "$want" ]]
+}
+
+meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
+
+echo "1..30"
+
+# --- Table 5.2 scenario 1, continue: no debugger before or after --------
+start s1c 1
+"$crdbg" checkpoint "$pid" --backend "$backend" -v --no-debug >"$work/h" 2>"$work/s1c.log"
+rc=$?
+h=$(cat "$work/h")
+check "checkpoint exits 0 and prints the bare handle on stdout" \
+	test "$rc" = 0 -a -n "$h" -a -d "$CRDBG_STORE/$h"
+[[ $rc == 0 ]] || diag "$work/s1c.log"
+check "stderr has 'MPIR checkpoint handle) <handle>'" \
+	grep -qx "MPIR checkpoint handle) $h" "$work/s1c.log"
+check "continue: every thread resumes at its checkpointed PC" \
+	pcs_ok "$work/s1c.log" "$(meta_threads "$h")"
+pcs_ok "$work/s1c.log" "$(meta_threads "$h")" || diag "$work/s1c.log"
+touch "$CKPT_GO"
+wait_for gone "$pid"
+check "continue: the program finishes with the uninterrupted output" \
+	same_steps "$work/s1c.out"
+check "scenario 1 post: debug_with_checkpoint=0, gate=1" \
+	grep -q 'done checkpointable=1 debug_with_checkpoint=0 gate=1' "$work/s1c.out"
+listed_valid() { "$crdbg" list | grep -q "^$1 " && ! "$crdbg" list | grep -q INVALID; }
+check "list shows the checkpoint as valid" listed_valid "$h"
+"$crdbg" list --json >"$work/list.json"
+check "list --json shows it valid" grep -q "\"handle\": \"$h\", \"valid\": true" "$work/list.json"
+
+# --- scenario 1, restart: 8 threads, killed at checkpoint ----------------
+start s1r 8
+"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/h8" 2>"$work/s1r.log"
+h8=$(cat "$work/h8")
+touch "$CKPT_GO"
+wait_for gone "$pid"
+check "checkpoint --kill of an 8-thread program stores it and kills it" \
+	test -n "$h8" -a "$(meta_threads "$h8")" = 10
+[[ -n $h8 ]] || diag "$work/s1r.log"
+cp "$work/s1r.out" "$work/s1r.at-checkpoint"
+for i in 1 2 3; do
+	cp "$work/s1r.at-checkpoint" "$work/s1r.out"
+	timeout 120 "$crdbg" restart "$h8" --backend "$backend" -v >"$work/r$i.log" 2>&1
+	echo "rc=$?" >>"$work/r$i.log"
+	cp "$work/s1r.out" "$work/s1r.out.$i"
+	grep -E ' restart pid ' "$work/r$i.log" | sort >"$work/r$i.pcs"
+done
+restart_ok() { grep -q '^rc=0' "$1" && pcs_ok "$1" 10; }
+check "restart: exit 0 and every thread at its checkpointed PC" restart_ok "$work/r1.log"
+restart_ok "$work/r1.log" || diag "$work/r1.log" "$CRDBG_STORE/$h8/metadata"
+check "restart: output equals an uninterrupted run's" \
+	same_steps "$work/s1r.out.1"
+same3() { test -s "$1" && cmp -s "$1" "$2" && cmp -s "$1" "$3"; }
+check "three restarts from one checkpoint: identical PCs" \
+	same3 "$work/r1.pcs" "$work/r2.pcs" "$work/r3.pcs"
+check "three restarts from one checkpoint: identical output" \
+	same3 "$work/s1r.out.1" "$work/s1r.out.2" "$work/s1r.out.3"
+check "scenario 1 post after restart: debug_with_checkpoint=0, gate=1" \
+	grep -q 'debug_with_checkpoint=0 gate=1' "$work/s1r.out.1"
+
+# --- scenario 4: debugger before (MPIR_debug_with_checkpoint=1), none after
+CKPT_DEBUG_WITH_CHECKPOINT=1 start s4 8
+if [[ $backend == ptrace ]]; then
+	"$crdbg" checkpoint "$pid" --backend ptrace >"$work/h4" 2>"$work/s4.ckpt"
+	rc=$?
+	check "ptrace backend refuses to leave threads parked for a debugger (one line)" \
+		test "$rc" != 0 -a "$(wc -l <"$work/s4.ckpt")" = 1 -a ! -s "$work/h4"
+	"$crdbg" checkpoint "$pid" --backend ptrace --kill >"$work/h4" 2>"$work/s4.ckpt"
+else
+	"$crdbg" checkpoint "$pid" --backend kmod --kill >"$work/h4" 2>"$work/s4.ckpt"
+	check "checkpoint with MPIR_debug_with_checkpoint=1 records it" \
+		grep -q '^debug-with-checkpoint 1$' "$CRDBG_STORE/$(cat "$work/h4")/metadata"
+fi
+h4=$(cat "$work/h4")
+touch "$CKPT_GO"
+wait_for gone "$pid"
+timeout 120 "$crdbg" restart "$h4" --backend "$backend" >"$work/s4.log" 2>&1
+check "scenario 4 (restart without debugger): gate opens, debug_with_checkpoint=0" \
+	grep -q 'done checkpointable=1 debug_with_checkpoint=0 gate=1' "$work/s4.out"
+grep -q 'done' "$work/s4.out" || diag "$work/s4.ckpt" "$work/s4.log"
+
+# --- scenario 2: no debugger before, debugger after (restart --debug) ----
+if [[ $backend == kmod ]]; then
+	start s2 8
+	"$crdbg" checkpoint "$pid" --backend kmod --kill >"$work/h2" 2>/dev/null
+	h2=$(cat "$work/h2")
+	touch "$CKPT_GO"
+	wait_for gone "$pid"
+	: >"$work/s2.err"
+	timeout 300 "$crdbg" restart "$h2" --backend kmod --debug >"$work/s2.log" 2>&1 &
+	rpid=$!
+	pids+=("$rpid")
+	wait_for has_line "$work/s2.err" '^MPIR debug info) '
+	line=$(grep '^MPIR debug info) ' "$work/s2.err")
+	check "restart --debug: one 'MPIR debug info) <host>:<pid>' line" \
+		test "$line" = "MPIR debug info) $(hostname):$pid"
+	# One gdb session: look, then open the gate and detach.
+	gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
+		-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
+		>"$work/s2.gdb" 2>&1
+	nthreads=$(grep -c '^Thread ' "$work/s2.gdb")
+	nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s2.gdb")
+	check "scenario 2 post: debug_with_checkpoint=1, gate=0, every thread waits" \
+		test "$(grep -c '^\$1 = 1$' "$work/s2.gdb")" = 1 -a \
+		     "$(grep -c '^\$2 = 0$' "$work/s2.gdb")" = 1 -a \
+		     "$nthreads" = 10 -a "$nparked" -ge 10
+	[[ $nparked -ge 10 ]] || DIAG_LINES=200 diag "$work/s2.gdb"
+	touch "$CKPT_GO"
+	wait_for gone "$pid"
+	check "after the debugger opens the gate the program completes its output" \
+		same_steps "$work/s2.out"
+else
+	for d in "restart --debug: one 'MPIR debug info) <host>:<pid>' line" \
+		 "scenario 2 post: debug_with_checkpoint=1, gate=0, every thread waits" \
+		 "after the debugger opens the gate the program completes its output"; do
+		skip "$d" "restart --debug needs the kmod backend"
+	done
+fi
+
+# --- scenario 3, continue: debugger before and after -------------------
+if [[ $backend == kmod ]]; then
+	CKPT_DEBUG_WITH_CHECKPOINT=1 start s3 8
+	"$crdbg" checkpoint "$pid" --backend kmod >/dev/null 2>"$work/s3.ckpt"
+	wait_for has_line "$work/s3.err" '^MPIR debug info) '
+	touch "$CKPT_GO"
+	gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
+		-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
+		>"$work/s3.gdb" 2>&1
+	nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s3.gdb")
+	check "scenario 3 continue: 'MPIR debug info)' printed, debug_with_checkpoint=1, gate=0, every thread waits" \
+		test "$(grep -c '^MPIR debug info) ' "$work/s3.err")" = 1 -a \
+		     "$(grep -c '^\$1 = 1$' "$work/s3.gdb")" = 1 -a \
+		     "$(grep -c '^\$2 = 0$' "$work/s3.gdb")" = 1 -a "$nparked" -ge 10
+	[[ $nparked -ge 10 ]] || diag "$work/s3.ckpt" "$work/s3.gdb"
+	wait_for gone "$pid"
+	check "scenario 3 continue: once the gate opens the output is the uninterrupted one" \
+		same_steps "$work/s3.out"
+else
+	skip "scenario 3 continue: threads wait for the debugger" "needs the kmod backend"
+	skip "scenario 3 continue: output after the gate opens" "needs the kmod backend"
+fi
+
+# --- a program that never loaded libcrdbg ------------------------------
+start nolib 1 nolib
+"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/hn" 2>"$work/nolib.log"
+nolib_ok() { test -s "$work/hn" && grep -q 'does not use libcrdbg' "$work/nolib.log"; }
+check "a program without libcrdbg is checkpointed, and crdbg says so" nolib_ok
+nolib_ok || diag "$work/nolib.log"
+touch "$CKPT_GO"
+wait_for gone "$pid"
+timeout 120 "$crdbg" restart "$(cat "$work/hn")" --backend "$backend" >/dev/null 2>&1
+check "it restarts and completes with the uninterrupted output" \
+	same_steps "$work/nolib.out"
+
+# --- process tree: session leader, child in its own process group ------
+start tree 1 tree
+child=$(sed -n 's/^child //p' "$work/tree.out")
+pids+=("$child")
+ids() { ps -o pid=,ppid=,pgid=,sid= -p "$1" | awk -v all="$2" '{ print all ? $1" "$2" "$3" "$4 : $1" "$3" "$4 }'; }
+before="$(ids "$pid" 0) / $(ids "$child" 1)"
+"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/ht" 2>"$work/tree.log"
+wait_for gone "$pid"
+wait_for gone "$child"
+timeout 120 "$crdbg" restart "$(cat "$work/ht")" --backend "$backend" >/dev/null 2>&1 &
+pids+=("$!")
+running() { local s; s=$(ps -o stat= -p "$1") && [[ $s != T* ]]; }
+wait_for running "$pid"
+after="$(ids "$pid" 0) / $(ids "$child" 1)"
+echo "# before: $before; after: $after"
+check "tree: pid, pgid, sid of the leader and pid, ppid, pgid, sid of its child kept" \
+	test "$after" = "$before"
+touch "$CKPT_GO"
+wait_for has_line "$work/tree.out" '^done'
+kill -9 "$child" 2>/dev/null
+
+# --- errors: one line, nothing valid-looking left behind ---------------
+one_line_error() { # CMD... : fails with exactly one line on stderr
+	local err rc
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	[[ $rc != 0 && $(printf '%s\n' "$err" | wc -l) == 1 && $err == crdbg:* ]]
+}
+check "nonexistent pid: one-line error" one_line_error "$crdbg" checkpoint 4000000 --backend "$backend"
+check "unknown handle: one-line error" one_line_error "$crdbg" restart 20000101T000000-1
+if id nobody >/dev/null 2>&1; then
+	sleep 600 &
+	victim=$!
+	pids+=("$victim")
+	check "another user's pid as an unprivileged user: one-line error" \
+		one_line_error setpriv --reuid=65534 --regid=65534 --clear-groups \
+			env CRDBG_STORE=/tmp/nobody-store "$crdbg" checkpoint "$victim" --backend ptrace
+	kill -9 "$victim"
+else
+	skip "another user's pid as an unprivileged user: one-line error" "no user nobody"
+fi
+cp -a "$CRDBG_STORE/$h8" "$CRDBG_STORE/corrupt"
+sed -i 's/^handle .*/handle corrupt/' "$CRDBG_STORE/corrupt/metadata"
+img=$(ls -S "$CRDBG_STORE/$h8"/pages-*.img | head -n 1)
+cp -a "$CRDBG_STORE/$h8" "$CRDBG_STORE/$h8.bad"
+printf 'X' | dd of="$CRDBG_STORE/$h8.bad/$(basename "$img")" bs=1 seek=100 conv=notrunc 2>/dev/null
+sed -i "s/^handle .*/handle $h8.bad/" "$CRDBG_STORE/$h8.bad/metadata"
+corrupt_refused() { one_line_error "$crdbg" restart "$h8.bad" --backend "$backend" && ! pgrep -f "ckpt-prog 8 $STEPS" >/dev/null; }
+check "corrupt image: restart refuses before restoring anything" corrupt_refused
+truncate -s 200 "$CRDBG_STORE/$h4/metadata"
+truncated_refused() { one_line_error "$crdbg" restart "$h4" && "$crdbg" list | grep -q "^$h4 *INVALID"; }
+check "truncated metadata: refused, and list shows it INVALID" truncated_refused
+mkdir -p "$work/small"
+mount -t tmpfs -o size=64k tmpfs "$work/small"
+start full 1
+"$crdbg" checkpoint "$pid" --backend "$backend" --store "$work/small/store" >"$work/hf" 2>"$work/full.err"
+rc=$?
+full_ok() {
+	[[ $rc != 0 && $(wc -l <"$work/full.err") == 1 && ! -s $work/hf ]] && kill -0 "$pid" &&
+		[[ -z $("$crdbg" list --store "$work/small/store") && -z $(ls -A "$work/small/store") ]]
+}
+check "full disk: one-line error, the program keeps running, nothing listed" full_ok
+diag "$work/full.err"
+kill -9 "$pid" 2>/dev/null
+rm_ok() { "$crdbg" rm "$h" && ! "$crdbg" list | grep -q "^$h "; }
+check "rm removes a checkpoint" rm_ok
+
+[[ $n == 30 ]] || echo "# planned 30 tests, ran $n"
+exit $((failed ? 1 : 0))

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Checkpoint metadata: SHA-256 vectors, round trip, truncation, corruption. */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "../../../usr/crs/meta.h"
+#include "../../../usr/crs/sha256.h"
+
+static void hash_hex(const char *s, size_t len, char out[CRS_SHA256_HEX])
+{
+	struct crs_sha256 c;
+	uint8_t d[CRS_SHA256_LEN];
+
+	crs_sha256_init(&c);
+	crs_sha256_update(&c, s, len);
+	crs_sha256_final(&c, d);
+	crs_sha256_hex(d, out);
+}
+
+TEST(sha256_vectors)
+{
+	char hex[CRS_SHA256_HEX], *big;
+	struct crs_sha256 c;
+	uint8_t d[CRS_SHA256_LEN];
+	int i;
+
+	hash_hex("", 0, hex);
+	EXPECT_STREQ("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", hex);
+	hash_hex("abc", 3, hex);
+	EXPECT_STREQ("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", hex);
+	hash_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, hex);
+	EXPECT_STREQ("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", hex);
+	/* One million 'a', fed in uneven pieces. */
+	big = malloc(1000000);
+	ASSERT_NE(NULL, big);
+	memset(big, 'a', 1000000);
+	crs_sha256_init(&c);
+	for (i = 0; i < 1000000; i += 999)
+		crs_sha256_update(&c, big + i, 1000000 - i < 999 ? 1000000 - i : 999);
+	crs_sha256_final(&c, d);
+	crs_sha256_hex(d, hex);
+	EXPECT_STREQ("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", hex);
+	free(big);
+}
+
+/* The file hash (libcrypto) agrees with the in-tree implementation. */
+TEST(file_hash_matches)
+{
+	char path[] = "/tmp/crdbg-sha-XXXXXX", a[CRS_SHA256_HEX], b[CRS_SHA256_HEX];
+	uint8_t d[CRS_SHA256_LEN];
+	uint64_t size = 0;
+	char *data;
+	int fd, i;
+
+	data = malloc(3000001);
+	ASSERT_NE(NULL, data);
+	for (i = 0; i < 3000001; i++)
+		data[i] = (char)(i * 7 + (i >> 11));
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(3000001, write(fd, data, 3000001));
+	close(fd);
+	ASSERT_EQ(0, crs_sha256_file(AT_FDCWD, path, d, &size));
+	unlink(path);
+	EXPECT_EQ(3000001, size);
+	crs_sha256_hex(d, a);
+	hash_hex(data, 3000001, b);
+	EXPECT_STREQ(b, a);
+	EXPECT_EQ(-ENOENT, crs_sha256_file(AT_FDCWD, path, d, &size));
+	free(data);
+}
+
+static void sample(struct crs_meta *m)
+{
+	struct crs_proc p = { .pid = 100, .ppid = 1, .pgid = 100, .sid = 100, .mpir = true,
+			      .trampoline = 0x7f0000001000, .hook_entry = 0x7f0000002000 };
+	struct crs_proc c = { .pid = 101, .ppid = 100, .pgid = 100, .sid = 100 };
+	struct crs_thread t = { .pid = 100, .tid = 100, .pc = 0x401234, .sp = 0x7ffc0000 };
+	struct crs_file f = { .name = "inventory.img", .size = 42 };
+
+	crs_meta_init(m);
+	strcpy(m->handle, "20261121T230000-100");
+	m->time = 1763766000;
+	strcpy(m->program, "/usr/bin/my prog");
+	m->root = 100;
+	m->mpir = true;
+	m->debugger = true;
+	m->debug_with_checkpoint = 1;
+	strcpy(m->criu_version, "3.17.1");
+	strcpy(m->backend, "kmod");
+	crs_meta_add_proc(m, &p);
+	crs_meta_add_proc(m, &c);
+	crs_meta_add_thread(m, &t);
+	t.tid = 102;
+	t.pc = 0x401300;
+	crs_meta_add_thread(m, &t);
+	memset(f.sha, 0xab, sizeof(f.sha));
+	crs_meta_add_file(m, &f);
+}
+
+TEST(round_trip)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&m);
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ(m.handle, back.handle);
+	EXPECT_EQ(m.time, back.time);
+	EXPECT_STREQ("/usr/bin/my prog", back.program);
+	EXPECT_EQ(100, back.root);
+	EXPECT_TRUE(back.mpir);
+	EXPECT_TRUE(back.debugger);
+	EXPECT_EQ(1, back.debug_with_checkpoint);
+	EXPECT_EQ(0x7f0000001000ULL, back.procs[0].trampoline);
+	EXPECT_EQ(0x7f0000002000ULL, back.procs[0].hook_entry);
+	EXPECT_STREQ("3.17.1", back.criu_version);
+	EXPECT_STREQ("kmod", back.backend);
+	ASSERT_EQ(2, back.nr_procs);
+	EXPECT_EQ(101, back.procs[1].pid);
+	EXPECT_EQ(100, back.procs[1].ppid);
+	ASSERT_EQ(2, back.nr_threads);
+	EXPECT_EQ(102, back.threads[1].tid);
+	EXPECT_EQ(0x401300ULL, back.threads[1].pc);
+	ASSERT_EQ(1, back.nr_files);
+	EXPECT_EQ(0, memcmp(m.files[0].sha, back.files[0].sha, CRS_SHA256_LEN));
+	EXPECT_EQ(42, back.files[0].size);
+	crs_meta_free(&back);
+	crs_meta_free(&m);
+	free(buf);
+}
+
+TEST(truncated_everywhere_refused)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len, cut;
+
+	sample(&m);
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	for (cut = 0; cut < len; cut++) {
+		int r = crs_meta_parse(buf, cut, &back, err, sizeof(err));
+
+		ASSERT_NE(0, r) TH_LOG("a metadata file cut at %zu of %zu bytes was accepted",
+				       cut, len);
+		EXPECT_TRUE(r == -ENODATA || r == -EBADMSG);
+	}
+	crs_meta_free(&m);
+	free(buf);
+}
+
+TEST(any_flipped_byte_refused)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len, i;
+
+	sample(&m);
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	for (i = 0; i < len; i++) {
+		char saved = buf[i];
+
+		buf[i] = (char)(saved ^ 0x01);
+		EXPECT_NE(0, crs_meta_parse(buf, len, &back, err, sizeof(err)))
+			TH_LOG("flipping byte %zu was accepted", i);
+		buf[i] = saved;
+	}
+	crs_meta_free(&m);
+	free(buf);
+}
+
+TEST(malformed_refused)
+{
+	static const char *const bad[] = {
+		"",
+		"hello\n",
+		"crdbg-checkpoint 2\n",
+		"crdbg-checkpoint 1\nroot -5\n",
+		"crdbg-checkpoint 1\nthread 1 2 0x 0x1\n",
+		"crdbg-checkpoint 1\nfile abc 1 inventory.img\n",
+		"crdbg-checkpoint 1\nfile 0000000000000000000000000000000000000000000000000000000000000000 1 ../x\n",
+		"crdbg-checkpoint 1\nhandle ../etc\n",
+		"crdbg-checkpoint 1\nbogus 1\n",
+	};
+	struct crs_meta back;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_NE(0, crs_meta_parse(bad[i], strlen(bad[i]), &back, err, sizeof(err)))
+			TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(0, strlen(err));
+	}
+}
+
+TEST(handle_names)
+{
+	EXPECT_TRUE(crs_handle_valid("20261121T230000-100"));
+	EXPECT_TRUE(crs_handle_valid("a.b_c-1"));
+	EXPECT_FALSE(crs_handle_valid(""));
+	EXPECT_FALSE(crs_handle_valid(".tmp-x"));
+	EXPECT_FALSE(crs_handle_valid("../x"));
+	EXPECT_FALSE(crs_handle_valid("a/b"));
+	EXPECT_FALSE(crs_handle_valid("a b"));
+	EXPECT_FALSE(crs_handle_valid("0123456789012345678901234567890123456789012345678901234567890123"));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The checkpoint store without CRIU: write, verify, corruption, truncation,
+ * incompleteness, list and rm, on fake image files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "../../../usr/crs/store.h"
+
+static void put(const char *dir, const char *name, const char *data, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(data, 1, len, f);
+		fclose(f);
+	}
+}
+
+struct seen {
+	int ok, bad;
+	char handle[CRS_HANDLE_MAX];
+	char problem[512];
+	uint64_t bytes;
+};
+
+static void on_entry(const char *handle, const struct crs_meta *m, uint64_t bytes,
+		     const char *problem, void *arg)
+{
+	struct seen *s = arg;
+
+	snprintf(s->handle, sizeof(s->handle), "%s", handle);
+	if (m) {
+		s->ok++;
+		s->bytes = bytes;
+	} else {
+		s->bad++;
+		snprintf(s->problem, sizeof(s->problem), "%s", problem);
+	}
+}
+
+FIXTURE(store) {
+	char root[64];
+	char handle[CRS_HANDLE_MAX];
+	char dir[PATH_MAX];
+};
+
+FIXTURE_SETUP(store)
+{
+	struct crs_pending p;
+	struct crs_meta m;
+	struct crs_proc proc = { .pid = 4242, .ppid = 1, .pgid = 4242, .sid = 4242 };
+	struct crs_thread t = { .pid = 4242, .tid = 4242, .pc = 0x401000, .sp = 0x7ffd0000 };
+	char err[512], big[100000];
+
+	strcpy(self->root, "/tmp/crdbg-store-test-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->root));
+	/* The store may not exist yet: begin creates it. */
+	strcat(self->root, "/store");
+	ASSERT_EQ(0, crs_store_begin(self->root, 4242, &p, err, sizeof(err))) TH_LOG("%s", err);
+	memset(big, 'x', sizeof(big));
+	put(p.dir, "inventory.img", "inv", 3);
+	put(p.dir, "pages-1.img", big, sizeof(big));
+	put(p.dir, "core-4242.img", "core", 4);
+	crs_meta_init(&m);
+	m.root = 4242;
+	m.time = 1;
+	strcpy(m.program, "/bin/true");
+	crs_meta_add_proc(&m, &proc);
+	crs_meta_add_thread(&m, &t);
+	ASSERT_EQ(0, crs_store_commit(&p, &m, err, sizeof(err))) TH_LOG("%s", err);
+	crs_meta_free(&m);
+	strcpy(self->handle, p.handle);
+	ASSERT_EQ(0, crs_store_path(self->root, p.handle, self->dir, sizeof(self->dir)));
+	ASSERT_NE(0, access(p.dir, F_OK)) TH_LOG("temporary directory left behind");
+}
+
+FIXTURE_TEARDOWN(store)
+{
+	char *slash = strrchr(self->root, '/');
+
+	if (slash) {
+		*slash = '\0';
+		EXPECT_EQ(0, crs_rmtree(AT_FDCWD, self->root));
+	}
+}
+
+static int load_verify(const char *root, const char *handle, char *err, size_t errlen)
+{
+	struct crs_meta m;
+	int r = crs_store_load(root, handle, &m, err, errlen);
+
+	if (r)
+		return r;
+	r = crs_store_verify(root, handle, &m, false, err, errlen);
+	crs_meta_free(&m);
+	return r;
+}
+
+TEST_F(store, written_and_verified)
+{
+	struct crs_meta m;
+	struct seen s = { 0 };
+	char err[512];
+
+	ASSERT_EQ(0, crs_store_load(self->root, self->handle, &m, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(3, m.nr_files);
+	EXPECT_EQ(4242, m.root);
+	EXPECT_EQ(0x401000ULL, m.threads[0].pc);
+	EXPECT_EQ(0, crs_store_verify(self->root, self->handle, &m, false, err, sizeof(err)))
+		TH_LOG("%s", err);
+	crs_meta_free(&m);
+	ASSERT_EQ(0, crs_store_list(self->root, on_entry, &s));
+	EXPECT_EQ(1, s.ok);
+	EXPECT_EQ(0, s.bad);
+	EXPECT_STREQ(self->handle, s.handle);
+	EXPECT_EQ(100007, s.bytes);
+}
+
+TEST_F(store, corrupt_image_refused)
+{
+	char path[PATH_MAX + 32], err[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/pages-1.img", self->dir);
+	fd = open(path, O_WRONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(1, pwrite(fd, "y", 1, 5000));
+	close(fd);
+	EXPECT_EQ(-EBADMSG, load_verify(self->root, self->handle, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "checksum of pages-1.img")) TH_LOG("%s", err);
+}
+
+TEST_F(store, truncated_image_refused)
+{
+	char path[PATH_MAX + 32], err[512];
+	struct seen s = { 0 };
+
+	snprintf(path, sizeof(path), "%s/pages-1.img", self->dir);
+	ASSERT_EQ(0, truncate(path, 4096));
+	EXPECT_EQ(-EBADMSG, load_verify(self->root, self->handle, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "pages-1.img")) TH_LOG("%s", err);
+	ASSERT_EQ(0, crs_store_list(self->root, on_entry, &s));
+	EXPECT_EQ(0, s.ok);
+	EXPECT_EQ(1, s.bad);
+}
+
+TEST_F(store, truncated_metadata_refused)
+{
+	char path[PATH_MAX + 32], err[512];
+	struct stat st;
+	struct seen s = { 0 };
+
+	snprintf(path, sizeof(path), "%s/metadata", self->dir);
+	ASSERT_EQ(0, stat(path, &st));
+	ASSERT_EQ(0, truncate(path, st.st_size / 2));
+	EXPECT_EQ(-ENODATA, load_verify(self->root, self->handle, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "truncated")) TH_LOG("%s", err);
+	ASSERT_EQ(0, crs_store_list(self->root, on_entry, &s));
+	EXPECT_EQ(0, s.ok);
+	EXPECT_EQ(1, s.bad);
+}
+
+TEST_F(store, missing_image_refused)
+{
+	char path[PATH_MAX + 32], err[512];
+
+	snprintf(path, sizeof(path), "%s/core-4242.img", self->dir);
+	ASSERT_EQ(0, unlink(path));
+	EXPECT_EQ(-ENODATA, load_verify(self->root, self->handle, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "incomplete")) TH_LOG("%s", err);
+}
+
+TEST_F(store, missing_metadata_refused)
+{
+	char path[PATH_MAX + 32], err[512];
+
+	snprintf(path, sizeof(path), "%s/metadata", self->dir);
+	ASSERT_EQ(0, unlink(path));
+	EXPECT_EQ(-ENODATA, load_verify(self->root, self->handle, err, sizeof(err)));
+}
+
+TEST_F(store, extra_file_refused)
+{
+	char err[512];
+
+	put(self->dir, "pages-2.img", "zz", 2);
+	EXPECT_EQ(-EBADMSG, load_verify(self->root, self->handle, err, sizeof(err)));
+}
+
+TEST_F(store, pending_not_listed)
+{
+	struct crs_pending p;
+	struct seen s = { 0 };
+	char err[512];
+
+	ASSERT_EQ(0, crs_store_begin(self->root, 77, &p, err, sizeof(err)));
+	put(p.dir, "inventory.img", "inv", 3);
+	ASSERT_EQ(0, crs_store_list(self->root, on_entry, &s));
+	EXPECT_EQ(1, s.ok);
+	EXPECT_EQ(0, s.bad);
+	EXPECT_STREQ(self->handle, s.handle);
+	crs_store_abort(&p);
+	EXPECT_NE(0, access(p.dir, F_OK));
+}
+
+TEST_F(store, unknown_and_bad_handles)
+{
+	struct crs_meta m;
+	char err[512];
+
+	EXPECT_EQ(-ENOENT, crs_store_load(self->root, "20000101T000000-1", &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "unknown checkpoint")) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, crs_store_load(self->root, "../store", &m, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, crs_store_remove(self->root, "../store"));
+	EXPECT_EQ(-ENOENT, crs_store_remove(self->root, "nothere"));
+}
+
+TEST_F(store, rm_removes)
+{
+	struct seen s = { 0 };
+
+	ASSERT_EQ(0, crs_store_remove(self->root, self->handle));
+	EXPECT_NE(0, access(self->dir, F_OK));
+	ASSERT_EQ(0, crs_store_list(self->root, on_entry, &s));
+	EXPECT_EQ(0, s.ok + s.bad);
+}
+
+TEST_F(store, two_checkpoints_distinct_handles)
+{
+	struct crs_pending p;
+	struct crs_meta m;
+	struct crs_proc proc = { .pid = 4242, .ppid = 1, .pgid = 4242, .sid = 4242 };
+	struct seen s = { 0 };
+	char err[512];
+
+	ASSERT_EQ(0, crs_store_begin(self->root, 4242, &p, err, sizeof(err)));
+	EXPECT_STRNE(self->handle, p.handle);
+	put(p.dir, "inventory.img", "inv", 3);
+	crs_meta_init(&m);
+	m.root = 4242;
+	crs_meta_add_proc(&m, &proc);
+	ASSERT_EQ(0, crs_store_commit(&p, &m, err, sizeof(err))) TH_LOG("%s", err);
+	crs_meta_free(&m);
+	ASSERT_EQ(0, crs_store_list(self->root, on_entry, &s));
+	EXPECT_EQ(2, s.ok);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]
+ *                      [--backend kmod|ptrace|auto] [--store DIR] [-v]
+ * crdbg restart HANDLE [--debug] [--backend ...] [--store DIR] [-v]
+ * crdbg list [--json] [--store DIR]
+ * crdbg rm HANDLE [--store DIR]
+ *
+ * The checkpoint/restart commands of seed 000 (see Documentation/checkpoint.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cli.h"
+#include "../crs/crs.h"
+#include "../crs/marker.h"
+#include "../crs/store.h"
+
+struct common_opts {
+	const char *store;
+	enum freeze_backend_kind backend;
+	bool verbose;
+};
+
+/* Parse an option every command shares; returns args consumed, 0 if not one, -1 on error. */
+static int common_opt(int argc, char **argv, int i, struct common_opts *c, const char *cmd)
+{
+	if (!strcmp(argv[i], "--store")) {
+		if (i + 1 >= argc) {
+			cli_error("%s: --store needs a directory", cmd);
+			return -1;
+		}
+		c->store = argv[i + 1];
+		return 2;
+	}
+	if (!strncmp(argv[i], "--store=", 8)) {
+		c->store = argv[i] + 8;
+		return 1;
+	}
+	if (!strcmp(argv[i], "--backend") || !strncmp(argv[i], "--backend=", 10)) {
+		const char *v = argv[i][9] == '=' ? argv[i] + 10 : i + 1 < argc ? argv[i + 1] : NULL;
+		int kind = v ? (int)freeze_backend_kind_from_string(v) : -1;
+
+		if (kind < 0) {
+			cli_error("%s: --backend needs kmod, ptrace or auto", cmd);
+			return -1;
+		}
+		c->backend = (enum freeze_backend_kind)kind;
+		return argv[i][9] == '=' ? 1 : 2;
+	}
+	if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+		c->verbose = true;
+		return 1;
+	}
+	return 0;
+}
+
+static bool parse_pid(const char *s, pid_t *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > 0x3fffffff)
+		return false;
+	*ret = (pid_t)v;
+	return true;
+}
+
+int cmd_checkpoint(int argc, char **argv)
+{
+	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
+	struct crs_checkpoint_opts o = {
+		.descendants = true, .after = CRS_AFTER_CONTINUE, .debug = CRS_DEBUG_KEEP,
+		.log = stderr,
+	};
+	char handle[CRS_HANDLE_MAX], err[1024];
+	bool have_pid = false;
+	int i, n, r;
+
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]\n"
+		       "                        [--backend kmod|ptrace|auto] [--store DIR] [-v]\n"
+		       "Checkpoint PID and its descendants with CRIU into the store\n"
+		       "(default %s, or $CRDBG_STORE). Prints the handle on stdout.\n"
+		       "  --stop       leave the tree stopped afterwards (kill -CONT PID resumes it)\n"
+		       "  --kill       kill the tree once the checkpoint is stored\n"
+		       "  --debug      a debugger will attach: threads wait after the checkpoint\n"
+		       "  --no-debug   no debugger will attach: open MPIR_checkpoint_debug_gate\n"
+		       "  --no-tree    only PID, not its descendants\n"
+		       "  -v           show every thread's PC at checkpoint and at resume\n",
+		       CRS_STORE_DEFAULT);
+		return 0;
+	}
+	for (i = 0; i < argc; i += n) {
+		n = common_opt(argc, argv, i, &c, "checkpoint");
+		if (n < 0)
+			return 2;
+		if (n)
+			continue;
+		n = 1;
+		if (!strcmp(argv[i], "--stop")) {
+			o.after = CRS_AFTER_STOP;
+		} else if (!strcmp(argv[i], "--kill")) {
+			o.after = CRS_AFTER_KILL;
+		} else if (!strcmp(argv[i], "--debug")) {
+			o.debug = CRS_DEBUG_SET;
+		} else if (!strcmp(argv[i], "--no-debug")) {
+			o.debug = CRS_DEBUG_CLEAR;
+		} else if (!strcmp(argv[i], "--no-tree")) {
+			o.descendants = false;
+		} else if (argv[i][0] != '-' && !have_pid) {
+			if (!parse_pid(argv[i], &o.pid)) {
+				cli_error("checkpoint: \"%s\" is not a pid", argv[i]);
+				return 2;
+			}
+			have_pid = true;
+		} else {
+			cli_error("checkpoint: unknown argument \"%s\", try \"crdbg checkpoint --help\"",
+				  argv[i]);
+			return 2;
+		}
+	}
+	if (!have_pid) {
+		cli_error("checkpoint: which pid? usage: crdbg checkpoint PID [options]");
+		return 2;
+	}
+	o.backend = c.backend;
+	o.store = c.store;
+	o.verbose = c.verbose;
+	r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
+	if (r) {
+		cli_error("checkpoint: %s", err);
+		return 1;
+	}
+	if (o.after == CRS_AFTER_STOP)
+		fprintf(stderr, "crdbg: pid %d and its descendants are left stopped; kill -CONT resumes them\n",
+			o.pid);
+	fprintf(stderr, CRS_HANDLE_PREFIX "%s\n", handle);
+	printf("%s\n", handle);
+	return 0;
+}
+
+int cmd_restart(int argc, char **argv)
+{
+	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
+	struct crs_restart_opts o = { .log = stderr };
+	char err[1024], h[CRS_HANDLE_MAX];
+	int i, n, r, st = 0;
+
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: crdbg restart HANDLE [--debug] [--backend kmod|ptrace|auto] [--store DIR] [-v]\n"
+		       "Verify and restore a checkpoint; crdbg waits for the program and exits\n"
+		       "with its status. With --debug every thread waits in\n"
+		       "MPIR_checkpoint_debugger_breakpoint() and each process prints\n"
+		       "\"MPIR debug info) <host>:<pid>\" on its stderr for the debugger.\n");
+		return 0;
+	}
+	for (i = 0; i < argc; i += n) {
+		n = common_opt(argc, argv, i, &c, "restart");
+		if (n < 0)
+			return 2;
+		if (n)
+			continue;
+		n = 1;
+		if (!strcmp(argv[i], "--debug")) {
+			o.debug = true;
+		} else if (argv[i][0] != '-' && !o.handle) {
+			o.handle = argv[i];
+		} else {
+			cli_error("restart: unknown argument \"%s\", try \"crdbg restart --help\"",
+				  argv[i]);
+			return 2;
+		}
+	}
+	if (!o.handle) {
+		cli_error("restart: which checkpoint? usage: crdbg restart HANDLE (see \"crdbg list\")");
+		return 2;
+	}
+	/* Accept a pasted "MPIR checkpoint handle) X" line too. */
+	if (!crs_parse_checkpoint_handle(o.handle, h, sizeof(h)))
+		o.handle = h;
+	o.backend = c.backend;
+	o.store = c.store;
+	o.verbose = c.verbose;
+	r = crs_restart(&o, &st, err, sizeof(err));
+	if (r) {
+		cli_error("restart: %s", err);
+		return 1;
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+struct list_ctx {
+	bool json;
+	int n;
+};
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void list_one(const char *handle, const struct crs_meta *m, uint64_t bytes,
+		     const char *problem, void *arg)
+{
+	struct list_ctx *ctx = arg;
+	char when[32] = "-";
+	size_t i;
+
+	if (m) {
+		time_t t = (time_t)m->time;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
+	if (ctx->json) {
+		printf("%s\n  {\"handle\": ", ctx->n ? "," : "");
+		json_str(handle);
+		printf(", \"valid\": %s", m ? "true" : "false");
+		if (m) {
+			printf(", \"time\": ");
+			json_str(when);
+			printf(", \"program\": ");
+			json_str(m->program);
+			printf(", \"pids\": [");
+			for (i = 0; i < m->nr_procs; i++)
+				printf("%s%d", i ? ", " : "", m->procs[i].pid);
+			printf("], \"threads\": %zu, \"bytes\": %" PRIu64
+			       ", \"debugger\": %s, \"mpir\": %s, \"criu\": ",
+			       m->nr_threads, bytes, m->debugger ? "true" : "false",
+			       m->mpir ? "true" : "false");
+			json_str(m->criu_version);
+		} else {
+			printf(", \"problem\": ");
+			json_str(problem);
+		}
+		printf("}");
+	} else {
+		if (!ctx->n)
+			printf("%-28s %-20s %-10s %-10s %-8s %s\n", "HANDLE", "TIME", "PIDS", "SIZE",
+			       "DEBUGGER", "PROGRAM");
+		if (m) {
+			char pids[64] = "";
+			size_t len = 0;
+
+			for (i = 0; i < m->nr_procs && len < sizeof(pids) - 12; i++)
+				len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d",
+							i ? "," : "", m->procs[i].pid);
+			printf("%-28s %-20s %-10s %-10.1fM %-8s %s\n", handle, when, pids,
+			       (double)bytes / (1 << 20), m->debugger ? "yes" : "no", m->program);
+		} else {
+			printf("%-28s INVALID: %s\n", handle, problem);
+		}
+	}
+	ctx->n++;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
+	struct list_ctx ctx = { 0 };
+	const char *root;
+	int i, n, r;
+
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: crdbg list [--json] [--store DIR]\n"
+		       "List the checkpoints: handle, time, pids, size, debugger attached, program.\n"
+		       "Damaged or incomplete ones show as INVALID with the reason.\n");
+		return 0;
+	}
+	for (i = 0; i < argc; i += n) {
+		n = common_opt(argc, argv, i, &c, "list");
+		if (n < 0)
+			return 2;
+		if (n)
+			continue;
+		n = 1;
+		if (!strcmp(argv[i], "--json")) {
+			ctx.json = true;
+		} else {
+			cli_error("list: unknown argument \"%s\", try \"crdbg list --help\"", argv[i]);
+			return 2;
+		}
+	}
+	root = crs_store_root(c.store);
+	if (ctx.json)
+		printf("[");
+	r = crs_store_list(root, list_one, &ctx);
+	if (ctx.json)
+		printf("%s]\n", ctx.n ? "\n" : "");
+	if (r) {
+		cli_error("list: cannot read store %s: %s", root, strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
+	const char *handle = NULL, *root;
+	int i, n, r;
+
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: crdbg rm HANDLE [--store DIR]\nDelete a checkpoint.\n");
+		return 0;
+	}
+	for (i = 0; i < argc; i += n) {
+		n = common_opt(argc, argv, i, &c, "rm");
+		if (n < 0)
+			return 2;
+		if (n)
+			continue;
+		n = 1;
+		if (argv[i][0] != '-' && !handle) {
+			handle = argv[i];
+		} else {
+			cli_error("rm: unknown argument \"%s\", try \"crdbg rm --help\"", argv[i]);
+			return 2;
+		}
+	}
+	if (!handle) {
+		cli_error("rm: which checkpoint? usage: crdbg rm HANDLE");
+		return 2;
+	}
+	root = crs_store_root(c.store);
+	r = crs_store_remove(root, handle);
+	if (r == -EINVAL) {
+		cli_error("rm: invalid checkpoint handle \"%s\"", handle);
+		return 1;
+	}
+	if (r == -ENOENT) {
+		cli_error("rm: unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"", handle,
+			  root);
+		return 1;
+	}
+	if (r) {
+		cli_error("rm: cannot remove %s from %s: %s", handle, root, strerror(-r));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * crdbg checkpoint: seed 000's "preparing for a checkpoint" over CRIU.
+ *
+ *  1. Every process of the tree that maps libcrdbg gets a checkpoint
+ *     request; its designated thread calls MPIR_checkpoint_debugger_detach()
+ *     (an attached debugger breaks there, parks the other threads in the
+ *     waitpoint and detaches) and answers.
+ *  2. crdbg freezes the whole tree with the freeze backend (persistent:
+ *     the kmod freeze stays, the ptrace one is handed over to a SIGSTOP
+ *     group stop) and records every thread's PC: nothing runs between the
+ *     debugger's detach and the dump.
+ *  3. criu dump --leave-running into a temporary store directory.
+ *  4. continue: the CRS hook is pushed on every thread and the tree
+ *     released; stop: left frozen; kill: killed once stored.
+ *  5. The images are checksummed, the metadata written, the directory
+ *     renamed to its handle. Any failure removes the temporary directory.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crs.h"
+#include "criu.h"
+#include "proc.h"
+#include "store.h"
+#include "../runtime/protocol.h"
+
+#define REQUEST_TIMEOUT_S 60
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static int read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return -errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Ask pid's designated thread to prepare; wait for its answer. */
+static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, char *err, size_t errlen)
+{
+	union sigval v = { .sival_int = CRDBG_RT_REQ_CHECKPOINT };
+	struct timespec ts = { .tv_sec = 1 };
+	time_t deadline = time(NULL) + REQUEST_TIMEOUT_S;
+	sigset_t set;
+	siginfo_t si;
+	int r;
+
+	sigemptyset(&set);
+	sigaddset(&set, CRDBG_RT_SIGNAL);
+	if (sigqueue(pid, CRDBG_RT_SIGNAL, v))
+		return fail(err, errlen, -errno, "cannot send the checkpoint request to pid %d: %s",
+			    pid, strerror(errno));
+	for (;;) {
+		r = sigtimedwait(&set, &si, &ts);
+		if (r == CRDBG_RT_SIGNAL && si.si_pid == pid && si.si_code == SI_QUEUE)
+			break;
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			return fail(err, errlen, -errno, "waiting for pid %d: %s", pid,
+				    strerror(errno));
+		if (kill(pid, 0) && errno == ESRCH)
+			return fail(err, errlen, -ESRCH, "pid %d exited during the checkpoint request",
+				    pid);
+		if (time(NULL) > deadline)
+			return fail(err, errlen, -ETIMEDOUT,
+				    "pid %d did not answer the checkpoint request in %d s (a debugger stopped in MPIR_checkpoint_debugger_detach() must detach)",
+				    pid, REQUEST_TIMEOUT_S);
+	}
+	r = read_remote(pid, (uint64_t)(uintptr_t)si.si_value.sival_ptr, info, sizeof(*info));
+	if (r)
+		return fail(err, errlen, r, "cannot read libcrdbg's state in pid %d: %s", pid,
+			    strerror(-r));
+	if (info->magic != CRDBG_RT_MAGIC || info->version != CRDBG_RT_VERSION)
+		return fail(err, errlen, -EPROTO, "pid %d runs an incompatible libcrdbg", pid);
+	return 0;
+}
+
+/* Is every pgid and sid of the tree a process of the tree? */
+static bool self_contained(const struct crs_meta *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		bool pg = false, s = false;
+
+		for (j = 0; j < m->nr_procs; j++) {
+			pg |= m->procs[j].pid == m->procs[i].pgid;
+			s |= m->procs[j].pid == m->procs[i].sid;
+		}
+		if (!pg || !s)
+			return false;
+	}
+	return true;
+}
+
+static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pid, char *err,
+			  size_t errlen)
+{
+	struct freeze_thread *th = NULL;
+	size_t max = 64;
+	char msg[256];
+	int n, i, r = 0;
+
+	for (;;) {
+		free(th);
+		th = calloc(max, sizeof(*th));
+		if (!th)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		n = query_process(b, pid, th, max, msg, sizeof(msg));
+		if (n < 0) {
+			free(th);
+			return fail(err, errlen, n, "cannot query pid %d: %s", pid, msg);
+		}
+		if ((size_t)n <= max)
+			break;
+		max = (size_t)n + 16;
+	}
+	for (i = 0; i < n && !r; i++) {
+		struct crs_thread t = {
+			.pid = pid, .tid = th[i].tid, .pc = th[i].regs.ip, .sp = th[i].regs.sp,
+		};
+
+		if (th[i].state == FREEZE_THREAD_EXITED)
+			continue;
+		r = crs_meta_add_thread(m, &t);
+	}
+	free(th);
+	return r ? fail(err, errlen, r, "too many threads") : 0;
+}
+
+/*
+ * CRIU cannot yet detach cleanly from a thread crdbg.ko holds (it re-parks
+ * while CRIU still traces it), so the kmod freeze is turned into a group
+ * stop before the dump, as the ptrace backend does: SIGSTOP is queued while
+ * every thread is parked, then the threads are released into it; the
+ * module's park loop recalculates pending signals before a thread leaves,
+ * so each one stops before its next user instruction.
+ */
+static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_meta *m,
+				   char *err, size_t errlen)
+{
+	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
+	char msg[256];
+	size_t i, j;
+	int r;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		if (kill(m->procs[i].pid, SIGSTOP))
+			return fail(err, errlen, -errno, "cannot stop pid %d: %s", m->procs[i].pid,
+				    strerror(errno));
+		r = thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+		if (r)
+			return fail(err, errlen, r, "cannot hand pid %d over to a stop: %s",
+				    m->procs[i].pid, msg);
+	}
+	for (j = 0; j < 1000; j++) {
+		bool all = true;
+
+		for (i = 0; i < m->nr_threads && all; i++) {
+			char st = crs_task_state(m->threads[i].pid, m->threads[i].tid);
+
+			all = st == 'T' || st == 0;
+		}
+		if (all)
+			return 0;
+		nanosleep(&nap, NULL);
+	}
+	return fail(err, errlen, -ETIMEDOUT, "the frozen tree did not enter its group stop");
+}
+
+static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
+{
+	struct freeze_backend *b;
+	char msg[256];
+	size_t i;
+
+	if (freeze_backend_open(kind, &b, msg, sizeof(msg)) == 0) {
+		for (i = 0; i < m->nr_procs; i++)
+			thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+		freeze_backend_close(b);
+	}
+	for (i = 0; i < m->nr_procs; i++)
+		kill(m->procs[i].pid, SIGCONT);
+}
+
+static uint64_t hook_arg(enum crs_debug d, int state)
+{
+	uint64_t arg = (uint64_t)state;
+
+	if (d == CRS_DEBUG_SET)
+		arg |= CRDBG_HOOK_DEBUG_SET;
+	else if (d == CRS_DEBUG_CLEAR)
+		arg |= CRDBG_HOOK_DEBUG_CLEAR;
+	return arg;
+}
+
+int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
+		   char *err, size_t errlen)
+{
+	const char *root = crs_store_root(o->store);
+	struct freeze_backend *b = NULL;
+	struct crs_pending pend = { 0 };
+	struct crs_meta m;
+	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
+	pid_t *pids = NULL;
+	size_t nr = 0, i, frozen = 0;
+	char msg[256];
+	sigset_t set;
+	int r;
+
+	crs_meta_init(&m);
+	if (o->pid <= 0)
+		return fail(err, errlen, -EINVAL, "invalid pid %d", o->pid);
+	if (kill(o->pid, 0)) {
+		if (errno == ESRCH)
+			return fail(err, errlen, -ESRCH, "no process with pid %d", o->pid);
+		return fail(err, errlen, -errno, "cannot checkpoint pid %d: %s%s", o->pid,
+			    strerror(errno), errno == EPERM ? " (another user's process)" : "");
+	}
+	r = crs_proc_tree(o->pid, o->descendants, &pids, &nr);
+	if (r)
+		return fail(err, errlen, r, "cannot read the process tree of pid %d: %s", o->pid,
+			    strerror(-r));
+	m.root = o->pid;
+	m.time = time(NULL);
+	crs_proc_exe(o->pid, m.program, sizeof(m.program));
+	if (crs_criu_version(m.criu_version, sizeof(m.criu_version))) {
+		r = fail(err, errlen, -ENOENT, "cannot run %s --version: is CRIU installed?",
+			 crs_criu_path());
+		goto out;
+	}
+
+	/* Know the backend's real kind before doing anything. */
+	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
+	if (r) {
+		r = fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
+		goto out;
+	}
+	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
+							 FREEZE_BACKEND_PTRACE;
+	snprintf(m.backend, sizeof(m.backend), "%s", freeze_backend_name(b));
+
+	sigemptyset(&set);
+	sigaddset(&set, CRDBG_RT_SIGNAL);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < nr; i++) {
+		struct crs_proc p;
+
+		if (crs_proc_ids(pids[i], &p))
+			continue;	/* exited meanwhile */
+		if (crs_proc_tracer(pids[i]))
+			m.debugger = true;
+		p.mpir = crs_proc_maps(pids[i], CRDBG_RT_LIBNAME);
+		if (p.mpir) {
+			struct crdbg_rt_info info;
+			int dwc = 0;
+
+			r = request_checkpoint(pids[i], &info, err, errlen);
+			if (r)
+				goto out;
+			p.trampoline = info.trampoline;
+			p.hook_entry = info.hook_entry;
+			if (!read_remote(pids[i], info.debug_with_checkpoint, &dwc, sizeof(dwc)) &&
+			    pids[i] == o->pid)
+				m.debug_with_checkpoint = dwc;
+			if (pids[i] == o->pid)
+				m.mpir = true;
+		} else if (o->log) {
+			fprintf(o->log,
+				"crdbg: pid %d does not use libcrdbg: checkpointing it without the MPIR protocol (no detach marker, no CRS hook)\n",
+				pids[i]);
+		}
+		r = crs_meta_add_proc(&m, &p);
+		if (r) {
+			r = fail(err, errlen, r, "too many processes");
+			goto out;
+		}
+	}
+	if (kind == FREEZE_BACKEND_PTRACE && o->after == CRS_AFTER_CONTINUE && m.mpir &&
+	    (o->debug == CRS_DEBUG_SET ||
+	     (o->debug == CRS_DEBUG_KEEP && m.debug_with_checkpoint == 1))) {
+		r = fail(err, errlen, -EOPNOTSUPP,
+			 "the ptrace backend cannot leave threads waiting for a debugger (it holds the tracer slot until the hook returns): use --backend kmod, --no-debug or --stop");
+		goto out;
+	}
+	m.shell_job = !self_contained(&m);
+
+	r = crs_store_begin(root, o->pid, &pend, err, errlen);
+	if (r)
+		goto out;
+
+	/* Freeze: from here on no thread of the tree runs a user instruction. */
+	for (i = 0; i < m.nr_procs; i++) {
+		r = freeze_process(b, m.procs[i].pid, FREEZE_F_PERSIST, msg, sizeof(msg));
+		if (r) {
+			r = fail(err, errlen, r, "cannot freeze pid %d: %s", m.procs[i].pid, msg);
+			goto out_thaw;
+		}
+		frozen++;
+		r = record_threads(b, &m, m.procs[i].pid, err, errlen);
+		if (r)
+			goto out_thaw;
+	}
+	if (o->verbose && o->log)
+		for (i = 0; i < m.nr_threads; i++)
+			fprintf(o->log, "crdbg: checkpoint pid %d tid %d pc 0x%llx\n",
+				m.threads[i].pid, m.threads[i].tid,
+				(unsigned long long)m.threads[i].pc);
+	if (kind == FREEZE_BACKEND_KMOD) {
+		r = hand_over_to_group_stop(b, &m, err, errlen);
+		if (r)
+			goto out_thaw;
+	}
+	freeze_backend_close(b);	/* ptrace: hands over to a group stop itself */
+	b = NULL;
+
+	r = crs_criu_dump(o->pid, pend.dir, m.shell_job, msg, sizeof(msg));
+	if (r) {
+		r = fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
+		goto out_thaw;
+	}
+
+	if (o->after == CRS_AFTER_CONTINUE) {
+		r = crs_resume(&m, kind, hook_arg(o->debug, CRDBG_CRS_STATE_CONTINUE), "resume",
+			       o->log, o->verbose, msg, sizeof(msg));
+		if (r && o->log)
+			fprintf(o->log, "crdbg: warning: %s\n", msg);
+	}
+	r = crs_store_commit(&pend, &m, err, errlen);
+	if (r) {
+		crs_store_abort(&pend);
+		if (o->after != CRS_AFTER_CONTINUE)
+			thaw_all(&m, kind);
+		goto out;
+	}
+	if (o->after == CRS_AFTER_KILL)
+		for (i = 0; i < m.nr_procs; i++)
+			kill(m.procs[i].pid, SIGKILL);
+	snprintf(ret_handle, handle_len, "%s", pend.handle);
+	r = 0;
+	goto out;
+
+out_thaw:
+	freeze_backend_close(b);
+	b = NULL;
+	if (frozen)
+		thaw_all(&m, kind);
+	crs_store_abort(&pend);
+out:
+	freeze_backend_close(b);
+	crs_meta_free(&m);
+	free(pids);
+	return r;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Driving the criu binary (libcriu 3.17 has no leave-stopped setter).
+ * $CRDBG_CRIU overrides the path (default /usr/sbin/criu, then $PATH).
+ */
+#ifndef CRDBG_CRS_CRIU_H
+#define CRDBG_CRS_CRIU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CRS_CRIU_DUMP_LOG	"dump.log"
+#define CRS_CRIU_RESTORE_LOG	"restore.log"
+
+const char *crs_criu_path(void);
+
+/* "3.17.1" from `criu --version`. */
+int crs_criu_version(char *buf, size_t len);
+
+/*
+ * Dump the tree rooted at pid into dir, leaving it as it was (stopped or
+ * frozen). On failure err holds CRIU's first error line.
+ */
+int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t errlen);
+
+/*
+ * Start `criu restore` (not detached: criu stays the parent of the root
+ * and waits for it) leaving every task stopped; returns criu's pid.
+ */
+pid_t crs_criu_restore_start(const char *dir, const char *workdir, bool shell_job, char *err,
+			     size_t errlen);
+
+/* First "Error" line of a CRIU log, for a one-line message. */
+void crs_criu_log_error(const char *log, char *out, size_t len);
+
+#endif /* CRDBG_CRS_CRIU_H */

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Metadata of one checkpoint: build, serialize, parse (see meta.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta.h"
+
+void crs_meta_init(struct crs_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->debug_with_checkpoint = -1;
+}
+
+void crs_meta_free(struct crs_meta *m)
+{
+	if (!m)
+		return;
+	free(m->procs);
+	free(m->threads);
+	free(m->files);
+	m->procs = NULL;
+	m->threads = NULL;
+	m->files = NULL;
+	m->nr_procs = m->nr_threads = m->nr_files = 0;
+}
+
+static int grow(void **arr, size_t *nr, size_t max, size_t elem, const void *item)
+{
+	void *n;
+
+	if (*nr >= max)
+		return -E2BIG;
+	n = realloc(*arr, (*nr + 1) * elem);
+	if (!n)
+		return -ENOMEM;
+	memcpy((char *)n + *nr * elem, item, elem);
+	*arr = n;
+	(*nr)++;
+	return 0;
+}
+
+int crs_meta_add_proc(struct crs_meta *m, const struct crs_proc *p)
+{
+	return grow((void **)&m->procs, &m->nr_procs, CRS_MAX_PROCS, sizeof(*p), p);
+}
+
+int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t)
+{
+	return grow((void **)&m->threads, &m->nr_threads, CRS_MAX_THREADS, sizeof(*t), t);
+}
+
+int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f)
+{
+	return grow((void **)&m->files, &m->nr_files, CRS_MAX_FILES, sizeof(*f), f);
+}
+
+bool crs_handle_valid(const char *h)
+{
+	size_t i, len = strnlen(h, CRS_HANDLE_MAX);
+
+	if (len == 0 || len >= CRS_HANDLE_MAX || h[0] == '.')
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = h[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static bool name_valid(const char *n)
+{
+	size_t i, len = strnlen(n, CRS_NAME_MAX);
+
+	if (len == 0 || len >= CRS_NAME_MAX || n[0] == '.')
+		return false;
+	for (i = 0; i < len; i++)
+		if (n[i] == '/' || n[i] == ' ' || n[i] == '\n' || (unsigned char)n[i] < 0x20)
+			return false;
+	return true;
+}
+
+int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
+{
+	struct crs_sha256 c;
+	uint8_t d[CRS_SHA256_LEN];
+	char hex[CRS_SHA256_HEX];
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	if (!crs_handle_valid(m->handle) || strchr(m->program, '\n'))
+		return -EINVAL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "crdbg-checkpoint %d\n", CRS_META_FORMAT);
+	fprintf(f, "handle %s\n", m->handle);
+	fprintf(f, "time %" PRId64 "\n", m->time);
+	fprintf(f, "program %s\n", m->program);
+	fprintf(f, "root %d\n", (int)m->root);
+	fprintf(f, "mpir %d\n", m->mpir);
+	fprintf(f, "debugger %d\n", m->debugger);
+	fprintf(f, "debug-with-checkpoint %d\n", m->debug_with_checkpoint);
+	fprintf(f, "shell-job %d\n", m->shell_job);
+	fprintf(f, "criu-version %s\n", m->criu_version[0] ? m->criu_version : "unknown");
+	fprintf(f, "backend %s\n", m->backend[0] ? m->backend : "none");
+	for (i = 0; i < m->nr_procs; i++) {
+		const struct crs_proc *p = &m->procs[i];
+
+		fprintf(f, "process %d %d %d %d %d 0x%" PRIx64 " 0x%" PRIx64 "\n", (int)p->pid,
+			(int)p->ppid, (int)p->pgid, (int)p->sid, p->mpir, p->trampoline,
+			p->hook_entry);
+	}
+	for (i = 0; i < m->nr_threads; i++) {
+		const struct crs_thread *t = &m->threads[i];
+
+		fprintf(f, "thread %d %d 0x%" PRIx64 " 0x%" PRIx64 "\n", (int)t->pid, (int)t->tid,
+			t->pc, t->sp);
+	}
+	for (i = 0; i < m->nr_files; i++) {
+		if (!name_valid(m->files[i].name)) {
+			fclose(f);
+			free(buf);
+			return -EINVAL;
+		}
+		crs_sha256_hex(m->files[i].sha, hex);
+		fprintf(f, "file %s %" PRIu64 " %s\n", hex, m->files[i].size, m->files[i].name);
+	}
+	if (fflush(f)) {
+		fclose(f);
+		free(buf);
+		return -ENOMEM;
+	}
+	crs_sha256_init(&c);
+	crs_sha256_update(&c, buf, len);
+	crs_sha256_final(&c, d);
+	crs_sha256_hex(d, hex);
+	fprintf(f, "end %s\n", hex);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+static bool parse_hex(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(s, "0x", 2) || !s[2])
+		return false;
+	errno = 0;
+	v = strtoull(s + 2, &end, 16);
+	if (errno || *end)
+		return false;
+	*ret = v;
+	return true;
+}
+
+static bool parse_pid(const char *s, pid_t *ret)
+{
+	int64_t v;
+
+	if (!parse_i64(s, 0, 0x3fffffff, &v))
+		return false;
+	*ret = (pid_t)v;
+	return true;
+}
+
+static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
+{
+	int i;
+
+	if (strlen(s) != 2 * CRS_SHA256_LEN)
+		return false;
+	for (i = 0; i < 2 * CRS_SHA256_LEN; i++) {
+		char c = s[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (v < 0)
+			return false;
+		if (i % 2 == 0)
+			out[i / 2] = (uint8_t)(v << 4);
+		else
+			out[i / 2] |= (uint8_t)v;
+	}
+	return true;
+}
+
+/* Split line (modified in place) into at most max space-separated fields. */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+
+	while (*line && n < max) {
+		f[n++] = line;
+		line = strchr(line, ' ');
+		if (!line)
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char *err,
+		      size_t errlen)
+{
+	char *f[8], *rest;
+	int64_t v;
+	int n;
+
+	rest = strchr(line, ' ');
+	if (!rest)
+		return fail(err, errlen, -EBADMSG, "metadata line %u has no value", lineno);
+	*rest++ = '\0';
+	if (!strcmp(line, "program")) {
+		snprintf(m->program, sizeof(m->program), "%s", rest);
+		return 0;
+	}
+	n = split(rest, f, 8);
+	if (!strcmp(line, "handle") && n == 1 && crs_handle_valid(f[0])) {
+		snprintf(m->handle, sizeof(m->handle), "%s", f[0]);
+	} else if (!strcmp(line, "time") && n == 1 && parse_i64(f[0], 0, INT64_MAX, &v)) {
+		m->time = v;
+	} else if (!strcmp(line, "root") && n == 1 && parse_pid(f[0], &m->root)) {
+	} else if (!strcmp(line, "mpir") && n == 1 && parse_i64(f[0], 0, 1, &v)) {
+		m->mpir = v;
+	} else if (!strcmp(line, "debugger") && n == 1 && parse_i64(f[0], 0, 1, &v)) {
+		m->debugger = v;
+	} else if (!strcmp(line, "debug-with-checkpoint") && n == 1 &&
+		   parse_i64(f[0], -1, 1, &v)) {
+		m->debug_with_checkpoint = (int)v;
+	} else if (!strcmp(line, "shell-job") && n == 1 && parse_i64(f[0], 0, 1, &v)) {
+		m->shell_job = v;
+	} else if (!strcmp(line, "criu-version") && n == 1 &&
+		   strlen(f[0]) < sizeof(m->criu_version)) {
+		strcpy(m->criu_version, f[0]);
+	} else if (!strcmp(line, "backend") && n == 1 && strlen(f[0]) < sizeof(m->backend)) {
+		strcpy(m->backend, f[0]);
+	} else if (!strcmp(line, "process") && n == 7) {
+		struct crs_proc p = { 0 };
+
+		if (!parse_pid(f[0], &p.pid) || !parse_pid(f[1], &p.ppid) ||
+		    !parse_pid(f[2], &p.pgid) || !parse_pid(f[3], &p.sid) ||
+		    !parse_i64(f[4], 0, 1, &v) || !parse_hex(f[5], &p.trampoline) ||
+		    !parse_hex(f[6], &p.hook_entry))
+			return fail(err, errlen, -EBADMSG, "metadata line %u: bad process record",
+				    lineno);
+		p.mpir = v;
+		if (crs_meta_add_proc(m, &p))
+			return fail(err, errlen, -EBADMSG, "metadata: too many processes");
+	} else if (!strcmp(line, "thread") && n == 4) {
+		struct crs_thread t = { 0 };
+
+		if (!parse_pid(f[0], &t.pid) || !parse_pid(f[1], &t.tid) ||
+		    !parse_hex(f[2], &t.pc) || !parse_hex(f[3], &t.sp))
+			return fail(err, errlen, -EBADMSG, "metadata line %u: bad thread record",
+				    lineno);
+		if (crs_meta_add_thread(m, &t))
+			return fail(err, errlen, -EBADMSG, "metadata: too many threads");
+	} else if (!strcmp(line, "file") && n == 3) {
+		struct crs_file fl = { 0 };
+
+		if (!parse_sha(f[0], fl.sha) || !parse_i64(f[1], 0, INT64_MAX, &v) ||
+		    strlen(f[2]) >= sizeof(fl.name) || !name_valid(f[2]))
+			return fail(err, errlen, -EBADMSG, "metadata line %u: bad file record",
+				    lineno);
+		fl.size = (uint64_t)v;
+		strcpy(fl.name, f[2]);
+		if (crs_meta_add_file(m, &fl))
+			return fail(err, errlen, -EBADMSG, "metadata: too many files");
+	} else {
+		return fail(err, errlen, -EBADMSG, "metadata line %u: unknown or malformed \"%s\"",
+			    lineno, line);
+	}
+	return 0;
+}
+
+int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, size_t errlen)
+{
+	static const char magic[] = "crdbg-checkpoint 1\n";
+	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
+	struct crs_sha256 c;
+	size_t off, end_off = 0;
+	unsigned int lineno = 1;
+	bool ended = false;
+	char line[4200];
+	int ret;
+
+	crs_meta_init(m);
+	if (len > CRS_META_MAX_BYTES)
+		return fail(err, errlen, -EBADMSG, "metadata larger than %u bytes",
+			    CRS_META_MAX_BYTES);
+	if (len < sizeof(magic) - 1 || memcmp(buf, magic, sizeof(magic) - 1))
+		return fail(err, errlen, len ? -EBADMSG : -ENODATA,
+			    len ? "metadata does not start with \"crdbg-checkpoint 1\"" :
+				  "metadata is empty");
+	for (off = sizeof(magic) - 1; off < len; lineno++) {
+		const char *nl = memchr(buf + off, '\n', len - off);
+		size_t ll;
+
+		if (!nl) {
+			ret = fail(err, errlen, -ENODATA, "metadata truncated at line %u", lineno + 1);
+			goto out;
+		}
+		ll = (size_t)(nl - (buf + off));
+		if (ll >= sizeof(line) || memchr(buf + off, '\0', ll)) {
+			ret = fail(err, errlen, -EBADMSG, "metadata line %u malformed", lineno + 1);
+			goto out;
+		}
+		memcpy(line, buf + off, ll);
+		line[ll] = '\0';
+		if (!strncmp(line, "end ", 4)) {
+			end_off = off;
+			if (!parse_sha(line + 4, want)) {
+				ret = fail(err, errlen, -EBADMSG, "metadata end line malformed");
+				goto out;
+			}
+			ended = true;
+			off += ll + 1;
+			break;
+		}
+		ret = parse_line(m, line, lineno + 1, err, errlen);
+		if (ret)
+			goto out;
+		off += ll + 1;
+	}
+	if (!ended) {
+		ret = fail(err, errlen, -ENODATA, "metadata truncated: no end line");
+		goto out;
+	}
+	if (off != len) {
+		ret = fail(err, errlen, -EBADMSG, "metadata has data after its end line");
+		goto out;
+	}
+	crs_sha256_init(&c);
+	crs_sha256_update(&c, buf, end_off);
+	crs_sha256_final(&c, got);
+	if (memcmp(want, got, sizeof(got))) {
+		ret = fail(err, errlen, -EBADMSG, "metadata checksum mismatch");
+		goto out;
+	}
+	if (!m->handle[0] || !m->root || !m->nr_procs) {
+		ret = fail(err, errlen, -EBADMSG, "metadata lacks handle, root or processes");
+		goto out;
+	}
+	return 0;
+out:
+	crs_meta_free(m);
+	return ret;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What crdbg reads about a process tree from /proc. */
+#ifndef CRDBG_CRS_PROC_H
+#define CRDBG_CRS_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "meta.h"
+
+/* ppid, pgid and sid of pid; -ESRCH if it does not exist. */
+int crs_proc_ids(pid_t pid, struct crs_proc *ret);
+
+/* pid and, with descendants, every process below it (pid first). */
+int crs_proc_tree(pid_t pid, bool descendants, pid_t **ret_pids, size_t *ret_nr);
+
+/* Thread ids of pid (sorted); -ESRCH if gone. */
+int crs_proc_tids(pid_t pid, pid_t **ret_tids, size_t *ret_nr);
+
+/* The tracer of any thread of pid, 0 if none. */
+pid_t crs_proc_tracer(pid_t pid);
+
+/* True if pid maps a file whose name contains lib. */
+bool crs_proc_maps(pid_t pid, const char *lib);
+
+/* One-letter state of a thread ('R', 'S', 'T', 't', ...), 0 if gone. */
+char crs_task_state(pid_t pid, pid_t tid);
+
+/* The executable's path. */
+int crs_proc_exe(pid_t pid, char *buf, size_t len);
+
+#endif /* CRDBG_CRS_PROC_H */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * crdbg restart: verify the checkpoint, let CRIU restore the tree left
+ * stopped (criu stays its parent, crdbg the subreaper above), push the CRS
+ * hook on every thread, release, and wait for the program like a shell
+ * would. With --debug the hook parks every thread and each designated
+ * thread prints "MPIR debug info) <host>:<pid>" on the program's stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crs.h"
+#include "criu.h"
+#include "proc.h"
+#include "store.h"
+#include "../runtime/protocol.h"
+
+#define RESTORE_TIMEOUT_S 120
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Every checkpointed thread exists again, in a group stop, untraced. */
+static bool restored(const struct crs_meta *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_threads; i++)
+		if (crs_task_state(m->threads[i].pid, m->threads[i].tid) != 'T')
+			return false;
+	for (i = 0; i < m->nr_procs; i++)
+		if (crs_proc_tracer(m->procs[i].pid))
+			return false;
+	return true;
+}
+
+static int wait_restored(const struct crs_meta *m, pid_t criu, const char *log, int *ret_st,
+			 char *err, size_t errlen)
+{
+	struct timespec nap = { .tv_nsec = 20 * 1000 * 1000 };
+	time_t deadline = time(NULL) + RESTORE_TIMEOUT_S;
+	char why[512];
+	int st;
+
+	for (;;) {
+		if (waitpid(criu, &st, WNOHANG) == criu) {
+			*ret_st = st;
+			crs_criu_log_error(log, why, sizeof(why));
+			return fail(err, errlen, -EIO, "criu restore failed: %s", why);
+		}
+		if (restored(m))
+			return 0;
+		if (time(NULL) > deadline) {
+			kill(criu, SIGKILL);
+			return fail(err, errlen, -ETIMEDOUT,
+				    "the restored tree did not come up in %d s (see %s)",
+				    RESTORE_TIMEOUT_S, log);
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
+{
+	const char *root = crs_store_root(o->store);
+	const char *tmp = getenv("TMPDIR");
+	struct freeze_backend *b;
+	enum freeze_backend_kind kind;
+	char dir[PATH_MAX], work[PATH_MAX], log[PATH_MAX + 32], msg[256];
+	struct crs_meta m;
+	uint64_t arg;
+	pid_t criu;
+	size_t i;
+	int r, st = 0;
+
+	r = crs_store_load(root, o->handle, &m, err, errlen);
+	if (r)
+		return r;
+	r = crs_store_verify(root, o->handle, &m, false, err, errlen);
+	if (r)
+		goto out;
+	if (o->debug && !m.mpir) {
+		r = fail(err, errlen, -EOPNOTSUPP,
+			 "checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
+			 o->handle);
+		goto out;
+	}
+	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
+	if (r) {
+		r = fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
+		goto out;
+	}
+	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
+							 FREEZE_BACKEND_PTRACE;
+	freeze_backend_close(b);
+	if (o->debug && kind == FREEZE_BACKEND_PTRACE) {
+		r = fail(err, errlen, -EOPNOTSUPP,
+			 "restart --debug needs the kmod backend: the ptrace fallback holds the tracer slot until the hook returns (load crdbg.ko)");
+		goto out;
+	}
+	for (i = 0; i < m.nr_procs; i++) {
+		if (kill(m.procs[i].pid, 0) == 0 || errno == EPERM) {
+			r = fail(err, errlen, -EBUSY,
+				 "pid %d is in use: the checkpointed process (or another) still runs; stop it first",
+				 m.procs[i].pid);
+			goto out;
+		}
+	}
+
+	crs_store_path(root, o->handle, dir, sizeof(dir));
+	snprintf(work, sizeof(work), "%s/crdbg-restore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(work)) {
+		r = fail(err, errlen, -errno, "cannot create a work directory in %s: %s",
+			 tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		goto out;
+	}
+	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_RESTORE_LOG);
+	/* Orphans of the restored tree come to us, not to init. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	criu = crs_criu_restore_start(dir, work, m.shell_job, err, errlen);
+	if (criu < 0) {
+		r = criu;
+		goto out;
+	}
+	r = wait_restored(&m, criu, log, &st, err, errlen);
+	if (r)
+		goto out;
+
+	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
+	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
+	if (r && o->log)
+		fprintf(o->log, "crdbg: warning: %s\n", msg);
+
+	/* criu waits for the root and exits with its status. */
+	while (waitpid(criu, &st, 0) < 0 && errno == EINTR)
+		;
+	*ret_status = st;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		crs_rmtree(AT_FDCWD, work);
+	r = 0;
+out:
+	crs_meta_free(&m);
+	return r;
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Releasing a checkpointed or restored tree: every thread of every process
+ * that uses libcrdbg gets the CRS hook pushed (it runs
+ * MPIR_checkpoint_debugger_crs_hook() before going back to its exact PC),
+ * then every process is thawed and sent SIGCONT (CRIU leaves them in a
+ * group stop; the ptrace backend hands its freezes over to one).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crs.h"
+
+static uint64_t checkpoint_pc(const struct crs_meta *m, pid_t tid, bool *found)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].tid == tid) {
+			*found = true;
+			return m->threads[i].pc;
+		}
+	*found = false;
+	return 0;
+}
+
+static void show_pcs(struct freeze_backend *b, const struct crs_meta *m, pid_t pid,
+		     const char *what, FILE *log)
+{
+	struct freeze_thread th[256];
+	char msg[256];
+	int n, i;
+
+	n = query_process(b, pid, th, 256, msg, sizeof(msg));
+	if (n < 0) {
+		fprintf(log, "crdbg: cannot query pid %d: %s\n", pid, msg);
+		return;
+	}
+	for (i = 0; i < n && i < 256; i++) {
+		bool found;
+		uint64_t pc = checkpoint_pc(m, th[i].tid, &found);
+
+		fprintf(log, "crdbg: %s pid %d tid %d pc 0x%" PRIx64 " checkpoint-pc 0x%" PRIx64
+			" %s\n", what, pid, th[i].tid, (uint64_t)th[i].regs.ip, pc,
+			!found			? "new-thread" :
+			pc == th[i].regs.ip	? "same" :
+			/* CRIU folded a syscall restart: ip back on the syscall insn */
+			pc == th[i].regs.ip + 2 ? "same-syscall-restart" : "DIFFERENT");
+	}
+}
+
+/*
+ * crdbg.ko reports a thread's registers once it has parked. A thread CRIU
+ * left in a group stop parks only on its way back to user mode, so with
+ * kmod the stop is ended (SIGCONT) while the freeze holds the threads, and
+ * crdbg waits until every one of them has parked.
+ */
+static void settle_kmod(struct freeze_backend *b, pid_t pid)
+{
+	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
+	struct freeze_thread th[256];
+	char msg[256];
+	int i, n, tries;
+
+	kill(pid, SIGCONT);
+	for (tries = 0; tries < 500; tries++) {
+		bool all = true;
+
+		n = query_process(b, pid, th, 256, msg, sizeof(msg));
+		if (n < 0)
+			return;
+		for (i = 0; i < n && i < 256; i++)
+			if (th[i].state == FREEZE_THREAD_RUNNING)
+				all = false;
+		if (all)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
+	       const char *what, FILE *log, bool verbose, char *err, size_t errlen)
+{
+	struct freeze_backend *b;
+	char msg[256];
+	bool kmod, *hooked;
+	size_t i;
+	int r, ret = 0;
+
+	r = freeze_backend_open(kind, &b, msg, sizeof(msg));
+	if (r) {
+		snprintf(err, errlen, "cannot open the freeze backend: %s", msg);
+		for (i = 0; i < m->nr_procs; i++)
+			kill(m->procs[i].pid, SIGCONT);
+		return r;
+	}
+	kmod = !strcmp(freeze_backend_name(b), "kmod");
+	hooked = calloc(m->nr_procs, sizeof(*hooked));
+	for (i = 0; hooked && i < m->nr_procs; i++) {
+		const struct crs_proc *p = &m->procs[i];
+		uint64_t addr = p->trampoline;	/* both backends enter the trampoline */
+
+		if (!p->mpir)
+			continue;
+		if (!addr) {
+			if (log)
+				fprintf(log, "crdbg: pid %d: libcrdbg has no hook trampoline; threads resume without the CRS hook\n",
+					p->pid);
+			continue;
+		}
+		r = freeze_process(b, p->pid, 0, msg, sizeof(msg));
+		if (r && r != -EALREADY) {
+			if (!ret) {
+				snprintf(err, errlen, "cannot freeze pid %d to push the CRS hook: %s",
+					 p->pid, msg);
+				ret = r;
+			}
+			continue;
+		}
+		if (kmod)
+			settle_kmod(b, p->pid);
+		if (verbose && log)
+			show_pcs(b, m, p->pid, what, log);
+		r = push_hook(b, p->pid, 0, addr, arg, msg, sizeof(msg));
+		if (r) {
+			if (!ret) {
+				snprintf(err, errlen, "cannot push the CRS hook on pid %d: %s",
+					 p->pid, msg);
+				ret = r;
+			}
+			continue;
+		}
+		hooked[i] = true;
+	}
+	/* Release everything, hooked or not, so nothing stays stopped by us. */
+	for (i = 0; i < m->nr_procs; i++) {
+		r = thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+		if (r && hooked && hooked[i] && !ret) {
+			snprintf(err, errlen, "cannot release pid %d: %s", m->procs[i].pid, msg);
+			ret = r;
+		}
+		kill(m->procs[i].pid, SIGCONT);
+	}
+	free(hooked);
+	freeze_backend_close(b);
+	return ret;
+}

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The checkpoint store (see store.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define TMP_PREFIX ".tmp-"
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+const char *crs_store_root(const char *explicit_root)
+{
+	const char *env = getenv("CRDBG_STORE");
+
+	if (explicit_root && *explicit_root)
+		return explicit_root;
+	if (env && *env)
+		return env;
+	return CRS_STORE_DEFAULT;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int crs_store_path(const char *root, const char *handle, char *out, size_t outlen)
+{
+	size_t rl = strlen(root), hl = strlen(handle);
+
+	if (!crs_handle_valid(handle))
+		return -EINVAL;
+	if (rl + 1 + hl + 1 > outlen)
+		return -ENAMETOOLONG;
+	memcpy(out, root, rl);
+	out[rl] = '/';
+	memcpy(out + rl + 1, handle, hl + 1);
+	return 0;
+}
+
+int crs_store_begin(const char *root, pid_t pid, struct crs_pending *ret, char *err,
+		    size_t errlen)
+{
+	char stamp[32], final[PATH_MAX];
+	struct tm tm;
+	time_t now = time(NULL);
+	int i, r;
+
+	r = mkdir_p(root, 0700);
+	if (r)
+		return fail(err, errlen, r, "cannot create store %s: %s", root, strerror(-r));
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	for (i = 0; i < 1000; i++) {
+		snprintf(ret->root, sizeof(ret->root), "%s", root);
+		if (i == 0)
+			snprintf(ret->handle, sizeof(ret->handle), "%s-%d", stamp, (int)pid);
+		else
+			snprintf(ret->handle, sizeof(ret->handle), "%s-%d.%d", stamp, (int)pid, i);
+		if (snprintf(ret->dir, sizeof(ret->dir), "%s/" TMP_PREFIX "%s", root,
+			     ret->handle) >= (int)sizeof(ret->dir))
+			return fail(err, errlen, -ENAMETOOLONG, "store path too long: %s", root);
+		crs_store_path(root, ret->handle, final, sizeof(final));
+		if (access(final, F_OK) == 0)
+			continue;
+		if (mkdir(ret->dir, 0700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return fail(err, errlen, -errno, "cannot create %s: %s", ret->dir,
+				    strerror(errno));
+	}
+	return fail(err, errlen, -EEXIST, "no free checkpoint name in %s", root);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) && errno != EINVAL)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(((const struct crs_file *)a)->name, ((const struct crs_file *)b)->name);
+}
+
+int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_t errlen)
+{
+	char final[PATH_MAX];
+	struct dirent *d;
+	size_t len;
+	char *buf;
+	DIR *dir;
+	int dfd, fd, r;
+
+	dir = opendir(p->dir);
+	if (!dir)
+		return fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
+	dfd = dirfd(dir);
+	while ((d = readdir(dir))) {
+		struct crs_file f = { 0 };
+		struct stat st;
+
+		if (d->d_name[0] == '.' || !strcmp(d->d_name, CRS_META_NAME))
+			continue;
+		if (fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
+			closedir(dir);
+			return fail(err, errlen, -EINVAL, "unexpected entry %s in %s", d->d_name,
+				    p->dir);
+		}
+		if (strlen(d->d_name) >= sizeof(f.name)) {
+			closedir(dir);
+			return fail(err, errlen, -ENAMETOOLONG, "image name too long: %s",
+				    d->d_name);
+		}
+		strcpy(f.name, d->d_name);
+		r = crs_sha256_file(dfd, d->d_name, f.sha, &f.size);
+		if (!r)
+			r = crs_meta_add_file(m, &f);
+		if (r) {
+			closedir(dir);
+			return fail(err, errlen, r, "cannot checksum %s/%s: %s", p->dir, d->d_name,
+				    strerror(-r));
+		}
+	}
+	closedir(dir);
+	if (m->nr_files)
+		qsort(m->files, m->nr_files, sizeof(m->files[0]), cmp_names);
+	snprintf(m->handle, sizeof(m->handle), "%s", p->handle);
+
+	r = crs_meta_format(m, &buf, &len);
+	if (r)
+		return fail(err, errlen, r, "cannot format metadata: %s", strerror(-r));
+	dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		free(buf);
+		return fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
+	}
+	fd = openat(dfd, CRS_META_NAME ".part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		r = write_all(fd, buf, len);
+		if (!r && fsync(fd))
+			r = -errno;
+		if (close(fd) && !r)
+			r = -errno;
+	}
+	free(buf);
+	if (!r && renameat(dfd, CRS_META_NAME ".part", dfd, CRS_META_NAME))
+		r = -errno;
+	if (!r && fsync(dfd))
+		r = -errno;
+	close(dfd);
+	if (r)
+		return fail(err, errlen, r, "cannot write metadata in %s: %s", p->dir,
+			    strerror(-r));
+
+	crs_store_path(p->root, p->handle, final, sizeof(final));
+	if (rename(p->dir, final))
+		return fail(err, errlen, -errno, "cannot rename %s to %s: %s", p->dir, final,
+			    strerror(errno));
+	r = fsync_path(p->root);
+	if (r)
+		return fail(err, errlen, r, "cannot sync %s: %s", p->root, strerror(-r));
+	return 0;
+}
+
+int crs_rmtree(int dirfd, const char *name)
+{
+	struct dirent *d;
+	DIR *dir;
+	int fd, r = 0;
+
+	if (unlinkat(dirfd, name, 0) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((d = readdir(dir))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		r = crs_rmtree(fd, d->d_name);
+		if (r)
+			break;
+	}
+	closedir(dir);
+	if (!r && unlinkat(dirfd, name, AT_REMOVEDIR))
+		r = -errno;
+	return r;
+}
+
+void crs_store_abort(struct crs_pending *p)
+{
+	if (p && p->dir[0])
+		crs_rmtree(AT_FDCWD, p->dir);
+}
+
+static int read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > max) {
+				close(fd);
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				close(fd);
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			free(buf);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int crs_store_load(const char *root, const char *handle, struct crs_meta *m, char *err,
+		   size_t errlen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], why[256];
+	struct stat st;
+	size_t len = 0;
+	char *buf = NULL;
+	int r;
+
+	crs_meta_init(m);
+	if (crs_store_path(root, handle, dir, sizeof(dir)))
+		return fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return fail(err, errlen, -ENOENT, "unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"",
+			    handle, root);
+	snprintf(path, sizeof(path), "%s/" CRS_META_NAME, dir);
+	r = read_file(path, CRS_META_MAX_BYTES, &buf, &len);
+	if (r)
+		return fail(err, errlen, r == -ENOENT ? -ENODATA : r,
+			    "checkpoint %s is incomplete: cannot read its metadata: %s", handle,
+			    strerror(-r));
+	r = crs_meta_parse(buf, len, m, why, sizeof(why));
+	free(buf);
+	if (r)
+		return fail(err, errlen, r, "checkpoint %s is corrupt: %s", handle, why);
+	if (strcmp(m->handle, handle)) {
+		crs_meta_free(m);
+		return fail(err, errlen, -EBADMSG, "checkpoint %s is corrupt: metadata names %s",
+			    handle, m->handle);
+	}
+	return 0;
+}
+
+int crs_store_verify(const char *root, const char *handle, const struct crs_meta *m,
+		     bool quick, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], hex[CRS_SHA256_HEX];
+	uint8_t sha[CRS_SHA256_LEN];
+	struct dirent *d;
+	size_t i, seen = 0;
+	DIR *dp;
+	int dfd, r = 0;
+	bool inventory = false;
+
+	if (crs_store_path(root, handle, dir, sizeof(dir)))
+		return fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
+	dp = opendir(dir);
+	if (!dp)
+		return fail(err, errlen, -errno, "cannot open %s: %s", dir, strerror(errno));
+	dfd = dirfd(dp);
+	for (i = 0; i < m->nr_files && !r; i++) {
+		const struct crs_file *f = &m->files[i];
+		struct stat st;
+		uint64_t size;
+
+		if (!strcmp(f->name, "inventory.img"))
+			inventory = true;
+		if (fstatat(dfd, f->name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
+			r = fail(err, errlen, -ENODATA, "checkpoint %s is incomplete: %s is missing",
+				 handle, f->name);
+			break;
+		}
+		if ((uint64_t)st.st_size != f->size) {
+			r = fail(err, errlen, -EBADMSG,
+				 "checkpoint %s is corrupt: %s has %lld bytes, expected %llu",
+				 handle, f->name, (long long)st.st_size,
+				 (unsigned long long)f->size);
+			break;
+		}
+		if (quick)
+			continue;
+		r = crs_sha256_file(dfd, f->name, sha, &size);
+		if (r) {
+			r = fail(err, errlen, r, "cannot read %s/%s: %s", dir, f->name,
+				 strerror(-r));
+			break;
+		}
+		if (size != f->size || memcmp(sha, f->sha, sizeof(sha))) {
+			crs_sha256_hex(sha, hex);
+			r = fail(err, errlen, -EBADMSG,
+				 "checkpoint %s is corrupt: checksum of %s does not match", handle,
+				 f->name);
+		}
+	}
+	while (!r && (d = readdir(dp))) {
+		if (d->d_name[0] == '.' || !strcmp(d->d_name, CRS_META_NAME))
+			continue;
+		seen++;
+	}
+	closedir(dp);
+	if (r)
+		return r;
+	if (!inventory)
+		return fail(err, errlen, -ENODATA,
+			    "checkpoint %s is incomplete: no CRIU inventory.img", handle);
+	if (seen != m->nr_files)
+		return fail(err, errlen, -EBADMSG,
+			    "checkpoint %s is corrupt: %zu files on disk, %zu in its metadata",
+			    handle, seen, m->nr_files);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int crs_store_list(const char *root, crs_store_list_fn fn, void *arg)
+{
+	char **names = NULL, **nn, why[512];
+	size_t nr = 0, i, j;
+	struct dirent *d;
+	DIR *dp;
+
+	dp = opendir(root);
+	if (!dp)
+		return errno == ENOENT ? 0 : -errno;
+	while ((d = readdir(dp))) {
+		if (!crs_handle_valid(d->d_name))
+			continue;
+		nn = realloc(names, (nr + 1) * sizeof(*names));
+		if (!nn)
+			break;
+		names = nn;
+		names[nr] = strdup(d->d_name);
+		if (names[nr])
+			nr++;
+	}
+	closedir(dp);
+	if (nr)
+		qsort(names, nr, sizeof(*names), cmp_str);
+	for (i = 0; i < nr; i++) {
+		struct crs_meta m;
+		uint64_t bytes = 0;
+		int r;
+
+		r = crs_store_load(root, names[i], &m, why, sizeof(why));
+		if (!r)
+			r = crs_store_verify(root, names[i], &m, true, why, sizeof(why));
+		for (j = 0; !r && j < m.nr_files; j++)
+			bytes += m.files[j].size;
+		fn(names[i], r ? NULL : &m, bytes, r ? why : NULL, arg);
+		crs_meta_free(&m);
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}
+
+int crs_store_remove(const char *root, const char *handle)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int r;
+
+	r = crs_store_path(root, handle, dir, sizeof(dir));
+	if (r)
+		return r;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return crs_rmtree(AT_FDCWD, dir);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between libcrdbg (loaded in the program) and the crdbg
+ * command that checkpoints and restarts it.
+ *
+ * Request: crdbg sends CRDBG_RT_SIGNAL with sigqueue() to the program,
+ * si_value.sival_int = CRDBG_RT_REQ_CHECKPOINT. The library's handler
+ * forwards (sender pid, request) over a pipe to the designated checkpoint
+ * thread, which prepares, calls MPIR_checkpoint_debugger_detach() (a
+ * debugger breaks there and detaches) and answers with the same signal to
+ * the sender, si_value.sival_ptr = &crdbg_rt_info. crdbg reads that
+ * structure with process_vm_readv(), freezes the tree and dumps it.
+ *
+ * Resume: crdbg pushes the hook trampoline on every thread with
+ * push_hook(arg); the trampoline calls crdbg_hook_entry(arg), which runs
+ * MPIR_checkpoint_debugger_crs_hook(state) (Table 5.2 of seed 000).
+ *
+ * crdbg finds out whether a program uses libcrdbg from /proc/PID/maps
+ * before it sends anything: the default action of a real-time signal is
+ * to terminate.
+ */
+#ifndef CRDBG_RUNTIME_PROTOCOL_H
+#define CRDBG_RUNTIME_PROTOCOL_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#define CRDBG_RT_LIBNAME	"libcrdbg.so"
+
+/* Real-time signal used for requests and replies (SIGRTMAX - 3 = 61). */
+#define CRDBG_RT_SIGNAL		(SIGRTMAX - 3)
+
+#define CRDBG_RT_REQ_CHECKPOINT	1
+
+#define CRDBG_RT_MAGIC		0x63726462672d7274ULL	/* "crdbg-rt" */
+#define CRDBG_RT_VERSION	1
+
+/* Published by the library; read by crdbg from the target's memory. */
+struct crdbg_rt_info {
+	uint64_t magic;
+	uint32_t version;
+	int32_t designated_tid;		/* the checkpoint thread */
+	uint64_t trampoline;		/* hook-trampoline.S entry (kmod frames), 0 if absent */
+	uint64_t hook_entry;		/* &crdbg_hook_entry, a plain C call (ptrace backend) */
+	uint64_t debug_with_checkpoint;	/* &MPIR_debug_with_checkpoint */
+	uint64_t debug_gate;		/* &MPIR_checkpoint_debug_gate */
+	uint64_t requests;		/* checkpoint requests served so far */
+	int32_t parked;			/* threads in ..._breakpoint() now */
+	int32_t reserved;
+};
+
+/*
+ * Hook argument: bits 0-7 the CRS state passed to
+ * MPIR_checkpoint_debugger_crs_hook(), bits 8-9 what to do with
+ * MPIR_debug_with_checkpoint before that.
+ */
+#define CRDBG_CRS_STATE_CONTINUE	1
+#define CRDBG_CRS_STATE_RESTART		2
+#define CRDBG_HOOK_STATE_MASK		0xffULL
+
+#define CRDBG_HOOK_DEBUG_KEEP		(0ULL << 8)
+#define CRDBG_HOOK_DEBUG_CLEAR		(1ULL << 8)
+#define CRDBG_HOOK_DEBUG_SET		(2ULL << 8)
+#define CRDBG_HOOK_DEBUG_MASK		(3ULL << 8)
+
+#endif /* CRDBG_RUNTIME_PROTOCOL_H */
