@@ -87,7 +87,6 @@ static bool name_valid(const char *n)
 
 int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 {
-	struct crs_sha256 c;
 	uint8_t d[CRS_SHA256_LEN];
 	char hex[CRS_SHA256_HEX];
 	char *buf = NULL;
@@ -137,9 +136,7 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		free(buf);
 		return -ENOMEM;
 	}
-	crs_sha256_init(&c);
-	crs_sha256_update(&c, buf, len);
-	crs_sha256_final(&c, d);
+	crs_sha256(buf, len, d);
 	crs_sha256_hex(d, hex);
 	fprintf(f, "end %s\n", hex);
 	if (fclose(f)) {
@@ -316,7 +313,6 @@ int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, s
 {
 	static const char magic[] = "crdbg-checkpoint 1\n";
 	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
-	struct crs_sha256 c;
 	size_t off, end_off = 0;
 	unsigned int lineno = 1;
 	bool ended = false;
@@ -369,9 +365,7 @@ int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, s
 		ret = fail(err, errlen, -EBADMSG, "metadata has data after its end line");
 		goto out;
 	}
-	crs_sha256_init(&c);
-	crs_sha256_update(&c, buf, end_off);
-	crs_sha256_final(&c, got);
+	crs_sha256(buf, end_off, got);
 	if (memcmp(want, got, sizeof(got))) {
 		ret = fail(err, errlen, -EBADMSG, "metadata checksum mismatch");
 		goto out;

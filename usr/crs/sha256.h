@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* SHA-256 (FIPS 180-4), for the checksums of checkpoint images. */
+/* SHA-256 checksums of checkpoint images and metadata, over libcrypto. */
 #ifndef CRDBG_CRS_SHA256_H
 #define CRDBG_CRS_SHA256_H
 
@@ -9,16 +9,8 @@
 #define CRS_SHA256_LEN 32
 #define CRS_SHA256_HEX (2 * CRS_SHA256_LEN + 1)
 
-struct crs_sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	uint8_t buf[64];
-	size_t fill;
-};
-
-void crs_sha256_init(struct crs_sha256 *c);
-void crs_sha256_update(struct crs_sha256 *c, const void *data, size_t len);
-void crs_sha256_final(struct crs_sha256 *c, uint8_t out[CRS_SHA256_LEN]);
+/* Hash one buffer. */
+void crs_sha256(const void *data, size_t len, uint8_t out[CRS_SHA256_LEN]);
 void crs_sha256_hex(const uint8_t d[CRS_SHA256_LEN], char out[CRS_SHA256_HEX]);
 
 /* Hash a file; returns 0 and its size, or -errno. */
