@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo: boot a guest running Debian's 6.1 kernel and show crdbg at
-# work in it (the host kernel cannot load modules). Each step prints the
-# command it runs, as a user would type it.
+# make demo: crdbg at work. First a scripted parallel debug session of an
+# Open MPI program on this machine; then, in a QEMU guest running Debian's
+# 6.1 kernel (this host cannot load modules and CRIU 3.17 fails on its
+# kernel), crdbg.ko freezing a process and a checkpoint/restart round trip.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
-echo "demo: booting a QEMU guest (Debian 6.1 kernel, TCG); this takes a few seconds"
-exec "$top/scripts/vm" --timeout 600 -- env CRDBG_BUILD="$build" \
+crdbg=$build/crdbg
+
+bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+bold "1. a parallel debug session: 3 MPI ranks acquired through mpirun's MPIR interface"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1
+mpi_prog=$build/tests/host/debug/mpi_debug
+set -x
+"$crdbg" debug -ex 'break compute' -ex continue -ex finish -ex 'print value' \
+	-ex '[0] print rank' -ex stacks -ex status -ex continue \
+	-- mpirun --oversubscribe -n 3 "$mpi_prog"
+set +x
+
+bold "2. booting a QEMU guest (Debian 6.1 kernel, TCG) for crdbg.ko and CRIU"
+exec "$top/scripts/vm" --timeout 900 -- env CRDBG_BUILD="$build" CRDBG_TOP="$top" \
 	bash "$top/scripts/demo-guest.sh"
