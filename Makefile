@@ -40,7 +40,7 @@ include $(wildcard usr/*/*.mk)
 include $(wildcard sdm/*.mk)
 include tests/tests.mk
 
-.PHONY: all help deps kmod check check-host check-guest demo bench fuzz clean
+.PHONY: all help deps prepare kmod check check-host check-guest demo bench fuzz clean
 
 all: $(ALL_TARGETS) kmod
 
@@ -68,19 +68,27 @@ kmod:
 		[ -e "$$f" ] && ln -sf "$$f" $(B)/kmod/; done; true
 	$(MAKE) -C $(KDIR) M=$(TOP)/$(B)/kmod CRDBG_TOP=$(TOP) CRDBG_VERSION=$(VERSION) modules
 
-check: all
+# check and demo install what is missing first (make deps is idempotent),
+# then build: the kselftest headers come from deps, so it must run first.
+check check-host check-guest demo bench: prepare
+
+prepare:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+
+check:
 	@scripts/check.sh $(B) "$(HOST_TESTS)" "$(GUEST_GROUPS)"
 
-check-host: all
+check-host:
 	@scripts/check.sh $(B) "$(HOST_TESTS)" ""
 
-check-guest: all
+check-guest:
 	@scripts/check.sh $(B) "" "$(GUEST_GROUPS)"
 
-demo: deps all
+demo:
 	@scripts/demo.sh $(B)
 
-bench: all
+bench: prepare
 	@scripts/bench.sh $(B) $(BENCH_CMDS)
 
 FUZZ_SECONDS ?= 60
