@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "crs.h"
 #include "criu.h"
 #include "proc.h"
@@ -32,19 +33,6 @@
 #include "../runtime/protocol.h"
 
 #define REQUEST_TIMEOUT_S 60
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static int read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -69,29 +57,29 @@ static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, char *err, 
 	sigemptyset(&set);
 	sigaddset(&set, CRDBG_RT_SIGNAL);
 	if (sigqueue(pid, CRDBG_RT_SIGNAL, v))
-		return fail(err, errlen, -errno, "cannot send the checkpoint request to pid %d: %s",
+		return crs_fail(err, errlen, -errno, "cannot send the checkpoint request to pid %d: %s",
 			    pid, strerror(errno));
 	for (;;) {
 		r = sigtimedwait(&set, &si, &ts);
 		if (r == CRDBG_RT_SIGNAL && si.si_pid == pid && si.si_code == SI_QUEUE)
 			break;
 		if (r < 0 && errno != EAGAIN && errno != EINTR)
-			return fail(err, errlen, -errno, "waiting for pid %d: %s", pid,
+			return crs_fail(err, errlen, -errno, "waiting for pid %d: %s", pid,
 				    strerror(errno));
 		if (kill(pid, 0) && errno == ESRCH)
-			return fail(err, errlen, -ESRCH, "pid %d exited during the checkpoint request",
+			return crs_fail(err, errlen, -ESRCH, "pid %d exited during the checkpoint request",
 				    pid);
 		if (time(NULL) > deadline)
-			return fail(err, errlen, -ETIMEDOUT,
+			return crs_fail(err, errlen, -ETIMEDOUT,
 				    "pid %d did not answer the checkpoint request in %d s (a debugger stopped in MPIR_checkpoint_debugger_detach() must detach)",
 				    pid, REQUEST_TIMEOUT_S);
 	}
 	r = read_remote(pid, (uint64_t)(uintptr_t)si.si_value.sival_ptr, info, sizeof(*info));
 	if (r)
-		return fail(err, errlen, r, "cannot read libcrdbg's state in pid %d: %s", pid,
+		return crs_fail(err, errlen, r, "cannot read libcrdbg's state in pid %d: %s", pid,
 			    strerror(-r));
 	if (info->magic != CRDBG_RT_MAGIC || info->version != CRDBG_RT_VERSION)
-		return fail(err, errlen, -EPROTO, "pid %d runs an incompatible libcrdbg", pid);
+		return crs_fail(err, errlen, -EPROTO, "pid %d runs an incompatible libcrdbg", pid);
 	return 0;
 }
 
@@ -125,11 +113,11 @@ static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pi
 		free(th);
 		th = calloc(max, sizeof(*th));
 		if (!th)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return crs_fail(err, errlen, -ENOMEM, "out of memory");
 		n = query_process(b, pid, th, max, msg, sizeof(msg));
 		if (n < 0) {
 			free(th);
-			return fail(err, errlen, n, "cannot query pid %d: %s", pid, msg);
+			return crs_fail(err, errlen, n, "cannot query pid %d: %s", pid, msg);
 		}
 		if ((size_t)n <= max)
 			break;
@@ -145,7 +133,7 @@ static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pi
 		r = crs_meta_add_thread(m, &t);
 	}
 	free(th);
-	return r ? fail(err, errlen, r, "too many threads") : 0;
+	return r ? crs_fail(err, errlen, r, "too many threads") : 0;
 }
 
 /*
@@ -166,11 +154,11 @@ static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_me
 
 	for (i = 0; i < m->nr_procs; i++) {
 		if (kill(m->procs[i].pid, SIGSTOP))
-			return fail(err, errlen, -errno, "cannot stop pid %d: %s", m->procs[i].pid,
+			return crs_fail(err, errlen, -errno, "cannot stop pid %d: %s", m->procs[i].pid,
 				    strerror(errno));
 		r = thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
 		if (r)
-			return fail(err, errlen, r, "cannot hand pid %d over to a stop: %s",
+			return crs_fail(err, errlen, r, "cannot hand pid %d over to a stop: %s",
 				    m->procs[i].pid, msg);
 	}
 	for (j = 0; j < 1000; j++) {
@@ -185,7 +173,7 @@ static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_me
 			return 0;
 		nanosleep(&nap, NULL);
 	}
-	return fail(err, errlen, -ETIMEDOUT, "the frozen tree did not enter its group stop");
+	return crs_fail(err, errlen, -ETIMEDOUT, "the frozen tree did not enter its group stop");
 }
 
 static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
@@ -230,22 +218,22 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 
 	crs_meta_init(&m);
 	if (o->pid <= 0)
-		return fail(err, errlen, -EINVAL, "invalid pid %d", o->pid);
+		return crs_fail(err, errlen, -EINVAL, "invalid pid %d", o->pid);
 	if (kill(o->pid, 0)) {
 		if (errno == ESRCH)
-			return fail(err, errlen, -ESRCH, "no process with pid %d", o->pid);
-		return fail(err, errlen, -errno, "cannot checkpoint pid %d: %s%s", o->pid,
+			return crs_fail(err, errlen, -ESRCH, "no process with pid %d", o->pid);
+		return crs_fail(err, errlen, -errno, "cannot checkpoint pid %d: %s%s", o->pid,
 			    strerror(errno), errno == EPERM ? " (another user's process)" : "");
 	}
 	r = crs_proc_tree(o->pid, o->descendants, &pids, &nr);
 	if (r)
-		return fail(err, errlen, r, "cannot read the process tree of pid %d: %s", o->pid,
+		return crs_fail(err, errlen, r, "cannot read the process tree of pid %d: %s", o->pid,
 			    strerror(-r));
 	m.root = o->pid;
 	m.time = time(NULL);
 	crs_proc_exe(o->pid, m.program, sizeof(m.program));
 	if (crs_criu_version(m.criu_version, sizeof(m.criu_version))) {
-		r = fail(err, errlen, -ENOENT, "cannot run %s --version: is CRIU installed?",
+		r = crs_fail(err, errlen, -ENOENT, "cannot run %s --version: is CRIU installed?",
 			 crs_criu_path());
 		goto out;
 	}
@@ -253,7 +241,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	/* Know the backend's real kind before doing anything. */
 	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
 	if (r) {
-		r = fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
+		r = crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
 		goto out;
 	}
 	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
@@ -292,14 +280,14 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		}
 		r = crs_meta_add_proc(&m, &p);
 		if (r) {
-			r = fail(err, errlen, r, "too many processes");
+			r = crs_fail(err, errlen, r, "too many processes");
 			goto out;
 		}
 	}
 	if (kind == FREEZE_BACKEND_PTRACE && o->after == CRS_AFTER_CONTINUE && m.mpir &&
 	    (o->debug == CRS_DEBUG_SET ||
 	     (o->debug == CRS_DEBUG_KEEP && m.debug_with_checkpoint == 1))) {
-		r = fail(err, errlen, -EOPNOTSUPP,
+		r = crs_fail(err, errlen, -EOPNOTSUPP,
 			 "the ptrace backend cannot leave threads waiting for a debugger (it holds the tracer slot until the hook returns): use --backend kmod, --no-debug or --stop");
 		goto out;
 	}
@@ -313,7 +301,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	for (i = 0; i < m.nr_procs; i++) {
 		r = freeze_process(b, m.procs[i].pid, FREEZE_F_PERSIST, msg, sizeof(msg));
 		if (r) {
-			r = fail(err, errlen, r, "cannot freeze pid %d: %s", m.procs[i].pid, msg);
+			r = crs_fail(err, errlen, r, "cannot freeze pid %d: %s", m.procs[i].pid, msg);
 			goto out_thaw;
 		}
 		frozen++;
@@ -336,7 +324,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 
 	r = crs_criu_dump(o->pid, pend.dir, m.shell_job, msg, sizeof(msg));
 	if (r) {
-		r = fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
+		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
 		goto out_thaw;
 	}
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "meta.h"
 
 void crs_meta_init(struct crs_meta *m)
@@ -148,18 +149,6 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 	return 0;
 }
 
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
-
 static bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret)
 {
 	char *end;
@@ -244,7 +233,7 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 
 	rest = strchr(line, ' ');
 	if (!rest)
-		return fail(err, errlen, -EBADMSG, "metadata line %u has no value", lineno);
+		return crs_fail(err, errlen, -EBADMSG, "metadata line %u has no value", lineno);
 	*rest++ = '\0';
 	if (!strcmp(line, "program")) {
 		snprintf(m->program, sizeof(m->program), "%s", rest);
@@ -277,33 +266,33 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		    !parse_pid(f[2], &p.pgid) || !parse_pid(f[3], &p.sid) ||
 		    !parse_i64(f[4], 0, 1, &v) || !parse_hex(f[5], &p.trampoline) ||
 		    !parse_hex(f[6], &p.hook_entry))
-			return fail(err, errlen, -EBADMSG, "metadata line %u: bad process record",
+			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad process record",
 				    lineno);
 		p.mpir = v;
 		if (crs_meta_add_proc(m, &p))
-			return fail(err, errlen, -EBADMSG, "metadata: too many processes");
+			return crs_fail(err, errlen, -EBADMSG, "metadata: too many processes");
 	} else if (!strcmp(line, "thread") && n == 4) {
 		struct crs_thread t = { 0 };
 
 		if (!parse_pid(f[0], &t.pid) || !parse_pid(f[1], &t.tid) ||
 		    !parse_hex(f[2], &t.pc) || !parse_hex(f[3], &t.sp))
-			return fail(err, errlen, -EBADMSG, "metadata line %u: bad thread record",
+			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad thread record",
 				    lineno);
 		if (crs_meta_add_thread(m, &t))
-			return fail(err, errlen, -EBADMSG, "metadata: too many threads");
+			return crs_fail(err, errlen, -EBADMSG, "metadata: too many threads");
 	} else if (!strcmp(line, "file") && n == 3) {
 		struct crs_file fl = { 0 };
 
 		if (!parse_sha(f[0], fl.sha) || !parse_i64(f[1], 0, INT64_MAX, &v) ||
 		    strlen(f[2]) >= sizeof(fl.name) || !name_valid(f[2]))
-			return fail(err, errlen, -EBADMSG, "metadata line %u: bad file record",
+			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad file record",
 				    lineno);
 		fl.size = (uint64_t)v;
 		strcpy(fl.name, f[2]);
 		if (crs_meta_add_file(m, &fl))
-			return fail(err, errlen, -EBADMSG, "metadata: too many files");
+			return crs_fail(err, errlen, -EBADMSG, "metadata: too many files");
 	} else {
-		return fail(err, errlen, -EBADMSG, "metadata line %u: unknown or malformed \"%s\"",
+		return crs_fail(err, errlen, -EBADMSG, "metadata line %u: unknown or malformed \"%s\"",
 			    lineno, line);
 	}
 	return 0;
@@ -321,10 +310,10 @@ int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, s
 
 	crs_meta_init(m);
 	if (len > CRS_META_MAX_BYTES)
-		return fail(err, errlen, -EBADMSG, "metadata larger than %u bytes",
+		return crs_fail(err, errlen, -EBADMSG, "metadata larger than %u bytes",
 			    CRS_META_MAX_BYTES);
 	if (len < sizeof(magic) - 1 || memcmp(buf, magic, sizeof(magic) - 1))
-		return fail(err, errlen, len ? -EBADMSG : -ENODATA,
+		return crs_fail(err, errlen, len ? -EBADMSG : -ENODATA,
 			    len ? "metadata does not start with \"crdbg-checkpoint 1\"" :
 				  "metadata is empty");
 	for (off = sizeof(magic) - 1; off < len; lineno++) {
@@ -332,12 +321,12 @@ int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, s
 		size_t ll;
 
 		if (!nl) {
-			ret = fail(err, errlen, -ENODATA, "metadata truncated at line %u", lineno + 1);
+			ret = crs_fail(err, errlen, -ENODATA, "metadata truncated at line %u", lineno + 1);
 			goto out;
 		}
 		ll = (size_t)(nl - (buf + off));
 		if (ll >= sizeof(line) || memchr(buf + off, '\0', ll)) {
-			ret = fail(err, errlen, -EBADMSG, "metadata line %u malformed", lineno + 1);
+			ret = crs_fail(err, errlen, -EBADMSG, "metadata line %u malformed", lineno + 1);
 			goto out;
 		}
 		memcpy(line, buf + off, ll);
@@ -345,7 +334,7 @@ int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, s
 		if (!strncmp(line, "end ", 4)) {
 			end_off = off;
 			if (!parse_sha(line + 4, want)) {
-				ret = fail(err, errlen, -EBADMSG, "metadata end line malformed");
+				ret = crs_fail(err, errlen, -EBADMSG, "metadata end line malformed");
 				goto out;
 			}
 			ended = true;
@@ -358,20 +347,20 @@ int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, s
 		off += ll + 1;
 	}
 	if (!ended) {
-		ret = fail(err, errlen, -ENODATA, "metadata truncated: no end line");
+		ret = crs_fail(err, errlen, -ENODATA, "metadata truncated: no end line");
 		goto out;
 	}
 	if (off != len) {
-		ret = fail(err, errlen, -EBADMSG, "metadata has data after its end line");
+		ret = crs_fail(err, errlen, -EBADMSG, "metadata has data after its end line");
 		goto out;
 	}
 	crs_sha256(buf, end_off, got);
 	if (memcmp(want, got, sizeof(got))) {
-		ret = fail(err, errlen, -EBADMSG, "metadata checksum mismatch");
+		ret = crs_fail(err, errlen, -EBADMSG, "metadata checksum mismatch");
 		goto out;
 	}
 	if (!m->handle[0] || !m->root || !m->nr_procs) {
-		ret = fail(err, errlen, -EBADMSG, "metadata lacks handle, root or processes");
+		ret = crs_fail(err, errlen, -EBADMSG, "metadata lacks handle, root or processes");
 		goto out;
 	}
 	return 0;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "crs.h"
 #include "criu.h"
 #include "proc.h"
@@ -24,19 +25,6 @@
 #include "../runtime/protocol.h"
 
 #define RESTORE_TIMEOUT_S 120
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* Every checkpointed thread exists again, in a group stop, untraced. */
 static bool restored(const struct crs_meta *m)
@@ -64,13 +52,13 @@ static int wait_restored(const struct crs_meta *m, pid_t criu, const char *log, 
 		if (waitpid(criu, &st, WNOHANG) == criu) {
 			*ret_st = st;
 			crs_criu_log_error(log, why, sizeof(why));
-			return fail(err, errlen, -EIO, "criu restore failed: %s", why);
+			return crs_fail(err, errlen, -EIO, "criu restore failed: %s", why);
 		}
 		if (restored(m))
 			return 0;
 		if (time(NULL) > deadline) {
 			kill(criu, SIGKILL);
-			return fail(err, errlen, -ETIMEDOUT,
+			return crs_fail(err, errlen, -ETIMEDOUT,
 				    "the restored tree did not come up in %d s (see %s)",
 				    RESTORE_TIMEOUT_S, log);
 		}
@@ -98,27 +86,27 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (r)
 		goto out;
 	if (o->debug && !m.mpir) {
-		r = fail(err, errlen, -EOPNOTSUPP,
+		r = crs_fail(err, errlen, -EOPNOTSUPP,
 			 "checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
 			 o->handle);
 		goto out;
 	}
 	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
 	if (r) {
-		r = fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
+		r = crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
 		goto out;
 	}
 	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
 							 FREEZE_BACKEND_PTRACE;
 	freeze_backend_close(b);
 	if (o->debug && kind == FREEZE_BACKEND_PTRACE) {
-		r = fail(err, errlen, -EOPNOTSUPP,
+		r = crs_fail(err, errlen, -EOPNOTSUPP,
 			 "restart --debug needs the kmod backend: the ptrace fallback holds the tracer slot until the hook returns (load crdbg.ko)");
 		goto out;
 	}
 	for (i = 0; i < m.nr_procs; i++) {
 		if (kill(m.procs[i].pid, 0) == 0 || errno == EPERM) {
-			r = fail(err, errlen, -EBUSY,
+			r = crs_fail(err, errlen, -EBUSY,
 				 "pid %d is in use: the checkpointed process (or another) still runs; stop it first",
 				 m.procs[i].pid);
 			goto out;
@@ -128,7 +116,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	crs_store_path(root, o->handle, dir, sizeof(dir));
 	snprintf(work, sizeof(work), "%s/crdbg-restore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(work)) {
-		r = fail(err, errlen, -errno, "cannot create a work directory in %s: %s",
+		r = crs_fail(err, errlen, -errno, "cannot create a work directory in %s: %s",
 			 tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		goto out;
 	}

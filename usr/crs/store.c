@@ -11,21 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "store.h"
 
 #define TMP_PREFIX ".tmp-"
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 const char *crs_store_root(const char *explicit_root)
 {
@@ -82,7 +71,7 @@ int crs_store_begin(const char *root, pid_t pid, struct crs_pending *ret, char *
 
 	r = mkdir_p(root, 0700);
 	if (r)
-		return fail(err, errlen, r, "cannot create store %s: %s", root, strerror(-r));
+		return crs_fail(err, errlen, r, "cannot create store %s: %s", root, strerror(-r));
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
 	for (i = 0; i < 1000; i++) {
@@ -93,17 +82,17 @@ int crs_store_begin(const char *root, pid_t pid, struct crs_pending *ret, char *
 			snprintf(ret->handle, sizeof(ret->handle), "%s-%d.%d", stamp, (int)pid, i);
 		if (snprintf(ret->dir, sizeof(ret->dir), "%s/" TMP_PREFIX "%s", root,
 			     ret->handle) >= (int)sizeof(ret->dir))
-			return fail(err, errlen, -ENAMETOOLONG, "store path too long: %s", root);
+			return crs_fail(err, errlen, -ENAMETOOLONG, "store path too long: %s", root);
 		crs_store_path(root, ret->handle, final, sizeof(final));
 		if (access(final, F_OK) == 0)
 			continue;
 		if (mkdir(ret->dir, 0700) == 0)
 			return 0;
 		if (errno != EEXIST)
-			return fail(err, errlen, -errno, "cannot create %s: %s", ret->dir,
+			return crs_fail(err, errlen, -errno, "cannot create %s: %s", ret->dir,
 				    strerror(errno));
 	}
-	return fail(err, errlen, -EEXIST, "no free checkpoint name in %s", root);
+	return crs_fail(err, errlen, -EEXIST, "no free checkpoint name in %s", root);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -152,7 +141,7 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 
 	dir = opendir(p->dir);
 	if (!dir)
-		return fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
+		return crs_fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
 	dfd = dirfd(dir);
 	while ((d = readdir(dir))) {
 		struct crs_file f = { 0 };
@@ -162,12 +151,12 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 			continue;
 		if (fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
 			closedir(dir);
-			return fail(err, errlen, -EINVAL, "unexpected entry %s in %s", d->d_name,
+			return crs_fail(err, errlen, -EINVAL, "unexpected entry %s in %s", d->d_name,
 				    p->dir);
 		}
 		if (strlen(d->d_name) >= sizeof(f.name)) {
 			closedir(dir);
-			return fail(err, errlen, -ENAMETOOLONG, "image name too long: %s",
+			return crs_fail(err, errlen, -ENAMETOOLONG, "image name too long: %s",
 				    d->d_name);
 		}
 		strcpy(f.name, d->d_name);
@@ -176,7 +165,7 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 			r = crs_meta_add_file(m, &f);
 		if (r) {
 			closedir(dir);
-			return fail(err, errlen, r, "cannot checksum %s/%s: %s", p->dir, d->d_name,
+			return crs_fail(err, errlen, r, "cannot checksum %s/%s: %s", p->dir, d->d_name,
 				    strerror(-r));
 		}
 	}
@@ -187,11 +176,11 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 
 	r = crs_meta_format(m, &buf, &len);
 	if (r)
-		return fail(err, errlen, r, "cannot format metadata: %s", strerror(-r));
+		return crs_fail(err, errlen, r, "cannot format metadata: %s", strerror(-r));
 	dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		free(buf);
-		return fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
+		return crs_fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
 	}
 	fd = openat(dfd, CRS_META_NAME ".part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -210,16 +199,16 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 		r = -errno;
 	close(dfd);
 	if (r)
-		return fail(err, errlen, r, "cannot write metadata in %s: %s", p->dir,
+		return crs_fail(err, errlen, r, "cannot write metadata in %s: %s", p->dir,
 			    strerror(-r));
 
 	crs_store_path(p->root, p->handle, final, sizeof(final));
 	if (rename(p->dir, final))
-		return fail(err, errlen, -errno, "cannot rename %s to %s: %s", p->dir, final,
+		return crs_fail(err, errlen, -errno, "cannot rename %s to %s: %s", p->dir, final,
 			    strerror(errno));
 	r = fsync_path(p->root);
 	if (r)
-		return fail(err, errlen, r, "cannot sync %s: %s", p->root, strerror(-r));
+		return crs_fail(err, errlen, r, "cannot sync %s: %s", p->root, strerror(-r));
 	return 0;
 }
 
@@ -322,23 +311,23 @@ int crs_store_load(const char *root, const char *handle, struct crs_meta *m, cha
 
 	crs_meta_init(m);
 	if (crs_store_path(root, handle, dir, sizeof(dir)))
-		return fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
+		return crs_fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		return fail(err, errlen, -ENOENT, "unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"",
+		return crs_fail(err, errlen, -ENOENT, "unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"",
 			    handle, root);
 	snprintf(path, sizeof(path), "%s/" CRS_META_NAME, dir);
 	r = read_file(path, CRS_META_MAX_BYTES, &buf, &len);
 	if (r)
-		return fail(err, errlen, r == -ENOENT ? -ENODATA : r,
+		return crs_fail(err, errlen, r == -ENOENT ? -ENODATA : r,
 			    "checkpoint %s is incomplete: cannot read its metadata: %s", handle,
 			    strerror(-r));
 	r = crs_meta_parse(buf, len, m, why, sizeof(why));
 	free(buf);
 	if (r)
-		return fail(err, errlen, r, "checkpoint %s is corrupt: %s", handle, why);
+		return crs_fail(err, errlen, r, "checkpoint %s is corrupt: %s", handle, why);
 	if (strcmp(m->handle, handle)) {
 		crs_meta_free(m);
-		return fail(err, errlen, -EBADMSG, "checkpoint %s is corrupt: metadata names %s",
+		return crs_fail(err, errlen, -EBADMSG, "checkpoint %s is corrupt: metadata names %s",
 			    handle, m->handle);
 	}
 	return 0;
@@ -356,10 +345,10 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 	bool inventory = false;
 
 	if (crs_store_path(root, handle, dir, sizeof(dir)))
-		return fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
+		return crs_fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
 	dp = opendir(dir);
 	if (!dp)
-		return fail(err, errlen, -errno, "cannot open %s: %s", dir, strerror(errno));
+		return crs_fail(err, errlen, -errno, "cannot open %s: %s", dir, strerror(errno));
 	dfd = dirfd(dp);
 	for (i = 0; i < m->nr_files && !r; i++) {
 		const struct crs_file *f = &m->files[i];
@@ -369,12 +358,12 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 		if (!strcmp(f->name, "inventory.img"))
 			inventory = true;
 		if (fstatat(dfd, f->name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
-			r = fail(err, errlen, -ENODATA, "checkpoint %s is incomplete: %s is missing",
+			r = crs_fail(err, errlen, -ENODATA, "checkpoint %s is incomplete: %s is missing",
 				 handle, f->name);
 			break;
 		}
 		if ((uint64_t)st.st_size != f->size) {
-			r = fail(err, errlen, -EBADMSG,
+			r = crs_fail(err, errlen, -EBADMSG,
 				 "checkpoint %s is corrupt: %s has %lld bytes, expected %llu",
 				 handle, f->name, (long long)st.st_size,
 				 (unsigned long long)f->size);
@@ -384,13 +373,13 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 			continue;
 		r = crs_sha256_file(dfd, f->name, sha, &size);
 		if (r) {
-			r = fail(err, errlen, r, "cannot read %s/%s: %s", dir, f->name,
+			r = crs_fail(err, errlen, r, "cannot read %s/%s: %s", dir, f->name,
 				 strerror(-r));
 			break;
 		}
 		if (size != f->size || memcmp(sha, f->sha, sizeof(sha))) {
 			crs_sha256_hex(sha, hex);
-			r = fail(err, errlen, -EBADMSG,
+			r = crs_fail(err, errlen, -EBADMSG,
 				 "checkpoint %s is corrupt: checksum of %s does not match", handle,
 				 f->name);
 		}
@@ -404,10 +393,10 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 	if (r)
 		return r;
 	if (!inventory)
-		return fail(err, errlen, -ENODATA,
+		return crs_fail(err, errlen, -ENODATA,
 			    "checkpoint %s is incomplete: no CRIU inventory.img", handle);
 	if (seen != m->nr_files)
-		return fail(err, errlen, -EBADMSG,
+		return crs_fail(err, errlen, -EBADMSG,
 			    "checkpoint %s is corrupt: %zu files on disk, %zu in its metadata",
 			    handle, seen, m->nr_files);
 	return 0;
