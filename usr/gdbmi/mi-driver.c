@@ -1219,32 +1219,56 @@ int mi_set_var(struct mi_driver *d, const char *var, const char *value)
 	return mi_driver_cmd(d, NULL, "-gdb-set var %s=%s", var, value);
 }
 
-/* Collect the children of list at path into frames[] (or threads[]). */
+/*
+ * Send cmd and find the list named key in its answer; allocate an array of
+ * one elem_size element per list entry. On success the caller owns
+ * *ret_rec and *ret_array.
+ */
+static int cmd_list(struct mi_driver *d, const char *cmd, const char *key, size_t elem_size,
+		    struct mi_record **ret_rec, const struct mi_value **ret_list,
+		    void **ret_array)
+{
+	const struct mi_value *list;
+	struct mi_record *rec;
+	void *array;
+	int err;
+
+	err = mi_driver_cmd(d, &rec, "%s", cmd);
+	if (err)
+		return err;
+	list = mi_get(rec->results, key);
+	if (!list || list->kind != MI_LIST) {
+		mi_record_free(rec);
+		set_error(d, "%s: no %s in the answer", cmd, key);
+		return -EBADMSG;
+	}
+	array = calloc(list->count ? list->count : 1, elem_size);
+	if (!array) {
+		mi_record_free(rec);
+		return -ENOMEM;
+	}
+	*ret_rec = rec;
+	*ret_list = list;
+	*ret_array = array;
+	return 0;
+}
+
 int mi_backtrace(struct mi_driver *d, int max_depth, struct mi_frames *ret)
 {
 	const struct mi_value *stack, *f;
 	struct mi_record *rec;
 	struct mi_frame *frames;
+	char cmd[64];
 	size_t n = 0;
 	int err;
 
 	if (max_depth > 0)
-		err = mi_driver_cmd(d, &rec, "-stack-list-frames 0 %d", max_depth - 1);
+		snprintf(cmd, sizeof(cmd), "-stack-list-frames 0 %d", max_depth - 1);
 	else
-		err = mi_driver_cmd(d, &rec, "-stack-list-frames");
+		snprintf(cmd, sizeof(cmd), "-stack-list-frames");
+	err = cmd_list(d, cmd, "stack", sizeof(*frames), &rec, &stack, (void **)&frames);
 	if (err)
 		return err;
-	stack = mi_get(rec->results, "stack");
-	if (!stack || stack->kind != MI_LIST) {
-		mi_record_free(rec);
-		set_error(d, "-stack-list-frames: no stack in the answer");
-		return -EBADMSG;
-	}
-	frames = calloc(stack->count ? stack->count : 1, sizeof(*frames));
-	if (!frames) {
-		mi_record_free(rec);
-		return -ENOMEM;
-	}
 	for (f = stack->child; f; f = f->next)
 		frame_from(f, &frames[n++]);
 	ret->n = n;
@@ -1272,20 +1296,10 @@ int mi_thread_info(struct mi_driver *d, struct mi_threads *ret)
 	size_t n = 0;
 	int err;
 
-	err = mi_driver_cmd(d, &rec, "-thread-info");
+	err = cmd_list(d, "-thread-info", "threads", sizeof(*threads), &rec, &list,
+		       (void **)&threads);
 	if (err)
 		return err;
-	list = mi_get(rec->results, "threads");
-	if (!list || list->kind != MI_LIST) {
-		mi_record_free(rec);
-		set_error(d, "-thread-info: no threads in the answer");
-		return -EBADMSG;
-	}
-	threads = calloc(list->count ? list->count : 1, sizeof(*threads));
-	if (!threads) {
-		mi_record_free(rec);
-		return -ENOMEM;
-	}
 	for (t = list->child; t; t = t->next) {
 		struct mi_thread *th = &threads[n++];
 
