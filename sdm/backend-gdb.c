@@ -305,6 +305,8 @@ static int do_load(struct gdbb *g, uint32_t req, char *spec)
 	o.program = prog;
 	o.args = args;
 	o.cmd_timeout_ms = GDBB_START_MS;
+	/* Checkpointable (crdbg debug --preload): no terminal CRIU cannot dump. */
+	o.fifo = getenv("CRDBG_DEBUG_PRELOAD") && *getenv("CRDBG_DEBUG_PRELOAD");
 	err = mi_driver_start(&o, &g->d);
 	if (err) {
 		g->d = NULL;
@@ -314,6 +316,10 @@ static int do_load(struct gdbb *g, uint32_t req, char *spec)
 	g->gdb_pid = mi_driver_gdb_pid(g->d);
 	g->state = GDBB_LOADED;
 	watch_driver(g);
+	/* crdbg debug --preload: only the program gets the library. */
+	if (getenv("CRDBG_DEBUG_PRELOAD") && *getenv("CRDBG_DEBUG_PRELOAD"))
+		mi_driver_cmd(g->d, NULL, "-interpreter-exec console \"set environment LD_PRELOAD %s\"",
+			      getenv("CRDBG_DEBUG_PRELOAD"));
 	reply(g, req, 0, "loaded");
 	return 0;
 }

@@ -23,7 +23,9 @@ static void usage(FILE *f)
 		   "  in MPI_Init; attach does the same for a running job\n"
 		   "  --batch FILE  run the commands in FILE, then quit (- for stdin)\n"
 		   "  -ex CMD       run CMD first (repeatable)\n"
-		   "  --json        print events as JSON objects, one a line\n");
+		   "  --json        print events as JSON objects, one a line\n"
+		   "  --preload LIB LD_PRELOAD=LIB for the program only (e.g. libcrdbg.so,\n"
+		   "                for the console's checkpoint and restart)\n");
 }
 
 /* Options; -1 to go on (*ret_i: first operand), else an exit status. */
@@ -75,6 +77,12 @@ static int parse(int argc, char **argv, struct dbg_opts *o, int *ret_i)
 				return 2;
 			}
 			o->ex[o->nex++] = argv[i];
+		} else if (!strcmp(a, "--preload")) {
+			if (++i >= argc) {
+				cli_error("debug: --preload needs a library");
+				return 2;
+			}
+			setenv("CRDBG_DEBUG_PRELOAD", argv[i], 1);
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else {

@@ -20,9 +20,9 @@
 #define DBG_CMD_MAX	3900	/* fits the backend's 4096 with its prefix */
 
 const char *const dbg_command_names[] = {
-	"backtrace", "break", "bt", "continue", "echo", "finish", "focus",
+	"backtrace", "break", "bt", "checkpoint", "continue", "echo", "finish", "focus",
 	"gdb", "help", "input", "interrupt", "next", "nexti", "print", "quit",
-	"stacks", "status", "step", "stepi", "timeout", "wait", "where",
+	"restart", "stacks", "status", "step", "stepi", "timeout", "wait", "where",
 	NULL,
 };
 
@@ -285,6 +285,8 @@ static void help(struct dbg_session *s)
 		 "stacks            merged stacks of all ranks as a tree\n"
 		 "status            state, gdb pid, program pid and position per rank\n"
 		 "input TEXT        TEXT and a newline to the programs' stdin (rank 0 by default)\n"
+		 "checkpoint        checkpoint every rank (libcrdbg, crdbg.ko); prints the handles\n"
+		 "restart [H[,H..]] restart the ranks (default: last checkpoint), same place\n"
 		 "echo TEXT         print TEXT\n"
 		 "gdb CMD           any gdb command (unknown commands go to gdb too)\n"
 		 "quit              end the session (the programs are killed)");
@@ -447,6 +449,10 @@ int dbg_execute(struct dbg_session *s, const char *line)
 		}
 		snprintf(cmd, sizeof(cmd), "input %s", arg);
 		simple(s, set, display, cmd);
+	} else if (!strcmp(word, "checkpoint")) {
+		dbg_checkpoint(s);
+	} else if (!strcmp(word, "restart")) {
+		dbg_restart(s, arg);
 	} else if (!strcmp(word, "gdb")) {
 		snprintf(cmd, sizeof(cmd), "cli %s", arg);
 		simple(s, set, display, cmd);

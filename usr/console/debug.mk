@@ -4,7 +4,7 @@
 # the SDM front end, the console helpers and the MI driver.
 
 DEBUGGER_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
-		 usr/console/mpir.c
+		 usr/console/mpir.c usr/console/checkpoint.c
 DEBUGGER_OBJS := $(DEBUGGER_SRCS:%.c=$(B)/%.o)
 DEBUGGER_LIB  := $(B)/usr/libdebugger.a
 

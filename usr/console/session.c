@@ -308,6 +308,7 @@ void dbg_pump_output(struct dbg_session *s, int ms)
 	ssize_t n;
 
 	dbg_mpir_output(s);
+	dbg_ckpt_output(s);
 	if (!s->fe)
 		return;
 	while ((n = sdm_fe_read_output(s->fe, ms, &id, &stream, buf,
@@ -316,6 +317,11 @@ void dbg_pump_output(struct dbg_session *s, int ms)
 		ms = 0;
 	}
 	fflush(s->out);
+}
+
+void dbg_rank_output(struct dbg_session *s, uint32_t id, const char *buf, size_t len)
+{
+	take_output(s, id, 1, buf, len);
 }
 
 void dbg_flush_lines(struct dbg_session *s)

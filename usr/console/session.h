@@ -107,6 +107,16 @@ void dbg_mpir_stop(struct dbg_session *s);
 /* Forward mpirun's output (the ranks' stdout passes through it). */
 void dbg_mpir_output(struct dbg_session *s);
 
+/*
+ * checkpoint.c: "checkpoint" and "restart HANDLE[,HANDLE...]" of the whole
+ * job (libcrdbg preloaded, crdbg.ko loaded); output of restarted ranks.
+ */
+void dbg_checkpoint(struct dbg_session *s);
+void dbg_restart(struct dbg_session *s, const char *handles);
+void dbg_ckpt_output(struct dbg_session *s);
+/* Program output of rank id, as if its server had forwarded it. */
+void dbg_rank_output(struct dbg_session *s, uint32_t id, const char *buf, size_t len);
+
 /* commands.c: run one console line. Returns 1 to quit, else 0. */
 int dbg_execute(struct dbg_session *s, const char *line);
 /* Names of the console commands, NULL terminated (for completion). */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -47,6 +48,7 @@ struct mi_driver {
 	int gdb_pidfd;
 	int in_fd, out_fd, err_fd;	/* gdb's stdin, stdout, stderr */
 	int pty_master, pty_slave;
+	bool fifo;			/* d->tty is our FIFO: unlink it at the end */
 	char tty[64];
 
 	struct mi_parser *parser;
@@ -501,6 +503,20 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
+/* The inferior's stdio on a FIFO in /tmp (it stays until mi_driver_free). */
+static int open_fifo(struct mi_driver *d)
+{
+	snprintf(d->tty, sizeof(d->tty), "/tmp/crdbg-io-%d-%p", (int)getpid(), (void *)d);
+	if (mkfifo(d->tty, 0600))
+		return -errno;
+	d->fifo = true;
+	/* O_RDWR: never EOF between two writers, and opens without a peer. */
+	d->pty_master = open(d->tty, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (d->pty_master < 0)
+		return -errno;
+	return 0;
+}
+
 static int open_pty(struct mi_driver *d)
 {
 	struct termios tio;
@@ -648,7 +664,13 @@ int mi_driver_start(const struct mi_driver_opts *opts, struct mi_driver **ret_d)
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (!opts->no_pty) {
+	if (opts->fifo) {
+		err = open_fifo(d);
+		if (err) {
+			set_error(d, "cannot make a FIFO: %s", strerror(-err));
+			goto fail;
+		}
+	} else if (!opts->no_pty) {
 		err = open_pty(d);
 		if (err) {
 			set_error(d, "cannot open a pty: %s", strerror(-err));
@@ -709,6 +731,8 @@ void mi_driver_free(struct mi_driver *d)
 	close_fd(&d->err_fd);
 	close_fd(&d->pty_slave);
 	close_fd(&d->pty_master);
+	if (d->fifo)
+		unlink(d->tty);
 	mi_record_free(d->result);
 	for (size_t i = 0; i < d->npend; i++)
 		mi_record_free(d->pend[i].rec);

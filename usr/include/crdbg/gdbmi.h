@@ -151,6 +151,11 @@ struct mi_driver_opts {
 	const char *const *args;	/* program arguments, NULL terminated */
 	int cmd_timeout_ms;		/* per command; 0: 30000; -1: none */
 	bool no_pty;			/* inferior shares gdb's terminal */
+	/*
+	 * Inferior stdio on a FIFO instead of a pty (no terminal): CRIU can
+	 * checkpoint and restore such a program, its output still comes here.
+	 */
+	bool fifo;
 };
 
 int mi_driver_start(const struct mi_driver_opts *opts, struct mi_driver **ret_d);
