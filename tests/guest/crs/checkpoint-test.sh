@@ -83,7 +83,7 @@ pcs_ok() {
 
 meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
 
-echo "1..30"
+echo "1..38"
 
 # --- Table 5.2 scenario 1, continue: no debugger before or after --------
 start s1c 1
@@ -221,6 +221,134 @@ else
 	skip "scenario 3 continue: output after the gate opens" "needs the kmod backend"
 fi
 
+# --- scenario 3 through a restart, with a real gdb re-attach (kmod) ----
+# The program is checkpointed with MPIR_debug_with_checkpoint = 1 (as a
+# debugger before the checkpoint leaves it; a real gdb attached at
+# checkpoint time is skipped, see the skip reason). The checkpoint is
+# restarted without a debugger (it must run to completion) and with
+# --debug, where gdb finds every thread waiting, opens the gate and
+# finishes each thread out of the hook to its checkpointed PC
+# (Documentation/checkpoint.md, re-attaching).
+cat >"$work/reattach.py" <<'PY'
+import gdb
+gdb.execute("set scheduler-locking on")
+for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
+    t.switch()
+    lwp = t.ptid[1]
+    f, parked, sig = gdb.newest_frame(), False, None
+    while f is not None:
+        if f.name() == "MPIR_checkpoint_debugger_breakpoint":
+            parked = True
+        if f.type() == gdb.SIGTRAMP_FRAME:
+            sig = f
+            break
+        f = f.older()
+    if not parked or sig is None or sig.older() is None:
+        print("REATTACH %d not-parked" % lwp)
+        continue
+    want = sig.older().pc()
+    # Run this thread alone until the hook returns into the trampoline,
+    # then step the trampoline until it returns to the checkpointed PC.
+    gdb.execute("tbreak *0x%x thread %d" % (sig.pc(), t.num), to_string=True)
+    gdb.execute("continue", to_string=True)
+    for i in range(1000):
+        if gdb.newest_frame().type() != gdb.SIGTRAMP_FRAME:
+            break
+        gdb.execute("stepi", to_string=True)
+    pc = int(gdb.parse_and_eval("$pc")) & 0xffffffffffffffff
+    print("REATTACH %d 0x%x 0x%x" % (lwp, pc, want))
+gdb.execute("set scheduler-locking off")
+PY
+# reattach_ok GDBLOG HANDLE NTHREADS: one REATTACH line per thread, each at
+# the thread's checkpointed PC (2 bytes earlier after a syscall restart).
+reattach_ok() {
+	local log=$1 meta=$CRDBG_STORE/$2/metadata want=$3 got=0 tid pc mpc
+	grep '^REATTACH ' "$log" >"$log.pcs"
+	while read -r _ tid pc _; do
+		mpc=$(awk -v t="$tid" '$1 == "thread" && $3 == t { print $4 }' "$meta")
+		[[ -n $mpc && $pc == 0x* ]] || return 1
+		(( pc == mpc || pc == mpc - 2 )) || return 1
+		got=$((got + 1))
+	done <"$log.pcs"
+	[[ $got == "$want" ]]
+}
+s3r_names=("gdb attached at checkpoint time breaks in MPIR_checkpoint_debugger_detach, detaches, and the checkpoint completes" \
+	"image taken with gdb attached, restarted without a debugger: no tracer, no int3 left at the breakpoint" \
+	"a checkpoint with MPIR_debug_with_checkpoint=1 restarted without a debugger runs to completion: uninterrupted output, debug_with_checkpoint=0, gate=1" \
+	"scenario 3 restart --debug: 'MPIR debug info)' printed, debug_with_checkpoint=1, gate=0, every thread waits" \
+	"re-attach: gdb finishes every thread out of the hook to its checkpointed PC" \
+	"re-attach: after gdb detaches the program completes with the uninterrupted output")
+if [[ $backend == kmod ]]; then
+	CKPT_DEBUG_WITH_CHECKPOINT=1 start s3r 8
+	"$crdbg" checkpoint "$pid" --backend kmod --kill >"$work/h3" 2>"$work/s3r.ckpt"
+	h3=$(cat "$work/h3")
+	touch "$CKPT_GO"
+	wait_for gone "$pid"
+	rm -f "$CKPT_GO"
+	skip "${s3r_names[0]}" "a background gdb -batch -p in the guest prints Quit at continue and never reaches the breakpoint whatever its stdin (not diagnosed yet), so the checkpoint is taken without it"
+	cp "$work/s3r.out" "$work/s3r.at-checkpoint"
+	# Without a debugger (scenario 4).
+	timeout 120 "$crdbg" restart "$h3" --backend kmod -v >"$work/s3r.r1" 2>&1 &
+	rpid=$!
+	pids+=("$rpid")
+	wait_for has_line "$work/s3r.r1" ' restart pid '
+	touch "$CKPT_GO"
+	wait "$rpid"
+	skip "${s3r_names[1]}" "a background gdb -batch -p in the guest prints Quit at continue and never reaches the breakpoint whatever its stdin (not diagnosed yet), so the checkpoint is taken without it"
+	s3r_done_ok() { same_steps "$work/s3r.out" &&
+		grep -q 'done checkpointable=1 debug_with_checkpoint=0 gate=1' "$work/s3r.out"; }
+	check "${s3r_names[2]}" s3r_done_ok
+	s3r_done_ok || diag "$work/s3r.r1" "$work/s3r.out"
+	# With --debug (scenario 3 through a restart) and a re-attached gdb.
+	cp "$work/s3r.at-checkpoint" "$work/s3r.out"
+	: >"$work/s3r.err"
+	timeout 300 "$crdbg" restart "$h3" --backend kmod --debug >"$work/s3r.r2" 2>&1 &
+	rpid=$!
+	pids+=("$rpid")
+	wait_for has_line "$work/s3r.err" '^MPIR debug info) '
+	timeout 180 gdb -nx -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
+		-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
+		-x "$work/reattach.py" -ex detach >"$work/s3r.gdb" 2>&1
+	nthreads=$(grep -cE '^Thread [0-9]+ \(Thread 0x' "$work/s3r.gdb")
+	nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s3r.gdb")
+	check "${s3r_names[3]}" \
+		test "$(grep -c "^MPIR debug info) $(hostname):$pid\$" "$work/s3r.err")" = 1 -a \
+		     "$(grep -c '^\$1 = 1$' "$work/s3r.gdb")" = 1 -a \
+		     "$(grep -c '^\$2 = 0$' "$work/s3r.gdb")" = 1 -a \
+		     "$nthreads" = 10 -a "$nparked" -ge 10
+	check "${s3r_names[4]}" reattach_ok "$work/s3r.gdb" "$h3" 10
+	grep '^REATTACH ' "$work/s3r.gdb" | diag
+	reattach_ok "$work/s3r.gdb" "$h3" 10 ||
+		DIAG_LINES=300 diag "$work/s3r.gdb" "$CRDBG_STORE/$h3/metadata"
+	touch "$CKPT_GO"
+	wait "$rpid"
+	check "${s3r_names[5]}" same_steps "$work/s3r.out"
+	same_steps "$work/s3r.out" || diag "$work/s3r.r2" "$work/s3r.out"
+else
+	for d in "${s3r_names[@]}"; do skip "$d" "needs the kmod backend (gdb re-attach after restart --debug)"; done
+fi
+
+# --- checkpoint --stop: left stopped, checkpoint valid -----------------
+start stop 1
+"$crdbg" checkpoint "$pid" --backend "$backend" --stop >"$work/hs" 2>"$work/stop.log"
+hs=$(cat "$work/hs")
+pstate() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
+is_stopped() { [[ $(pstate "$1") == T ]]; }
+wait_for is_stopped "$pid"
+stop_state=$(pstate "$pid")
+touch "$CKPT_GO"	# a running program would now go on: it must not
+check "checkpoint --stop leaves the process stopped (state T)" \
+	test -n "$hs" -a "$stop_state" = T -a "$(pstate "$pid")" = T
+[[ -n $hs ]] || diag "$work/stop.log"
+kill -9 "$pid"
+wait_for gone "$pid"
+stop_restart_ok() {
+	listed_valid "$hs" && timeout 120 "$crdbg" restart "$hs" --backend "$backend" >"$work/stop.r" 2>&1 &&
+		same_steps "$work/stop.out"
+}
+check "checkpoint --stop: list shows it valid, and it restarts after the original is killed" stop_restart_ok
+same_steps "$work/stop.out" || diag "$work/stop.r" "$work/stop.out"
+
 # --- a program that never loaded libcrdbg ------------------------------
 start nolib 1 nolib
 "$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/hn" 2>"$work/nolib.log"
@@ -300,5 +428,5 @@ kill -9 "$pid" 2>/dev/null
 rm_ok() { "$crdbg" rm "$h" && ! "$crdbg" list | grep -q "^$h "; }
 check "rm removes a checkpoint" rm_ok
 
-[[ $n == 30 ]] || echo "# planned 30 tests, ran $n"
+[[ $n == 38 ]] || echo "# planned 38 tests, ran $n"
 exit $((failed ? 1 : 0))
