@@ -25,29 +25,47 @@ struct mapping {
 	char path[4096];
 };
 
+/*
+ * Parse one /proc/PID/maps line into start, end, file offset and the
+ * (newline-stripped, possibly empty) name; false for a line that isn't one.
+ */
+static bool parse_maps_line(char *line, uint64_t *start, uint64_t *end, uint64_t *off,
+			    char **name)
+{
+	int name_at = 0;
+	char *nl;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n",
+		   start, end, off, &name_at) < 3 || !name_at)
+		return false;
+	*name = line + name_at;
+	nl = strchr(*name, '\n');
+	if (nl)
+		*nl = '\0';
+	return true;
+}
+
+static FILE *open_maps(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	return fopen(path, "re");
+}
+
 /* Find the mapping of pid holding addr, and where its file starts. */
 static int find_mapping(pid_t pid, uint64_t addr, struct mapping *m)
 {
-	char path[64], line[4096 + 256];
+	char line[4096 + 256], *name;
+	uint64_t start, end, off;
 	bool found = false;
-	FILE *f;
+	FILE *f = open_maps(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end, off;
-		int name_at = 0;
-		char *name, *nl;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n",
-			   &start, &end, &off, &name_at) < 3 || !name_at)
+		if (!parse_maps_line(line, &start, &end, &off, &name))
 			continue;
-		name = line + name_at;
-		nl = strchr(name, '\n');
-		if (nl)
-			*nl = '\0';
 		if (addr >= start && addr < end) {
 			m->start = start;
 			m->end = end;
@@ -66,26 +84,15 @@ static int find_mapping(pid_t pid, uint64_t addr, struct mapping *m)
 /* The lowest start of an offset-0 mapping of m->path (the load base). */
 static uint64_t load_base(pid_t pid, const struct mapping *m)
 {
-	char path[64], line[4096 + 256];
-	uint64_t base = 0;
-	FILE *f;
+	char line[4096 + 256], *name;
+	uint64_t start, end, off, base = 0;
+	FILE *f = open_maps(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
 	if (!f)
 		return m->start - m->offset;
 	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end, off;
-		int name_at = 0;
-		char *name, *nl;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n",
-			   &start, &end, &off, &name_at) < 3 || !name_at)
+		if (!parse_maps_line(line, &start, &end, &off, &name))
 			continue;
-		name = line + name_at;
-		nl = strchr(name, '\n');
-		if (nl)
-			*nl = '\0';
 		if (off == 0 && !strcmp(name, m->path) && (!base || start < base))
 			base = start;
 	}
