@@ -25,6 +25,13 @@
  *   "stopped: end-stepping-range, main at prog.c:13"
  *   "stopped: signal SIGINT, pause"
  *   "exited: code 0"  /  "exited: signal SIGSEGV"
+ * and, in the replies of start, exec, wait, interrupt and attach (not in
+ * status), followed by the stop's fields for machines: \x1e, then
+ * KEY=VALUE pairs separated by \x1f, from gdb's *stopped record (keys
+ * reason, bkptno, signal, code, func, file, line, pc), e.g.
+ *   "...main at prog.c:12\x1ereason=breakpoint-hit\x1fbkptno=1\x1ffunc=main
+ *    \x1ffile=prog.c\x1fline=12\x1fpc=0x401136"
+ * The console strips them from what it prints (and --json prints them).
  * The program's output (gdb's pty) is forwarded upstream through iof.h.
  * A gdb that dies makes the rank "lost": every later command answers
  * with an error saying so.
@@ -69,6 +76,7 @@ struct gdbb {
 	struct mi_driver *d;
 	enum gdbb_state state;
 	char where[512];	/* description of the last stop or exit */
+	char info[512];		/* its fields: "\x1eKEY=VALUE\x1f..." */
 	char lost[256];		/* why gdb is gone */
 	pid_t gdb_pid, pid;
 	uint64_t pc;		/* of the last stop */
@@ -142,12 +150,74 @@ static void describe_frame(char *buf, size_t size, const struct mi_frame *f)
 		snprintf(buf, size, "%s", f->func);
 }
 
+/* One KEY=VALUE field of g->info; control bytes of VALUE become '?'. */
+static void info_add(struct gdbb *g, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void info_add(struct gdbb *g, const char *key, const char *fmt, ...)
+{
+	size_t len = strlen(g->info);
+	char *p;
+	va_list ap;
+
+	if (len + strlen(key) + 3 >= sizeof(g->info))
+		return;
+	len += snprintf(g->info + len, sizeof(g->info) - len, "%c%s=",
+			len ? '\x1f' : '\x1e', key);
+	p = g->info + len;
+	va_start(ap, fmt);
+	vsnprintf(p, sizeof(g->info) - len, fmt, ap);
+	va_end(ap);
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '?';
+}
+
+static void info_frame(struct gdbb *g, const struct mi_frame *f)
+{
+	if (f->func && strcmp(f->func, "??"))
+		info_add(g, "func", "%s", f->func);
+	if (f->file)
+		info_add(g, "file", "%s", f->file);
+	if (f->line)
+		info_add(g, "line", "%d", f->line);
+	if (f->addr)
+		info_add(g, "pc", "0x%llx", (unsigned long long)f->addr);
+}
+
+static void info_stop(struct gdbb *g, const struct mi_stop *st)
+{
+	g->info[0] = 0;
+	if (st->reason[0])
+		info_add(g, "reason", "%s", st->reason);
+	if (st->bkptno && !strcmp(st->reason, "breakpoint-hit"))
+		info_add(g, "bkptno", "%d", st->bkptno);
+	if (st->signal)
+		info_add(g, "signal", "%s", st->signal);
+	if (st->exited && !st->signal)
+		info_add(g, "code", "%d", st->exit_code);
+	if (!st->exited)
+		info_frame(g, &st->frame);
+}
+
+/* The last stop as a run command's reply: where, then its fields. */
+static void reply_stop(struct gdbb *g, uint32_t req, bool pending)
+{
+	char buf[sizeof(g->where) + sizeof(g->info)];
+
+	snprintf(buf, sizeof(buf), "%s%s", g->where, g->info);
+	if (pending)
+		answer_pending(g, 0, buf);
+	else
+		reply(g, req, 0, buf);
+}
+
 static void on_stop(struct gdbb *g, struct mi_record *rec)
 {
 	struct mi_stop st;
 	char fr[400];
 
 	mi_stop_from_record(rec, &st);
+	info_stop(g, &st);
 	if (st.exited) {
 		g->state = GDBB_EXITED;
 		if (st.signal)
@@ -173,7 +243,7 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 			snprintf(g->where, sizeof(g->where), "stopped: %s", fr);
 	}
 	mi_stop_release(&st);
-	answer_pending(g, 0, g->where);
+	reply_stop(g, 0, true);
 }
 
 static void forward_output(struct gdbb *g)
@@ -360,16 +430,18 @@ static int do_attach(struct gdbb *g, uint32_t req, const char *arg)
 	g->pid = pid;
 	g->state = GDBB_STOPPED;
 	snprintf(g->where, sizeof(g->where), "stopped: attached");
+	g->info[0] = 0;
 	if (mi_backtrace(g->d, 1, &fr) == 0) {
 		if (fr.n) {
 			g->pc = fr.frames[0].addr;
+			info_frame(g, &fr.frames[0]);
 			describe_frame(fdesc, sizeof(fdesc), &fr.frames[0]);
 			snprintf(g->where, sizeof(g->where),
 				 "stopped: attached, %s", fdesc);
 		}
 		mi_frames_release(&fr);
 	}
-	reply(g, req, 0, g->where);
+	reply_stop(g, req, false);
 	drain(g);
 	return 0;
 }
@@ -473,7 +545,7 @@ static int do_wait(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 	case GDBB_RUNNING:
 		break;
 	default:
-		reply(g, req, 0, g->where);
+		reply_stop(g, req, false);
 		return 0;
 	}
 	if (interrupt) {

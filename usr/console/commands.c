@@ -76,9 +76,12 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
 	char cmd[DBG_CMD_MAX + 64];
 	bool interrupting = false;
+	int rc;
 
 	if (!pending)
 		return;
+	if (sdm_set_is_empty(pending))
+		dbg_error(s, "no live rank in the set");
 	snprintf(cmd, sizeof(cmd), "%s", first);
 	while (!sdm_set_is_empty(pending)) {
 		if (*s->interrupted && !interrupting) {
@@ -86,8 +89,11 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 			interrupting = true;
 			snprintf(cmd, sizeof(cmd), "interrupt %d", DBG_SLICE_MS);
 		}
-		if (dbg_send(s, pending, cmd, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r) < 0)
+		rc = dbg_send(s, pending, cmd, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r);
+		if (rc < 0) {
+			dbg_error(s, "%.60s: %s", display, strerror(-rc));
 			break;
+		}
 		for (unsigned int i = 0; i < r.nev; i++) {
 			const struct sdm_fe_event *ev = &r.ev[i];
 			const char *text;
@@ -123,16 +129,23 @@ static void simple(struct dbg_session *s, const struct sdm_idset *set,
 {
 	struct sdm_idset *live = dbg_live(s, set);
 	struct sdm_fe_result r;
+	int rc;
 
 	if (!live)
 		return;
 	if (sdm_set_is_empty(live)) {
-		dbg_info(s, "no live rank in the set");
-	} else if (dbg_send(s, live, cmd, DBG_CMD_TIMEOUT, &r) == 0) {
-		dbg_pump_output(s, 0);
-		dbg_print_result(s, display, &r);
-		sdm_fe_result_free(&r);
+		dbg_error(s, "no live rank in the set");
+		goto out;
 	}
+	rc = dbg_send(s, live, cmd, DBG_CMD_TIMEOUT, &r);
+	if (rc < 0) {
+		dbg_error(s, "%.60s: %s", display, strerror(-rc));
+		goto out;
+	}
+	dbg_pump_output(s, 0);
+	dbg_print_result(s, display, &r);
+	sdm_fe_result_free(&r);
+out:
 	sdm_set_free(live);
 }
 
@@ -169,12 +182,15 @@ static void status(struct dbg_session *s, const struct sdm_idset *set)
 	struct sdm_idset *live = sdm_set_copy(set);
 	struct sdm_fe_result r = { 0 };
 	char **row = calloc(s->n, sizeof(*row));
+	bool failed = false;
 	sdm_id id;
 
 	if (!live || !row)
 		goto out;
-	if (dbg_send(s, live, "status", DBG_CMD_TIMEOUT, &r) < 0)
+	if (dbg_send(s, live, "status", DBG_CMD_TIMEOUT, &r) < 0) {
+		dbg_error(s, "status: no reply");
 		goto out;
+	}
 	for (unsigned int i = 0; i < r.nev; i++) {
 		const struct sdm_fe_event *ev = &r.ev[i];
 		bool error;
@@ -189,7 +205,10 @@ static void status(struct dbg_session *s, const struct sdm_idset *set)
 			if (error || !strncmp(text, "lost", 4))
 				s->state[id] = DBG_LOST;
 		}
+		failed |= error;
 	}
+	if (failed)
+		s->errors++;
 	if (!s->json)
 		fprintf(s->out, "%-6s %-8s %-8s %-8s %s\n", "rank", "state",
 			"gdb", "pid", "where");
@@ -229,8 +248,10 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set)
 
 	if (!live || !t)
 		goto out;
-	if (dbg_send(s, live, "stack", DBG_CMD_TIMEOUT, &r) < 0)
+	if (dbg_send(s, live, "stack", DBG_CMD_TIMEOUT, &r) < 0) {
+		dbg_error(s, "stacks: no reply");
 		goto out;
+	}
 	for (unsigned int i = 0; i < r.nev; i++) {
 		const struct sdm_fe_event *ev = &r.ev[i];
 		const char *frames[CON_MAX_FRAMES];
@@ -301,12 +322,12 @@ static int parse_prefix(struct dbg_session *s, const char **p,
 
 	if (sdm_set_parse(ret, *p + 1, &end) < 0 || *end != ']' ||
 	    sdm_set_is_empty(ret)) {
-		dbg_info(s, "bad rank set in '%.60s' (want e.g. [0-3,7])", *p);
+		dbg_error(s, "bad rank set in '%.60s' (want e.g. [0-3,7])", *p);
 		return -EINVAL;
 	}
 	if (sdm_set_count_range(ret, 0, s->n - 1) != sdm_set_size(ret)) {
 		max = s->n - 1;
-		dbg_info(s, "rank out of range: this session has ranks 0-%u", max);
+		dbg_error(s, "rank out of range: this session has ranks 0-%u", max);
 		return -ERANGE;
 	}
 	*p = end + 1;
@@ -364,7 +385,7 @@ int dbg_execute(struct dbg_session *s, const char *line)
 	if (*p == '#' || !*p)
 		goto out;
 	if (strlen(p) > DBG_CMD_MAX) {
-		dbg_info(s, "command too long (at most %d bytes)", DBG_CMD_MAX);
+		dbg_error(s, "command too long (at most %d bytes)", DBG_CMD_MAX);
 		goto out;
 	}
 	if (*p == '[') {
@@ -404,14 +425,14 @@ int dbg_execute(struct dbg_session *s, const char *line)
 		stacks(s, set);
 	} else if (is(word, "print", "p")) {
 		if (!*arg) {
-			dbg_info(s, "print: an expression is needed");
+			dbg_error(s, "print: an expression is needed");
 			goto out;
 		}
 		snprintf(cmd, sizeof(cmd), "print %s", arg);
 		simple(s, set, display, cmd);
 	} else if (is(word, "break", "b")) {
 		if (!*arg) {
-			dbg_info(s, "break: a location is needed");
+			dbg_error(s, "break: a location is needed");
 			goto out;
 		}
 		snprintf(cmd, sizeof(cmd), "break %s", arg);

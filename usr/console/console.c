@@ -276,6 +276,7 @@ started:
 		if (!f) {
 			fprintf(stderr, "crdbg: cannot read %s: %s\n", o->batch,
 				strerror(errno));
+			s.errors++;
 		} else {
 			run_file(&s, f);
 			if (f != stdin)
@@ -286,13 +287,16 @@ started:
 	if (!quit && o->nex && !isatty(STDIN_FILENO))
 		quit = 1;	/* like gdb -batch -ex ... with no terminal */
 	if (!quit && !terminate) {
-		if (isatty(STDIN_FILENO))
+		/* Like gdb: a session ended at the prompt exits 0. */
+		if (isatty(STDIN_FILENO)) {
 			interactive(&s);
-		else
+			s.errors = 0;
+		} else {
 			run_file(&s, stdin);
+		}
 	}
 	dbg_pump_output(&s, 0);
 	dbg_flush_lines(&s);
 	dbg_session_stop(&s);
-	return 0;
+	return s.errors ? 1 : 0;
 }

@@ -161,13 +161,10 @@ void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
 {
 	if (!strncmp(text, "lost:", 5)) {
 		set_state(s, src, DBG_LOST);
-		s->errors++;
 		return;
 	}
-	if (error) {
-		s->errors++;
+	if (error)
 		return;
-	}
 	if (!strncmp(text, "stopped:", 8))
 		set_state(s, src, DBG_STOPPED);
 	else if (!strcmp(text, "running"))
@@ -182,16 +179,14 @@ void dbg_json_str(FILE *f, const char *str)
 	con_json_string(f, str, strlen(str));
 }
 
-void dbg_info(struct dbg_session *s, const char *fmt, ...)
+static void message(struct dbg_session *s, const char *type,
+		    const char *fmt, va_list ap)
 {
 	char buf[1024];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (s->json) {
-		fputs("{\"type\":\"info\",\"text\":", s->out);
+		fprintf(s->out, "{\"type\":\"%s\",\"text\":", type);
 		dbg_json_str(s->out, buf);
 		fputs("}\n", s->out);
 	} else {
@@ -200,27 +195,128 @@ void dbg_info(struct dbg_session *s, const char *fmt, ...)
 	fflush(s->out);
 }
 
-/* JSON: one object per distinct reply of the result. */
-static void json_result(struct dbg_session *s, const char *cmd,
-			const struct sdm_fe_result *r)
+void dbg_info(struct dbg_session *s, const char *fmt, ...)
 {
-	for (unsigned int i = 0; i < r->nev; i++) {
-		const struct sdm_fe_event *ev = &r->ev[i];
-		char *ranks = sdm_set_to_string(ev->src);
-		const char *text;
-		bool error;
+	va_list ap;
 
-		text = dbg_event_text(s, ev->type, ev->src,
-				      (const char *)ev->payload, &error);
+	va_start(ap, fmt);
+	message(s, "info", fmt, ap);
+	va_end(ap);
+}
+
+void dbg_error(struct dbg_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->errors++;
+	va_start(ap, fmt);
+	message(s, "error", fmt, ap);
+	va_end(ap);
+}
+
+/* Length of the text of a reply before the fields of a stop, if any. */
+static size_t human_len(const char *text)
+{
+	return strcspn(text, "\x1e");
+}
+
+static bool json_number(const char *key, size_t klen, const char *v,
+			size_t vlen)
+{
+	static const char *const keys[] = { "bkptno", "line", "code" };
+	size_t i = v[0] == '-';
+	bool known = false;
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		known |= strlen(keys[k]) == klen && !memcmp(key, keys[k], klen);
+	if (!known || i >= vlen || vlen > 10)
+		return false;
+	for (; i < vlen; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+	return true;
+}
+
+/* {"type":"stop"|"exit","ranks":...,KEY:VALUE...} from "K=V\x1fK=V". */
+static void json_stop(struct dbg_session *s, const char *ranks, bool exited,
+		      const char *fields)
+{
+	const char *f = fields;
+
+	fprintf(s->out, "{\"type\":\"%s\",\"ranks\":", exited ? "exit" : "stop");
+	dbg_json_str(s->out, ranks);
+	while (*f) {
+		size_t len = strcspn(f, "\x1f\x1e");
+		const char *eq = memchr(f, '=', len);
+
+		if (eq && eq > f) {
+			size_t klen = eq - f, vlen = len - klen - 1;
+
+			fputc(',', s->out);
+			con_json_string(s->out, f, klen);
+			fputc(':', s->out);
+			if (json_number(f, klen, eq + 1, vlen))
+				fwrite(eq + 1, 1, vlen, s->out);
+			else
+				con_json_string(s->out, eq + 1, vlen);
+		}
+		f += len + !!f[len];
+	}
+	fputs("}\n", s->out);
+}
+
+static void json_event(struct dbg_session *s, const char *cmd,
+		       const struct sdm_fe_event *ev)
+{
+	char *ranks = sdm_set_to_string(ev->src);
+	const char *text;
+	bool error;
+
+	text = dbg_event_text(s, ev->type, ev->src, (const char *)ev->payload,
+			      &error);
+	if (!error && text[human_len(text)]) {
+		json_stop(s, ranks ? ranks : "", !strncmp(text, "exited:", 7),
+			  text + human_len(text) + 1);
+	} else {
 		fputs("{\"type\":\"reply\",\"cmd\":", s->out);
 		dbg_json_str(s->out, cmd);
 		fputs(",\"ranks\":", s->out);
 		dbg_json_str(s->out, ranks ? ranks : "");
-		fprintf(s->out, ",\"error\":%s,\"text\":", error ? "true" : "false");
+		fprintf(s->out, ",\"error\":%s,\"text\":",
+			error ? "true" : "false");
 		dbg_json_str(s->out, text);
 		fputs("}\n", s->out);
-		free(ranks);
 	}
+	free(ranks);
+}
+
+static sdm_id lowest(const struct sdm_idset *set)
+{
+	sdm_id id = 0;
+
+	sdm_set_find_next(set, 0, &id);
+	return id;
+}
+
+/* JSON: one object per distinct reply, ordered by lowest rank as text is. */
+static void json_result(struct dbg_session *s, const char *cmd,
+			const struct sdm_fe_result *r)
+{
+	bool *done = calloc(r->nev + 1, sizeof(*done));
+
+	for (unsigned int k = 0; k < r->nev; k++) {
+		unsigned int best = k;
+
+		for (unsigned int i = 0; done && i < r->nev; i++) {
+			if (!done[i] && (done[best] ||
+			    lowest(r->ev[i].src) < lowest(r->ev[best].src)))
+				best = i;
+		}
+		if (done)
+			done[best] = true;
+		json_event(s, cmd, &r->ev[best]);
+	}
+	free(done);
 }
 
 void dbg_print_merge(struct dbg_session *s, const char *cmd,
@@ -233,13 +329,28 @@ void dbg_print_merge(struct dbg_session *s, const char *cmd,
 	fflush(s->out);
 }
 
+/* Stops merge on their text alone: ranks may stop at different pcs. */
+static void merge_human(struct con_merge *m, const struct sdm_idset *src,
+			const char *text)
+{
+	char *t;
+
+	if (!text[human_len(text)]) {
+		con_merge_add_set(m, src, text);
+		return;
+	}
+	t = strndup(text, human_len(text));
+	if (t)
+		con_merge_add_set(m, src, t);
+	free(t);
+}
+
 void dbg_print_result(struct dbg_session *s, const char *cmd,
 		      const struct sdm_fe_result *r)
 {
 	struct con_merge *m = con_merge_new();
+	bool failed = false;
 
-	if (!m)
-		return;
 	for (unsigned int i = 0; i < r->nev; i++) {
 		const struct sdm_fe_event *ev = &r->ev[i];
 		const char *text;
@@ -248,11 +359,15 @@ void dbg_print_result(struct dbg_session *s, const char *cmd,
 		text = dbg_event_text(s, ev->type, ev->src,
 				      (const char *)ev->payload, &error);
 		dbg_note_state(s, ev->src, text, error);
+		failed |= error;
 		/* A command that prints nothing (set var) shows nothing. */
-		if (!s->json && (error || *text))
-			con_merge_add_set(m, ev->src, text);
+		if (m && !s->json && (error || *text))
+			merge_human(m, ev->src, text);
 	}
-	dbg_print_merge(s, cmd, m, r);
+	if (failed)
+		s->errors++;
+	if (m)
+		dbg_print_merge(s, cmd, m, r);
 	con_merge_free(m);
 }
 

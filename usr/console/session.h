@@ -42,7 +42,7 @@ struct dbg_session {
 	int wait_s;			/* run commands: 0 waits until they stop */
 	volatile int *interrupted;	/* set by SIGINT */
 	volatile int *terminate;	/* set by SIGTERM, SIGHUP */
-	unsigned int errors;		/* commands that failed somewhere */
+	unsigned int errors;		/* commands that failed somewhere: exit 1 */
 	/* MPIR: the gdb holding mpirun, and whether we started the job. */
 	struct mi_driver *launcher;
 	bool job_launched;
@@ -77,13 +77,21 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
 void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
 		    const char *text, bool error);
 
-/* Print merged replies of cmd (text or JSON). */
+/*
+ * Print merged replies of cmd (text or JSON). Stop and exit replies carry
+ * their fields after a \x1e (sdm/backend-gdb.c): text mode prints and
+ * merges what is before it, JSON prints {"type":"stop"|"exit",...}.
+ * dbg_print_result counts a command with an error reply in s->errors.
+ */
 void dbg_print_merge(struct dbg_session *s, const char *cmd,
 		     const struct con_merge *m, const struct sdm_fe_result *r);
 void dbg_print_result(struct dbg_session *s, const char *cmd,
 		      const struct sdm_fe_result *r);
 /* A console message (JSON: {"type":"info"}). */
 void dbg_info(struct dbg_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A command refused or failed in the console: counted in s->errors. */
+void dbg_error(struct dbg_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Print forwarded program output that arrived, waiting at most ms. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,32 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Does a line of hay match the extended regular expression re? */
+static bool has_line(const char *hay, const char *re)
+{
+	regex_t rx;
+	bool ret;
+
+	if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE | REG_NOSUB))
+		return false;
+	ret = regexec(&rx, hay, 0, NULL, 0) == 0;
+	regfree(&rx);
+	return ret;
+}
+
+/* Write script to a temporary file; path gets its name. */
+static int write_script(char *path, const char *script)
+{
+	int fd = mkstemp(path);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, script, strlen(script));
+	close(fd);
+	return n == (ssize_t)strlen(script) ? 0 : -1;
+}
+
 /* A process that exists and is not a zombie. */
 static bool alive(pid_t pid)
 {
@@ -195,6 +222,9 @@ TEST_F_TIMEOUT(debug, breakpoint_aggregated, 180)
 		TH_LOG("%s", self->r.buf);
 	EXPECT_EQ(1, count(self->r.buf, "stopped: breakpoint 2,"))
 		TH_LOG("%s", self->r.buf);
+	/* The stops' machine-readable fields are not printed. */
+	EXPECT_EQ(NULL, strchr(self->r.buf, '\x1e')) TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "reason=")) TH_LOG("%s", self->r.buf);
 }
 
 /* print of a rank-dependent value: one line per distinct value. */
@@ -273,7 +303,8 @@ TEST_F_TIMEOUT(debug, gdb_killed_rank_lost, 180)
 	ASSERT_EQ(0, kill(gdb, SIGKILL));
 	ASSERT_EQ((ssize_t)strlen(tail), write(r->in, tail, strlen(tail)));
 	ASSERT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
-	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
+	/* The session goes on to the end, but a lost rank is a failure. */
+	EXPECT_EQ(1, run_finish(r)) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2-3]: value = 0\n")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[1]: lost: ")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "\n1      lost ")) TH_LOG("%s", r->buf);
@@ -334,7 +365,8 @@ TEST_F_TIMEOUT(debug, batch_file_focus_errors, 180)
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ((ssize_t)strlen(script), write(fd, script, strlen(script)));
 	close(fd);
-	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	/* A gdb error and a refused rank set: exit status 1. */
+	EXPECT_EQ(1, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
 	unlink(path);
 	EXPECT_NE(NULL, strstr(self->r.buf, "focus: [1-2]\n")) TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "\n[1]: rank = 1\n[2]: rank = 2\n"))
@@ -382,6 +414,117 @@ TEST_F_TIMEOUT(debug, json_events, 180)
 			       "{\"type\":\"stacks\",\"tree\":[{\"name\":\"main\","
 			       "\"ranks\":\"0-1\""))
 		TH_LOG("%s", self->r.buf);
+}
+
+/*
+ * --json: stops and exits are objects of their own, fields from gdb's
+ * *stopped record; identical stops of both ranks are one object.
+ */
+TEST_F_TIMEOUT(debug, json_stop_exit, 180)
+{
+	const char *a[] = { "-n", "2", "--json", "-ex", "break compute",
+			    "-ex", "continue", "-ex", "finish",
+			    "-ex", "gdb return 3", "-ex", "continue",
+			    DEBUG_PROG, NULL };
+	char re[512];
+	const char *b;
+	int line = 0;
+
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_TRUE(has_line(self->r.buf,
+			     "^\\{\"type\":\"stop\",\"ranks\":\"0-1\","
+			     "\"reason\":\"breakpoint-hit\",\"bkptno\":1,"
+			     "\"func\":\"main\",\"file\":\"[^\"]*prog_debug\\.c\","
+			     "\"line\":[0-9]+,\"pc\":\"0x[0-9a-f]+\"\\}$"))
+		TH_LOG("%s", self->r.buf);
+	b = strstr(self->r.buf, "\"text\":\"breakpoint 2 at ");
+	ASSERT_NE(NULL, b) TH_LOG("%s", self->r.buf);
+	b = strstr(b, "prog_debug.c:");
+	ASSERT_NE(NULL, b) TH_LOG("%s", self->r.buf);
+	ASSERT_EQ(1, sscanf(b, "prog_debug.c:%d", &line));
+	snprintf(re, sizeof(re),
+		 "^\\{\"type\":\"stop\",\"ranks\":\"0-1\","
+		 "\"reason\":\"breakpoint-hit\",\"bkptno\":2,"
+		 "\"func\":\"compute\",\"file\":\"[^\"]*prog_debug\\.c\","
+		 "\"line\":%d,\"pc\":\"0x[0-9a-f]+\"\\}$", line);
+	EXPECT_TRUE(has_line(self->r.buf, re)) TH_LOG("%s\n%s", re, self->r.buf);
+	EXPECT_TRUE(has_line(self->r.buf,
+			     "^\\{\"type\":\"stop\",\"ranks\":\"0-1\","
+			     "\"reason\":\"function-finished\",\"func\":\"main\","))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "\n{\"type\":\"exit\",\"ranks\":\"0-1\","
+			       "\"reason\":\"exited\",\"code\":3}\n"))
+		TH_LOG("%s", self->r.buf);
+	/* No stop is left as a text reply. */
+	EXPECT_EQ(NULL, strstr(self->r.buf, "\"text\":\"stopped:"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "\"text\":\"exited:"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/*
+ * The exit status of a batch: 1 if a command failed on some rank (the
+ * commands after it still run), 0 if everything succeeded.
+ */
+TEST_F_TIMEOUT(debug, batch_exit_status, 180)
+{
+	char bad[] = "/tmp/crdbg-batch-XXXXXX", good[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char bad_script[] =
+		"break compute\n"
+		"print nosuchvar\n"
+		"continue\n"
+		"print value\n"
+		"echo after\n";
+	static const char good_script[] =
+		"break compute\n"
+		"continue\n"
+		"print value\n"
+		"continue\n";
+	const char *a_bad[] = { "-n", "2", "--batch", bad, DEBUG_PROG, NULL };
+	const char *a_good[] = { "-n", "2", "--batch", good, DEBUG_PROG, NULL };
+	int rc;
+
+	ASSERT_EQ(0, write_script(bad, bad_script));
+	ASSERT_EQ(0, write_script(good, good_script));
+	rc = debug(&self->r, a_bad);
+	unlink(bad);
+	EXPECT_EQ(1, rc) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf,
+			       "[0-1]: error: No symbol \"nosuchvar\""))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: stopped: breakpoint 2, compute at "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0-1]: value = 0\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\nafter\n")) TH_LOG("%s", self->r.buf);
+	run_free(&self->r);
+	rc = debug(&self->r, a_good);
+	unlink(good);
+	EXPECT_EQ(0, rc) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* -ex: an unknown command or a refused rank set fails the run too. */
+TEST_F_TIMEOUT(debug, ex_exit_status, 180)
+{
+	const char *unknown[] = { "-n", "2", "-ex", "frobnicate", "-ex", "echo after",
+				  DEBUG_PROG, NULL };
+	const char *range[] = { "-n", "2", "-ex", "[5] print 1", DEBUG_PROG, NULL };
+	const char *clean[] = { "-n", "2", "-ex", "print 1", DEBUG_PROG, NULL };
+
+	EXPECT_EQ(1, debug(&self->r, unknown)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: error: Undefined command"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\nafter\n")) TH_LOG("%s", self->r.buf);
+	run_free(&self->r);
+	EXPECT_EQ(1, debug(&self->r, range)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "rank out of range"))
+		TH_LOG("%s", self->r.buf);
+	run_free(&self->r);
+	EXPECT_EQ(0, debug(&self->r, clean)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: 1 = 1\n")) TH_LOG("%s", self->r.buf);
 }
 
 static void mpi_env(void)
