@@ -3,17 +3,13 @@
  * A hook-push target for both freeze backends: threads that keep canaries
  * in every general-purpose register (but rsp) and in xmm0-15 (ymm0-15 with
  * AVX) and check them in an assembly loop, one thread in a 5 s nanosleep,
- * and a hook, ft_hook_c(), that clobbers every register it may. It is
- * entered through one of two trampolines following the UAPI hook-frame
- * contract:
- *
- *  - ft_trampoline (below): calls the hook and returns by int3
- *    (return_via TRAP, the ptrace backend), saving no vector state: the
- *    ptrace pusher restores it;
- *  - crdbg_hook_trampoline (usr/runtime/hook-trampoline.S, linked into
- *    test_freeze): saves the x87/SSE/AVX state itself and returns by
- *    write() to /dev/crdbg (return_via KMOD, crdbg.ko) or by int3. It
- *    calls crdbg_hook_entry(arg), defined below.
+ * and a hook, ft_hook_c(), that clobbers every register it may. Both
+ * backends enter it through the runtime's crdbg_hook_trampoline
+ * (usr/runtime/hook-trampoline.S, linked into test_freeze), which saves
+ * the x87/SSE/AVX state itself and returns by write() to /dev/crdbg
+ * (return_via KMOD, crdbg.ko) or by restoring the frame's registers in
+ * user space (return_via USER, the ptrace backend). It calls
+ * crdbg_hook_entry(arg), defined below.
  */
 #ifndef CRDBG_HOOK_CANARY_H
 #define CRDBG_HOOK_CANARY_H
@@ -205,21 +201,6 @@ __asm__(
 );
 
 void ft_hook_c(uint64_t arg, const struct crdbg_hook_frame *frame);
-
-/* The trampoline: rsp is at the frame; call the hook, then int3 there. */
-void ft_trampoline(void);
-__asm__(
-".text\n"
-".globl ft_trampoline\n"
-".type ft_trampoline,@function\n"
-"ft_trampoline:\n"
-"	mov %rsp, %rbp\n"
-"	mov %rsp, %rsi\n"
-"	call ft_hook_c\n"
-"	mov %rbp, %rsp\n"
-"	int3\n"
-".size ft_trampoline, .-ft_trampoline\n"
-);
 
 /*
  * The runtime trampoline's hook entry: crdbg_hook_entry(arg). It keeps the

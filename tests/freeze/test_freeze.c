@@ -678,15 +678,15 @@ TEST_F_TIMEOUT(freeze, criu_dump, 300)
 
 /*
  * Every thread runs the hook exactly once after thaw, through the UAPI
- * hook frame (ptrace: the test's int3 trampoline; kmod: the runtime's
- * crdbg_hook_trampoline, returning by write() to /dev/crdbg); the canary
+ * hook frame and the runtime's crdbg_hook_trampoline (kmod: returning by
+ * write() to /dev/crdbg; ptrace: restoring the registers itself); the canary
  * loops see every GPR and vector register intact; the interrupted
  * nanosleep completes its full duration.
  */
 TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 180)
 {
 	bool kmod = variant->kind == FREEZE_BACKEND_KMOD;
-	uint64_t tramp = kmod ? (uint64_t)crdbg_hook_trampoline : (uint64_t)ft_trampoline;
+	uint64_t tramp = (uint64_t)crdbg_hook_trampoline;
 	struct hc_shared *hs;
 	uint64_t before[HC_THREADS];
 	bool in_sleep = false;
@@ -697,7 +697,7 @@ TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 180)
 	ASSERT_NE(MAP_FAILED, hs);
 	self->pid = hc_spawn(hs);
 	ASSERT_GT(self->pid, 0);
-	hs->return_via = kmod ? CRDBG_HOOK_RETURN_KMOD : CRDBG_HOOK_RETURN_TRAP;
+	hs->return_via = kmod ? CRDBG_HOOK_RETURN_KMOD : CRDBG_HOOK_RETURN_USER;
 	/* let the sleeper get into its nanosleep (checked below, not assumed) */
 	ft_sleep_ms(SETTLE_MS);
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
@@ -720,7 +720,7 @@ TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 180)
 
 	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
-	/* ptrace runs the hooks inside thaw; crdbg.ko as the threads leave their park */
+	/* both run the hooks after thaw, as the threads leave their park */
 	for (i = 0; i < 3000 && hs->nr_hooks < n; i++)
 		ft_sleep_ms(10);
 	ft_sleep_ms(SETTLE_MS);

@@ -284,13 +284,6 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 			goto out;
 		}
 	}
-	if (kind == FREEZE_BACKEND_PTRACE && o->after == CRS_AFTER_CONTINUE && m.mpir &&
-	    (o->debug == CRS_DEBUG_SET ||
-	     (o->debug == CRS_DEBUG_KEEP && m.debug_with_checkpoint == 1))) {
-		r = crs_fail(err, errlen, -EOPNOTSUPP,
-			 "the ptrace backend cannot leave threads waiting for a debugger (it holds the tracer slot until the hook returns): use --backend kmod, --no-debug or --stop");
-		goto out;
-	}
 	m.shell_job = !self_contained(&m);
 
 	r = crs_store_begin(root, o->pid, &pend, err, errlen);

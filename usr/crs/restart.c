@@ -99,11 +99,6 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
 							 FREEZE_BACKEND_PTRACE;
 	freeze_backend_close(b);
-	if (o->debug && kind == FREEZE_BACKEND_PTRACE) {
-		r = crs_fail(err, errlen, -EOPNOTSUPP,
-			 "restart --debug needs the kmod backend: the ptrace fallback holds the tracer slot until the hook returns (load crdbg.ko)");
-		goto out;
-	}
 	for (i = 0; i < m.nr_procs; i++) {
 		if (kill(m.procs[i].pid, 0) == 0 || errno == EPERM) {
 			r = crs_fail(err, errlen, -EBUSY,

@@ -29,23 +29,22 @@
  * with tgkill() at thaw or hand-over and loses its original siginfo.
  *
  * Hooks: push_hook() only records the request; thaw runs it, following
- * the "hook frame" contract of <linux/crdbg.h> with return_via TRAP: for
- * every hooked thread the registers and NT_X86_XSTATE are saved, a struct
- * crdbg_hook_frame is written below the red zone (16-byte aligned), and
- * the thread enters the trampoline with rsp at the frame, rdi = arg,
- * DF/TF clear and orig_ax = -1 (so the kernel does not rewind the new ip
- * for a syscall restart). The trampoline calls the hook and executes
- * int3 with rsp at the frame; at that SIGTRAP stop every register and the
- * extended state are put back and the thread is detached, so the kernel
- * restarts an interrupted syscall exactly as it would have without the
- * hook (restart_block is untouched unless the hook itself was interrupted
- * in a nanosleep-like call). Signals arriving during a hook are delivered
- * to it normally. Thaw returns once every hook has returned: a hook that
- * parks forever (the MPIR waitpoint) keeps the caller in thaw and keeps
- * the tracer slot, so a debugger cannot attach: use the kmod backend for
- * that.
+ * the "hook frame" contract of <linux/crdbg.h> with return_via USER: a
+ * struct crdbg_hook_frame holding the registers the thread resumes with
+ * (the kernel's syscall-restart folding applied by hand) is written below
+ * the red zone, the thread is pointed at the trampoline with rsp at the
+ * frame, rdi = arg, DF/TF clear and orig_ax = -1 (so the kernel does not
+ * rewind the new ip for a restart), and detached. The trampoline saves
+ * and restores the extended state itself, calls the hook and restores the
+ * GPRs, flags, rip and rsp from the frame in user space. So the tracer
+ * slot is free while the hook runs, exactly as with crdbg.ko: a hook that
+ * waits for a debugger (the MPIR waitpoint) can be attached to. Unlike
+ * crdbg.ko, restart_block is not saved: a nanosleep-like call interrupted
+ * at freeze resumes through restart_syscall with whatever restart_block
+ * the thread has then (its own, unless the hook itself was interrupted in
+ * such a call). A persistent freeze handed over to a group stop keeps its
+ * hooks: they run when the stop ends.
  */
-#include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
@@ -71,7 +70,6 @@
 #define ERESTARTNOHAND_		514
 #define ERESTART_RESTARTBLOCK_	516
 #define RED_ZONE		128
-#define XSTATE_BUF_MAX		(64 * 1024)
 #define MAX_REQUEUE		8
 
 _Static_assert(sizeof(struct freeze_regs) == sizeof(struct user_regs_struct),
@@ -89,11 +87,6 @@ struct pt_thread {
 	struct freeze_regs regs;
 	bool hook;
 	uint64_t hook_trampoline, hook_arg;
-	/* hook in flight */
-	struct user_regs_struct saved;
-	uint64_t frame;		/* user address of the crdbg_hook_frame */
-	void *xstate;
-	size_t xstate_len;
 	int requeue[MAX_REQUEUE];
 	int nr_requeue;
 };
@@ -296,12 +289,8 @@ static struct pt_thread *thread_add(struct pt_target *t, pid_t tid)
 
 static void target_free(struct pt_target *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
-	for (i = 0; i < t->nr; i++)
-		free(t->threads[i].xstate);
 	free(t->threads);
 	free(t);
 }
@@ -567,15 +556,6 @@ static int do_freeze(struct pt_target *t, char *err_msg, size_t err_len)
 
 /* ---- hooks ---- */
 
-static size_t xstate_size(void)
-{
-	unsigned int a, b, c, d;
-
-	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && c > 512 && c <= XSTATE_BUF_MAX)
-		return c;
-	return XSTATE_BUF_MAX;
-}
-
 /* The registers a thread resumes with, after the kernel's restart folding. */
 static void fold_restart(const struct user_regs_struct *in, struct crdbg_regs *out)
 {
@@ -608,132 +588,63 @@ static int write_frame(pid_t tid, uint64_t addr, const void *buf, size_t len)
 }
 
 /*
- * Enter the trampoline as the UAPI's "hook frame" says: rsp at a struct
- * crdbg_hook_frame (return_via TRAP) below the red zone, rip at the
- * trampoline, rdi = arg, DF/TF clear, everything else as interrupted.
+ * Point a stopped thread at the trampoline as the UAPI's "hook frame"
+ * says: rsp at a struct crdbg_hook_frame (return_via USER) below the red
+ * zone, rip at the trampoline, rdi = arg, DF/TF clear, everything else as
+ * interrupted. The thread enters it when it is next let go.
  */
 static int hook_start(struct pt_thread *th, char *err_msg, size_t err_len)
 {
 	struct crdbg_hook_frame frame;
 	struct user_regs_struct r;
-	struct iovec iov;
+	uint64_t addr;
 	int err;
 
-	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->saved) < 0)
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) < 0)
 		goto fail;
-	th->xstate = calloc(1, xstate_size());
-	if (!th->xstate) {
-		snprintf(err_msg, err_len, "out of memory for the extended state of %d", th->tid);
-		return -ENOMEM;
-	}
-	iov.iov_base = th->xstate;
-	iov.iov_len = xstate_size();
-	if (ptrace(PTRACE_GETREGSET, th->tid, (void *)NT_X86_XSTATE, &iov) < 0) {
-		/* no XSAVE: the legacy FXSAVE area covers x87 and SSE */
-		if (ptrace(PTRACE_GETFPREGS, th->tid, 0, th->xstate) < 0)
-			goto fail;
-		th->xstate_len = 0;
-	} else {
-		th->xstate_len = iov.iov_len;
-	}
-
 	memset(&frame, 0, sizeof(frame));
 	frame.magic = CRDBG_HOOK_MAGIC;
 	frame.arg = th->hook_arg;
-	frame.return_via = CRDBG_HOOK_RETURN_TRAP;
-	frame.cookie = ((uint64_t)th->tid << 32) ^ th->saved.rip;
+	frame.return_via = CRDBG_HOOK_RETURN_USER;
+	frame.cookie = ((uint64_t)th->tid << 32) ^ r.rip;
 	frame.size = sizeof(frame);
-	fold_restart(&th->saved, &frame.regs);
-	th->frame = (th->saved.rsp - RED_ZONE - sizeof(frame)) & ~15ULL;
-	err = write_frame(th->tid, th->frame, &frame, sizeof(frame));
+	fold_restart(&r, &frame.regs);
+	addr = (r.rsp - RED_ZONE - sizeof(frame)) & ~15ULL;
+	err = write_frame(th->tid, addr, &frame, sizeof(frame));
 	if (err < 0) {
 		errno = -err;
 		goto fail;
 	}
-
-	r = th->saved;
-	r.rsp = th->frame;
+	r.rsp = addr;
 	r.rip = th->hook_trampoline;
 	r.rdi = th->hook_arg;
 	r.orig_rax = (unsigned long long)-1;	/* no syscall restart on this return */
 	r.eflags &= ~((1ULL << 10) | (1ULL << 8));	/* DF, TF */
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &r) < 0)
 		goto fail;
-	if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
-		goto fail;
-	th->stopped = false;
+	th->hook = false;
 	return 0;
 fail:
+	th->hook = false;
 	snprintf(err_msg, err_len, "cannot push the hook on thread %d: %s", th->tid,
 		 strerror(errno));
 	return -errno;
 }
 
-/* Restore the exact pre-hook state of th (stopped at the trapping return). */
-static int hook_restore(struct pt_thread *th)
+/* Set up every pending hook of t (threads still stopped). */
+static int start_hooks(struct pt_target *t, char *err_msg, size_t err_len)
 {
-	struct iovec iov = { th->xstate, th->xstate_len };
+	int err = 0, e;
+	size_t i;
 
-	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->saved) < 0)
-		return -errno;
-	if (th->xstate_len) {
-		if (ptrace(PTRACE_SETREGSET, th->tid, (void *)NT_X86_XSTATE, &iov) < 0)
-			return -errno;
-	} else if (ptrace(PTRACE_SETFPREGS, th->tid, 0, th->xstate) < 0) {
-		return -errno;
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *th = &t->threads[i];
+
+		if (th->state == FREEZE_THREAD_EXITED || !th->hook || !th->stopped)
+			continue;
+		e = hook_start(th, err_msg, err_len);
+		err = err ?: e;
 	}
-	return 0;
-}
-
-/* Wait for th's hook to return, restore it and detach it. */
-static int hook_finish(struct pt_target *t, size_t idx, char *err_msg, size_t err_len)
-{
-	struct pt_thread *th = &t->threads[idx];
-	int st, err;
-
-	for (;;) {
-		struct user_regs_struct r;
-		pid_t r_pid = waitpid(th->tid, &st, __WALL);
-
-		if (r_pid < 0 && errno == EINTR)
-			continue;
-		if (r_pid < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
-			th->state = FREEZE_THREAD_EXITED;
-			if (r_pid > 0 && WIFSIGNALED(st)) {
-				snprintf(err_msg, err_len, "thread %d died in its hook (signal %d)",
-					 th->tid, WTERMSIG(st));
-				return -EFAULT;
-			}
-			return 0;	/* the process went away during its hook */
-		}
-		if (!WIFSTOPPED(st))
-			continue;
-		if ((st >> 16) == PTRACE_EVENT_CLONE) {
-			unsigned long msg = 0;
-
-			/* a thread born in a hook is not frozen: let it go */
-			if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) == 0 && msg)
-				release_foreign((pid_t)msg);
-			ptrace(PTRACE_CONT, th->tid, 0, 0);
-			continue;
-		}
-		if ((st >> 16) != 0) {
-			ptrace(PTRACE_CONT, th->tid, 0, 0);	/* group stop or interrupt */
-			continue;
-		}
-		if (WSTOPSIG(st) == SIGTRAP && ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
-		    r.rsp == th->frame)
-			break;	/* the trampoline's int3: the hook is done */
-		/* any other signal hits the hook as it would any code */
-		ptrace(PTRACE_CONT, th->tid, 0, WSTOPSIG(st));
-	}
-	err = hook_restore(th);
-	if (err < 0)
-		snprintf(err_msg, err_len, "cannot restore thread %d after its hook: %s", th->tid,
-			 strerror(-err));
-	ptrace(PTRACE_DETACH, th->tid, 0, th->pending_sig);
-	requeue_signals(t->pid, th);
-	th->hook = false;
 	return err;
 }
 
@@ -741,36 +652,18 @@ static int hook_finish(struct pt_target *t, size_t idx, char *err_msg, size_t er
 
 static int pt_thaw_target(struct pt_target *t, char *err_msg, size_t err_len)
 {
-	int err = 0, e;
+	int err = start_hooks(t, err_msg, err_len);
 	size_t i;
 
-	/* start every hook first: hooks may wait for each other */
 	for (i = 0; i < t->nr; i++) {
 		struct pt_thread *th = &t->threads[i];
 
-		if (th->state == FREEZE_THREAD_EXITED || !th->hook || !th->stopped)
-			continue;
-		e = hook_start(th, err_msg, err_len);
-		if (e < 0) {
-			th->hook = false;
-			err = err ?: e;
-		}
-	}
-	for (i = 0; i < t->nr; i++) {
-		struct pt_thread *th = &t->threads[i];
-
-		if (th->state == FREEZE_THREAD_EXITED || th->hook)
+		if (th->state == FREEZE_THREAD_EXITED)
 			continue;
 		if (th->stopped)
 			ptrace(PTRACE_DETACH, th->tid, 0, th->pending_sig);
 		th->stopped = false;
 		requeue_signals(t->pid, th);
-	}
-	for (i = 0; i < t->nr; i++) {
-		if (t->threads[i].state == FREEZE_THREAD_EXITED || !t->threads[i].hook)
-			continue;
-		e = hook_finish(t, i, err_msg, err_len);
-		err = err ?: e;
 	}
 	return err;
 }
@@ -1022,12 +915,10 @@ static void pt_close(struct freeze_backend *b)
 
 	while (pb->targets) {
 		struct pt_target *t = pb->targets;
-		size_t i;
 
 		pb->targets = t->next;
 		if (t->flags & FREEZE_F_PERSIST) {
-			for (i = 0; i < t->nr; i++)
-				t->threads[i].hook = false;	/* hooks need a tracer */
+			start_hooks(t, msg, sizeof(msg));
 			pt_hand_over(t, msg, sizeof(msg));
 		} else {
 			pt_thaw_target(t, msg, sizeof(msg));

@@ -19,8 +19,8 @@
  *     registers are restored from frame->regs in user space instead:
  *     exact too, except that an interrupted nanosleep-like call restarts
  *     with whatever restart_block the hook left.
- *   CRDBG_HOOK_RETURN_TRAP: int3 with rsp at the frame; the ptrace backend
- *     that pushed the hook catches the SIGTRAP and restores the thread.
+ *   CRDBG_HOOK_RETURN_USER: the registers are restored from frame->regs
+ *     in user space (the ptrace backend, which detaches before the hook).
  */
 
 #define FRAME_RETURN_VIA	16
@@ -102,8 +102,8 @@ crdbg_hook_trampoline:
 	xgetbv
 	xrstor64 (%r14)
 	movq	%r13, %rsp		/* back at the frame */
-	cmpq	$1, FRAME_RETURN_VIA(%r13)
-	je	.Ltrap
+	cmpq	$1, FRAME_RETURN_VIA(%r13)	/* CRDBG_HOOK_RETURN_USER */
+	je	.Luser_return
 
 	/* CRDBG_HOOK_RETURN_KMOD */
 	leaq	.Ldevice(%rip), %rdi
@@ -132,6 +132,10 @@ crdbg_hook_trampoline:
 	/*
 	 * Put rflags and rip just below the interrupted red zone, restore
 	 * every GPR, then popfq and "ret $128" land at rip with rsp intact.
+	 * The unwind info follows along: from here the CFA is rsp-based,
+	 * and each callee-saved register is "same value" once it is back,
+	 * r13 (the base of the remaining rules) last, so a debugger can
+	 * step through this to the interrupted pc.
 	 */
 	movq	%r13, %rax
 	movq	REG(R_SP)(%rax), %rcx
@@ -141,12 +145,18 @@ crdbg_hook_trampoline:
 	movq	REG(R_IP)(%rax), %rdx
 	movq	%rdx, 8(%rcx)
 	movq	%rcx, %rsp
+	.cfi_def_cfa rsp, 128 + 16
+	.cfi_offset rip, -(128 + 8)
 	movq	REG(R_R15)(%rax), %r15
+	.cfi_same_value r15
 	movq	REG(R_R14)(%rax), %r14
-	movq	REG(R_R13)(%rax), %r13
+	.cfi_same_value r14
 	movq	REG(R_R12)(%rax), %r12
+	.cfi_same_value r12
 	movq	REG(R_BP)(%rax), %rbp
+	.cfi_same_value rbp
 	movq	REG(R_BX)(%rax), %rbx
+	.cfi_same_value rbx
 	movq	REG(R_R11)(%rax), %r11
 	movq	REG(R_R10)(%rax), %r10
 	movq	REG(R_R9)(%rax), %r9
@@ -155,13 +165,12 @@ crdbg_hook_trampoline:
 	movq	REG(R_DX)(%rax), %rdx
 	movq	REG(R_SI)(%rax), %rsi
 	movq	REG(R_DI)(%rax), %rdi
+	movq	REG(R_R13)(%rax), %r13
+	.cfi_same_value r13
 	movq	REG(R_AX)(%rax), %rax
 	popfq
+	.cfi_def_cfa_offset 128 + 8
 	ret	$128
-
-.Ltrap:
-	int3				/* the ptrace pusher takes over here */
-	ud2
 	.cfi_endproc
 	.size	crdbg_hook_trampoline, .-crdbg_hook_trampoline
 

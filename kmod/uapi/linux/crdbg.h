@@ -137,12 +137,17 @@
  *        the thread continues at its original ip. A write with a wrong
  *        cookie, or from a thread without a hook in flight, fails with
  *        -EINVAL and changes nothing.
- *    CRDBG_HOOK_RETURN_TRAP: execute int3 with rsp pointing at the frame.
- *        A ptrace-based pusher (which wrote the frame itself) catches the
- *        SIGTRAP and restores the registers it saved.
+ *    CRDBG_HOOK_RETURN_USER: restore frame->regs in user space: every GPR,
+ *        the flags, rip and rsp (rip and the flags pass through a 16-byte
+ *        slot just below the interrupted red zone). restart_block is not
+ *        touched, so a pusher without the module (crdbg's ptrace backend)
+ *        folds the syscall restart into frame->regs itself and can detach
+ *        before the hook runs. The KMOD path falls back to this when the
+ *        device cannot be opened (module unloaded during the hook).
  *
  * frame->regs holds the registers the thread resumes with (after the
- * restart folding), for the hook to inspect; changing them has no effect.
+ * restart folding), for the hook to inspect; with KMOD changing them has
+ * no effect, with USER they are what the thread resumes with.
  */
 
 #ifndef _UAPI_LINUX_CRDBG_H
@@ -236,7 +241,7 @@ struct crdbg_regs {
 
 enum crdbg_hook_return_via {
 	CRDBG_HOOK_RETURN_KMOD = 0,
-	CRDBG_HOOK_RETURN_TRAP = 1,
+	CRDBG_HOOK_RETURN_USER = 1,
 };
 
 /* Written by the pusher at the trampoline's entry rsp. */

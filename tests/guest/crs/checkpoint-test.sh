@@ -141,17 +141,9 @@ check "scenario 1 post after restart: debug_with_checkpoint=0, gate=1" \
 
 # --- scenario 4: debugger before (MPIR_debug_with_checkpoint=1), none after
 CKPT_DEBUG_WITH_CHECKPOINT=1 start s4 8
-if [[ $backend == ptrace ]]; then
-	"$crdbg" checkpoint "$pid" --backend ptrace >"$work/h4" 2>"$work/s4.ckpt"
-	rc=$?
-	check "ptrace backend refuses to leave threads parked for a debugger (one line)" \
-		test "$rc" != 0 -a "$(wc -l <"$work/s4.ckpt")" = 1 -a ! -s "$work/h4"
-	"$crdbg" checkpoint "$pid" --backend ptrace --kill >"$work/h4" 2>"$work/s4.ckpt"
-else
-	"$crdbg" checkpoint "$pid" --backend kmod --kill >"$work/h4" 2>"$work/s4.ckpt"
-	check "checkpoint with MPIR_debug_with_checkpoint=1 records it" \
-		grep -q '^debug-with-checkpoint 1$' "$CRDBG_STORE/$(cat "$work/h4")/metadata"
-fi
+"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/h4" 2>"$work/s4.ckpt"
+check "checkpoint with MPIR_debug_with_checkpoint=1 records it" \
+	grep -q '^debug-with-checkpoint 1$' "$CRDBG_STORE/$(cat "$work/h4")/metadata"
 h4=$(cat "$work/h4")
 touch "$CKPT_GO"
 wait_for gone "$pid"
@@ -161,70 +153,57 @@ check "scenario 4 (restart without debugger): gate opens, debug_with_checkpoint=
 grep -q 'done' "$work/s4.out" || diag "$work/s4.ckpt" "$work/s4.log"
 
 # --- scenario 2: no debugger before, debugger after (restart --debug) ----
-if [[ $backend == kmod ]]; then
-	start s2 8
-	"$crdbg" checkpoint "$pid" --backend kmod --kill >"$work/h2" 2>/dev/null
-	h2=$(cat "$work/h2")
-	touch "$CKPT_GO"
-	wait_for gone "$pid"
-	: >"$work/s2.err"
-	timeout 300 "$crdbg" restart "$h2" --backend kmod --debug >"$work/s2.log" 2>&1 &
-	rpid=$!
-	pids+=("$rpid")
-	wait_for has_line "$work/s2.err" '^MPIR debug info) '
-	line=$(grep '^MPIR debug info) ' "$work/s2.err")
-	check "restart --debug: one 'MPIR debug info) <host>:<pid>' line" \
-		test "$line" = "MPIR debug info) $(hostname):$pid"
-	# One gdb session: look, then open the gate and detach.
-	gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
-		-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
-		>"$work/s2.gdb" 2>&1
-	nthreads=$(grep -c '^Thread ' "$work/s2.gdb")
-	nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s2.gdb")
-	check "scenario 2 post: debug_with_checkpoint=1, gate=0, every thread waits" \
-		test "$(grep -c '^\$1 = 1$' "$work/s2.gdb")" = 1 -a \
-		     "$(grep -c '^\$2 = 0$' "$work/s2.gdb")" = 1 -a \
-		     "$nthreads" = 10 -a "$nparked" -ge 10
-	[[ $nparked -ge 10 ]] || DIAG_LINES=200 diag "$work/s2.gdb"
-	touch "$CKPT_GO"
-	wait_for gone "$pid"
-	check "after the debugger opens the gate the program completes its output" \
-		same_steps "$work/s2.out"
-else
-	for d in "restart --debug: one 'MPIR debug info) <host>:<pid>' line" \
-		 "scenario 2 post: debug_with_checkpoint=1, gate=0, every thread waits" \
-		 "after the debugger opens the gate the program completes its output"; do
-		skip "$d" "restart --debug needs the kmod backend"
-	done
-fi
+start s2 8
+"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/h2" 2>/dev/null
+h2=$(cat "$work/h2")
+touch "$CKPT_GO"
+wait_for gone "$pid"
+: >"$work/s2.err"
+timeout 300 "$crdbg" restart "$h2" --backend "$backend" --debug >"$work/s2.log" 2>&1 &
+rpid=$!
+pids+=("$rpid")
+wait_for has_line "$work/s2.err" '^MPIR debug info) '
+line=$(grep '^MPIR debug info) ' "$work/s2.err")
+check "restart --debug: one 'MPIR debug info) <host>:<pid>' line" \
+	test "$line" = "MPIR debug info) $(hostname):$pid"
+# One gdb session: look, then open the gate and detach.
+gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
+	-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
+	>"$work/s2.gdb" 2>&1
+nthreads=$(grep -c '^Thread ' "$work/s2.gdb")
+nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s2.gdb")
+check "scenario 2 post: debug_with_checkpoint=1, gate=0, every thread waits" \
+	test "$(grep -c '^\$1 = 1$' "$work/s2.gdb")" = 1 -a \
+	     "$(grep -c '^\$2 = 0$' "$work/s2.gdb")" = 1 -a \
+	     "$nthreads" = 10 -a "$nparked" -ge 10
+[[ $nparked -ge 10 ]] || DIAG_LINES=200 diag "$work/s2.gdb"
+touch "$CKPT_GO"
+wait_for gone "$pid"
+check "after the debugger opens the gate the program completes its output" \
+	same_steps "$work/s2.out"
 
 # --- scenario 3, continue: debugger before and after -------------------
-if [[ $backend == kmod ]]; then
-	CKPT_DEBUG_WITH_CHECKPOINT=1 start s3 8
-	"$crdbg" checkpoint "$pid" --backend kmod >/dev/null 2>"$work/s3.ckpt"
-	wait_for has_line "$work/s3.err" '^MPIR debug info) '
-	touch "$CKPT_GO"
-	gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
-		-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
-		>"$work/s3.gdb" 2>&1
-	nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s3.gdb")
-	check "scenario 3 continue: 'MPIR debug info)' printed, debug_with_checkpoint=1, gate=0, every thread waits" \
-		test "$(grep -c '^MPIR debug info) ' "$work/s3.err")" = 1 -a \
-		     "$(grep -c '^\$1 = 1$' "$work/s3.gdb")" = 1 -a \
-		     "$(grep -c '^\$2 = 0$' "$work/s3.gdb")" = 1 -a "$nparked" -ge 10
-	[[ $nparked -ge 10 ]] || diag "$work/s3.ckpt" "$work/s3.gdb"
-	wait_for gone "$pid"
-	check "scenario 3 continue: once the gate opens the output is the uninterrupted one" \
-		same_steps "$work/s3.out"
-else
-	skip "scenario 3 continue: threads wait for the debugger" "needs the kmod backend"
-	skip "scenario 3 continue: output after the gate opens" "needs the kmod backend"
-fi
+CKPT_DEBUG_WITH_CHECKPOINT=1 start s3 8
+"$crdbg" checkpoint "$pid" --backend "$backend" >/dev/null 2>"$work/s3.ckpt"
+wait_for has_line "$work/s3.err" '^MPIR debug info) '
+touch "$CKPT_GO"
+gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
+	-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
+	>"$work/s3.gdb" 2>&1
+nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s3.gdb")
+check "scenario 3 continue: 'MPIR debug info)' printed, debug_with_checkpoint=1, gate=0, every thread waits" \
+	test "$(grep -c '^MPIR debug info) ' "$work/s3.err")" = 1 -a \
+	     "$(grep -c '^\$1 = 1$' "$work/s3.gdb")" = 1 -a \
+	     "$(grep -c '^\$2 = 0$' "$work/s3.gdb")" = 1 -a "$nparked" -ge 10
+[[ $nparked -ge 10 ]] || diag "$work/s3.ckpt" "$work/s3.gdb"
+wait_for gone "$pid"
+check "scenario 3 continue: once the gate opens the output is the uninterrupted one" \
+	same_steps "$work/s3.out"
 
 # --- scenario 3 through a restart, with a real gdb re-attach (kmod) ----
 # The program is checkpointed with MPIR_debug_with_checkpoint = 1 (as a
 # debugger before the checkpoint leaves it; a real gdb attached at
-# checkpoint time is skipped, see the skip reason). The checkpoint is
+# checkpoint time breaks in the detach marker and detaches). The checkpoint is
 # restarted without a debugger (it must run to completion) and with
 # --debug, where gdb finds every thread waiting, opens the gate and
 # finishes each thread out of the hook to its checkpointed PC
@@ -247,14 +226,11 @@ for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
         print("REATTACH %d not-parked" % lwp)
         continue
     want = sig.older().pc()
-    # Run this thread alone until the hook returns into the trampoline,
-    # then step the trampoline until it returns to the checkpointed PC.
-    gdb.execute("tbreak *0x%x thread %d" % (sig.pc(), t.num), to_string=True)
+    # Finish out of the hook: run this thread alone to the pc of the frame
+    # the hook returns to (its checkpointed PC). Not stepi: stepping over
+    # the ptrace return path's popfq can leave TF set after the detach.
+    gdb.execute("tbreak *0x%x thread %d" % (want, t.num), to_string=True)
     gdb.execute("continue", to_string=True)
-    for i in range(1000):
-        if gdb.newest_frame().type() != gdb.SIGTRAMP_FRAME:
-            break
-        gdb.execute("stepi", to_string=True)
     pc = int(gdb.parse_and_eval("$pc")) & 0xffffffffffffffff
     print("REATTACH %d 0x%x 0x%x" % (lwp, pc, want))
 gdb.execute("set scheduler-locking off")
@@ -278,55 +254,80 @@ s3r_names=("gdb attached at checkpoint time breaks in MPIR_checkpoint_debugger_d
 	"scenario 3 restart --debug: 'MPIR debug info)' printed, debug_with_checkpoint=1, gate=0, every thread waits" \
 	"re-attach: gdb finishes every thread out of the hook to its checkpointed PC" \
 	"re-attach: after gdb detaches the program completes with the uninterrupted output")
-if [[ $backend == kmod ]]; then
-	CKPT_DEBUG_WITH_CHECKPOINT=1 start s3r 8
-	"$crdbg" checkpoint "$pid" --backend kmod --kill >"$work/h3" 2>"$work/s3r.ckpt"
-	h3=$(cat "$work/h3")
-	touch "$CKPT_GO"
-	wait_for gone "$pid"
-	rm -f "$CKPT_GO"
-	skip "${s3r_names[0]}" "a background gdb -batch -p in the guest prints Quit at continue and never reaches the breakpoint whatever its stdin (not diagnosed yet), so the checkpoint is taken without it"
-	cp "$work/s3r.out" "$work/s3r.at-checkpoint"
-	# Without a debugger (scenario 4).
-	timeout 120 "$crdbg" restart "$h3" --backend kmod -v >"$work/s3r.r1" 2>&1 &
-	rpid=$!
-	pids+=("$rpid")
-	wait_for has_line "$work/s3r.r1" ' restart pid '
-	touch "$CKPT_GO"
-	wait "$rpid"
-	skip "${s3r_names[1]}" "a background gdb -batch -p in the guest prints Quit at continue and never reaches the breakpoint whatever its stdin (not diagnosed yet), so the checkpoint is taken without it"
-	s3r_done_ok() { same_steps "$work/s3r.out" &&
-		grep -q 'done checkpointable=1 debug_with_checkpoint=0 gate=1' "$work/s3r.out"; }
-	check "${s3r_names[2]}" s3r_done_ok
-	s3r_done_ok || diag "$work/s3r.r1" "$work/s3r.out"
-	# With --debug (scenario 3 through a restart) and a re-attached gdb.
-	cp "$work/s3r.at-checkpoint" "$work/s3r.out"
-	: >"$work/s3r.err"
-	timeout 300 "$crdbg" restart "$h3" --backend kmod --debug >"$work/s3r.r2" 2>&1 &
-	rpid=$!
-	pids+=("$rpid")
-	wait_for has_line "$work/s3r.err" '^MPIR debug info) '
-	timeout 180 gdb -nx -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
-		-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
-		-x "$work/reattach.py" -ex detach >"$work/s3r.gdb" 2>&1
-	nthreads=$(grep -cE '^Thread [0-9]+ \(Thread 0x' "$work/s3r.gdb")
-	nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s3r.gdb")
-	check "${s3r_names[3]}" \
-		test "$(grep -c "^MPIR debug info) $(hostname):$pid\$" "$work/s3r.err")" = 1 -a \
-		     "$(grep -c '^\$1 = 1$' "$work/s3r.gdb")" = 1 -a \
-		     "$(grep -c '^\$2 = 0$' "$work/s3r.gdb")" = 1 -a \
-		     "$nthreads" = 10 -a "$nparked" -ge 10
-	check "${s3r_names[4]}" reattach_ok "$work/s3r.gdb" "$h3" 10
-	grep '^REATTACH ' "$work/s3r.gdb" | diag
-	reattach_ok "$work/s3r.gdb" "$h3" 10 ||
-		DIAG_LINES=300 diag "$work/s3r.gdb" "$CRDBG_STORE/$h3/metadata"
-	touch "$CKPT_GO"
-	wait "$rpid"
-	check "${s3r_names[5]}" same_steps "$work/s3r.out"
-	same_steps "$work/s3r.out" || diag "$work/s3r.r2" "$work/s3r.out"
-else
-	for d in "${s3r_names[@]}"; do skip "$d" "needs the kmod backend (gdb re-attach after restart --debug)"; done
-fi
+CKPT_DEBUG_WITH_CHECKPOINT=1 start s3r 8
+# A gdb attached at checkpoint time, as seed 000 has it: it breaks in
+# MPIR_checkpoint_debugger_detach() and detaches. crdbg's request comes as
+# a real-time signal (CRDBG_RT_SIGNAL, 61 here), which gdb must pass on.
+gdb -nx -batch -p "$pid" -ex 'handle SIG61 nostop noprint pass' \
+	-ex 'break MPIR_checkpoint_debugger_detach' -ex continue -ex 'bt 3' -ex detach \
+	</dev/null >"$work/s3r.gdb0" 2>&1 &
+gpid=$!
+pids+=("$gpid")
+wait_for has_line "$work/s3r.gdb0" '^Breakpoint 1 at '
+"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/h3" 2>"$work/s3r.ckpt"
+rc=$?
+wait "$gpid"
+h3=$(cat "$work/h3")
+bp=$(sed -n 's/^Breakpoint 1 at \(0x[0-9a-f]*\).*/\1/p' "$work/s3r.gdb0")
+gdb_at_checkpoint_ok() {
+	[[ $rc == 0 && -n $h3 && -n $bp ]] && listed_valid "$h3" &&
+		grep -q 'hit Breakpoint 1, MPIR_checkpoint_debugger_detach ()' "$work/s3r.gdb0" &&
+		grep -q '^\[Inferior 1 (process [0-9]*) detached\]' "$work/s3r.gdb0"
+}
+check "${s3r_names[0]}" gdb_at_checkpoint_ok
+gdb_at_checkpoint_ok || diag "$work/s3r.gdb0" "$work/s3r.ckpt"
+touch "$CKPT_GO"
+wait_for gone "$pid"
+rm -f "$CKPT_GO"
+cp "$work/s3r.out" "$work/s3r.at-checkpoint"
+# Without a debugger (scenario 4): nothing of gdb came back with the image.
+timeout 120 "$crdbg" restart "$h3" --backend "$backend" -v >"$work/s3r.r1" 2>&1 &
+rpid=$!
+pids+=("$rpid")
+wait_for has_line "$work/s3r.r1" ' restart pid '
+sleep 1
+untraced_no_int3() {
+	local t byte
+	for t in /proc/"$pid"/task/*; do
+		grep -q '^TracerPid:[[:space:]]*0$' "$t/status" || return 1
+	done
+	byte=$(python3 -c 'import sys
+f = open("/proc/%s/mem" % sys.argv[1], "rb"); f.seek(int(sys.argv[2], 16))
+print(f.read(1).hex())' "$pid" "$bp") || return 1
+	[[ -n $byte && $byte != cc ]]
+}
+check "${s3r_names[1]}" untraced_no_int3
+touch "$CKPT_GO"
+wait "$rpid"
+s3r_done_ok() { same_steps "$work/s3r.out" &&
+	grep -q 'done checkpointable=1 debug_with_checkpoint=0 gate=1' "$work/s3r.out"; }
+check "${s3r_names[2]}" s3r_done_ok
+s3r_done_ok || diag "$work/s3r.r1" "$work/s3r.out"
+# With --debug (scenario 3 through a restart) and a re-attached gdb.
+cp "$work/s3r.at-checkpoint" "$work/s3r.out"
+: >"$work/s3r.err"
+timeout 300 "$crdbg" restart "$h3" --backend "$backend" --debug >"$work/s3r.r2" 2>&1 &
+rpid=$!
+pids+=("$rpid")
+wait_for has_line "$work/s3r.err" '^MPIR debug info) '
+timeout 180 gdb -nx -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
+	-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
+	-x "$work/reattach.py" -ex detach >"$work/s3r.gdb" 2>&1
+nthreads=$(grep -cE '^Thread [0-9]+ \(Thread 0x' "$work/s3r.gdb")
+nparked=$(grep -cE '^#[0-9]+ .*MPIR_checkpoint_debugger_breakpoint \(' "$work/s3r.gdb")
+check "${s3r_names[3]}" \
+	test "$(grep -c "^MPIR debug info) $(hostname):$pid\$" "$work/s3r.err")" = 1 -a \
+	     "$(grep -c '^\$1 = 1$' "$work/s3r.gdb")" = 1 -a \
+	     "$(grep -c '^\$2 = 0$' "$work/s3r.gdb")" = 1 -a \
+	     "$nthreads" = 10 -a "$nparked" -ge 10
+check "${s3r_names[4]}" reattach_ok "$work/s3r.gdb" "$h3" 10
+grep '^REATTACH ' "$work/s3r.gdb" | diag
+reattach_ok "$work/s3r.gdb" "$h3" 10 ||
+	DIAG_LINES=300 diag "$work/s3r.gdb" "$CRDBG_STORE/$h3/metadata"
+touch "$CKPT_GO"
+wait "$rpid"
+check "${s3r_names[5]}" same_steps "$work/s3r.out"
+same_steps "$work/s3r.out" || diag "$work/s3r.r2" "$work/s3r.out"
 
 # --- checkpoint --stop: left stopped, checkpoint valid -----------------
 start stop 1

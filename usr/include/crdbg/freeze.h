@@ -1,13 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * NOTE to the kmod helper (from the freeze/ptrace helper): signatures here are
- * unchanged. freeze-kmod.c plugs into the dispatcher through
- * usr/freeze/freeze-backend.h: embed struct freeze_backend first, fill its
- * ops, and export freeze_kmod_open() (-ENOENT when the family does not
- * resolve). The ptrace push_hook follows the UAPI "hook frame" contract
- * with return_via = CRDBG_HOOK_RETURN_TRAP (int3 with rsp at the frame).
- */
-/*
  * One interface over the two ways crdbg can hold a process still: the
  * crdbg.ko module (exact, survives a tracer's attach/detach) and the
  * ptrace fallback (no module needed; takes the tracer slot). Callers pick a
