@@ -28,6 +28,24 @@ kill "$spin"
 bold "5. checkpoint, kill, restart without and with the debugger"
 bash "$CRDBG_TOP/tests/guest/crs/demo.sh"
 
+bold "6. checkpoint and restart inside a debug session (2 ranks, 4 worker threads each)"
+cat >/tmp/demo-session <<'EOS'
+break compute
+continue
+stacks
+thread apply 3 p $xmm0.v2_double[0]
+checkpoint
+restart
+stacks
+thread apply 3 p $xmm0.v2_double[0]
+continue
+EOS
+cat /tmp/demo-session
+export CRDBG_STORE=/tmp/demo-store
+step crdbg debug -n 2 --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-session \
+	"$CRDBG_BUILD/tests/guest/debug/prog_ckpt"
+step crdbg list
+
 step rmmod crdbg
 echo
 echo "demo: done"

@@ -1,27 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Console commands "checkpoint" and "restart HANDLE[,HANDLE...]": seed
- * 000's protocol for a single-node job whose ranks run with libcrdbg
- * (crdbg.ko needed). Each rank's gdb stays; only its inferior changes.
+ * Console commands "checkpoint" and "restart [HANDLE,...]": seed 000's
+ * protocol for a single-node job whose ranks run with libcrdbg. Every
+ * rank's gdb stays; only its inferior changes. All ranks go through each
+ * step together.
  *
- * checkpoint, per rank: every thread but the designated one (crdbg-ckpt)
- * has its registers saved in gdb convenience variables ($crdbg_<lwp>_<reg>)
- * and is forced into MPIR_checkpoint_debugger_waitpoint() (a call frame
- * pushed below the red zone, returning to its PC); MPIR_debug_with_checkpoint
- * is set and gdb detaches: the threads park with the gate closed. Then
- * `crdbg checkpoint PID --debug --backend kmod` (continue path), gdb
- * re-attaches, opens the gate and runs each thread to a temporary
- * breakpoint at its saved PC, where the saved registers are written back.
- * gdb keeps its breakpoints across detach and attach.
+ * checkpoint
+ *  1. park: in every rank, gdb pushes the UAPI hook frame (return_via USER,
+ *     state CRDBG_CRS_STATE_PARK) on every thread but the designated one,
+ *     closes MPIR_checkpoint_debug_gate, sets MPIR_debug_with_checkpoint
+ *     and detaches. Each thread enters libcrdbg's trampoline, which keeps
+ *     every register (x87/SSE/AVX included) on its own stack, and waits
+ *     in MPIR_checkpoint_debugger_breakpoint(). Nothing about the parked
+ *     threads lives in gdb or here: the image is self-contained.
+ *  2. `crdbg checkpoint PID --debug` for every rank at once (continue
+ *     path). The CRS hook pushed on top of a parked thread returns at
+ *     once; the designated thread prints "MPIR debug info) host:pid" on
+ *     the rank's stderr when every thread waits.
+ *  3. on that line, the rank's gdb attaches to the pid it names and
+ *     releases: opens the gate and runs each thread alone (scheduler
+ *     locking) to a temporary breakpoint at the pc under its outermost
+ *     hook frame, where the trampoline returns with every register.
  *
- * restart: each rank's process is killed and `crdbg restart H --debug`
- * runs (its own output on a pty of ours); CRIU restores the same pid, with
- * its stdio on the FIFO of the rank's gdb (crdbg debug --preload), so its
- * "MPIR debug info) host:pid" line and later output come through the
- * rank's server. Once every thread runs the hook, gdb attaches and the
- * same release as above brings every thread back to the saved position.
+ * restart: the ranks' processes are killed and `crdbg restart H --debug`
+ * runs for every rank at once, each on a pty of ours. CRIU restores the
+ * same pids with their stdio on the ranks' gdb terminals, the hook parks
+ * every thread again and the designated thread's "MPIR debug info)" line
+ * triggers the same attach and release as step 3.
+ *
+ * Steps 1 and 3 run in each rank's gdb as Python (ck_python below): one
+ * command for the whole set of ranks instead of one per thread.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -38,38 +47,113 @@
 #include <unistd.h>
 
 #include "../crs/marker.h"
+#include "../runtime/protocol.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
 #include "session.h"
 
-#define CK_MAX_THREADS	64
-#define CK_WAIT_S	120
+#define CK_WAIT_S	180
+#define CK_OUT_MAX	8192
 
-static const char *const ck_regs[] = {
-	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10",
-	"r11", "r12", "r13", "r14", "r15", "eflags", "rsp",
+/*
+ * gdb side. crdbg_park(arg): push the hook frame of <linux/crdbg.h> on
+ * every thread but "crdbg-ckpt", folding an interrupted system call's
+ * restart into the saved registers as the kernel would for a signal
+ * handler with SA_RESTART (setting $pc makes gdb cancel the restart).
+ * crdbg_unpark(): undo that before a detach. crdbg_release(): open the
+ * gate and run each thread that has a hook frame back to its pc.
+ */
+static const char ck_python[] =
+"import gdb, struct\n"
+"M = (1 << 64) - 1\n"
+"REGS = ('r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax '\n"
+"        'rip cs eflags rsp ss fs_base gs_base ds es fs gs').split()\n"
+"FRAME = struct.Struct('<6Q27QQ')\n"
+"def crdbg_reg(name):\n"
+"    return int(gdb.newest_frame().read_register(name)) & M\n"
+"def crdbg_trampoline():\n"
+"    return int(gdb.parse_and_eval('crdbg_runtime_info.trampoline')) & M\n"
+"def crdbg_park(arg):\n"
+"    tramp, sel, n = crdbg_trampoline(), gdb.selected_thread(), 0\n"
+"    if not tramp:\n"
+"        raise gdb.GdbError('libcrdbg has no hook trampoline')\n"
+"    for t in gdb.selected_inferior().threads():\n"
+"        if t.name == 'crdbg-ckpt':\n"
+"            continue\n"
+"        t.switch()\n"
+"        r = dict((k, crdbg_reg(k)) for k in REGS)\n"
+"        ax, nr = r['rax'] - ((r['rax'] >> 63) << 64), r['orig_rax']\n"
+"        if not nr >> 63 and ax in (-512, -513, -514):\n"
+"            r['rax'], r['rip'] = nr, r['rip'] - 2\n"
+"        elif not nr >> 63 and ax == -516:\n"
+"            r['rax'], r['rip'] = 219, r['rip'] - 2\n"
+"        frame = FRAME.pack(0x314b4f4847424452, arg, 1, 0, FRAME.size, 0,\n"
+"                           *([r[k] for k in REGS] + [0]))\n"
+"        addr = (r['rsp'] - 128 - FRAME.size) & ~15\n"
+"        gdb.selected_inferior().write_memory(addr, frame)\n"
+"        gdb.execute('set var $rsp = %d' % addr)\n"
+"        gdb.execute('set var $rdi = %d' % arg)\n"
+"        gdb.execute('set var $eflags = %d' % (r['eflags'] & ~0x500))\n"
+"        gdb.execute('set var $pc = %d' % tramp)\n"
+"        n += 1\n"
+"    sel.switch()\n"
+"    print('parked %d' % n)\n"
+"def crdbg_unpark():\n"
+"    tramp, sel = crdbg_trampoline(), gdb.selected_thread()\n"
+"    for t in gdb.selected_inferior().threads():\n"
+"        t.switch()\n"
+"        if crdbg_reg('rip') != tramp:\n"
+"            continue\n"
+"        v = FRAME.unpack(bytes(gdb.selected_inferior().read_memory(crdbg_reg('rsp'), FRAME.size)))\n"
+"        r = dict(zip(REGS, v[6:33]))\n"
+"        for k in ('r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi eflags rsp rip').split():\n"
+"            gdb.execute('set var $%s = %d' % (k, r[k]))\n"
+"    sel.switch()\n"
+"def crdbg_release():\n"
+"    sel, done = gdb.selected_thread(), []\n"
+"    gdb.execute('set scheduler-locking on')\n"
+"    try:\n"
+"        gdb.execute('set var MPIR_checkpoint_debug_gate = 1')\n"
+"        for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):\n"
+"            t.switch()\n"
+"            f, outer = gdb.newest_frame(), None\n"
+"            while f is not None:\n"
+"                if f.type() == gdb.SIGTRAMP_FRAME and f.name() == 'crdbg_hook_trampoline':\n"
+"                    outer = f\n"
+"                f = f.older()\n"
+"            if outer is None or outer.older() is None:\n"
+"                continue\n"
+"            want = outer.older().pc()\n"
+"            gdb.execute('tbreak *%d thread %d' % (want, t.num), to_string=True)\n"
+"            gdb.execute('continue', to_string=True)\n"
+"            pc = crdbg_reg('rip')\n"
+"            done.append('%d:%s' % (t.ptid[1], 'ok' if pc == want else '0x%x' % pc))\n"
+"        gdb.execute('set var MPIR_debug_with_checkpoint = 0')\n"
+"    finally:\n"
+"        gdb.execute('set scheduler-locking off')\n"
+"        if sel.is_valid():\n"
+"            sel.switch()\n"
+"    print('released ' + ' '.join(done))\n";
+
+/* A crdbg child (checkpoint or restart of one rank) and what it printed. */
+struct ck_child {
+	pid_t pid;
+	int fd;			/* its stdout+stderr: a pipe or a pty master */
+	bool forward;		/* pty: the restored rank's output too */
+	int status;		/* exit status once reaped, else -1 */
+	char out[CK_OUT_MAX];
+	size_t len;
 };
 
-struct ck_thread {
-	int num;	/* gdb thread number */
-	int lwp;
-	bool designated;
-	bool selected;
-};
-
-/* Per-rank state that outlives a command. */
-struct ck_rank {
+/* Per-rank state; the "MPIR debug info)" pid comes from the rank's output. */
+static struct ck_rank {
 	int pid;
-	int lwp[CK_MAX_THREADS];	/* the parked (non-designated) threads */
-	int nlwp;
-	int selected_lwp;
-	int pty;			/* master of crdbg restart's terminal */
-	pid_t restarter;
-};
-
-static struct ck_rank *ck;
+	pid_t info_pid;		/* from the last "MPIR debug info)" line */
+	struct ck_child child;
+} *ck;
 static uint32_t ck_n;
+static bool ck_defined;		/* ck_python sent to every gdb */
 static char ck_last[4096];	/* handles of the last checkpoint */
 
 static int ck_init(struct dbg_session *s)
@@ -80,267 +164,132 @@ static int ck_init(struct dbg_session *s)
 	if (!ck)
 		return -ENOMEM;
 	ck_n = s->n;
-	for (uint32_t i = 0; i < ck_n; i++)
-		ck[i].pty = -1;
+	for (uint32_t i = 0; i < ck_n; i++) {
+		ck[i].child.fd = -1;
+		ck[i].child.status = -1;
+	}
 	return 0;
 }
 
-/* One command to one rank; the reply text (malloc'd), or NULL if it failed. */
-static char *rank_cmd(struct dbg_session *s, sdm_id id, bool quiet, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static char *rank_cmd(struct dbg_session *s, sdm_id id, bool quiet, const char *fmt, ...)
+void dbg_ckpt_line(struct dbg_session *s, uint32_t id, const char *line, size_t len)
 {
-	struct sdm_idset *set = sdm_set_new();
+	char buf[512], host[256];
+	pid_t pid;
+
+	if (!ck || id >= ck_n || len >= sizeof(buf))
+		return;
+	memcpy(buf, line, len);
+	buf[len] = 0;
+	if (!crs_parse_debug_info(buf, host, sizeof(host), &pid))
+		ck[id].info_pid = pid;
+	(void)s;
+}
+
+/*
+ * One command to a set of ranks. Every rank must answer without an
+ * error; the first reply text (malloc'd) is returned when want_text.
+ */
+static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **text,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **text,
+		     const char *fmt, ...)
+{
 	struct sdm_fe_result r = { 0 };
-	char cmd[4000], *text = NULL;
-	bool error = true;
+	size_t len = 256, got = 0;
+	char *cmd = NULL;
 	va_list ap;
+	int rc = -EIO;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	len = vsnprintf(NULL, 0, fmt, ap) + 1;
 	va_end(ap);
-	if (!set)
-		return NULL;
-	sdm_set_add_element(set, id);
-	if (dbg_send(s, set, cmd, DBG_LOAD_TIMEOUT, &r) == 0 && r.nev) {
-		const char *t = dbg_event_text(s, r.ev[0].type, r.ev[0].src,
-					       (const char *)r.ev[0].payload, &error);
+	cmd = malloc(len);
+	if (!cmd)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(cmd, len, fmt, ap);
+	va_end(ap);
+	if (dbg_send(s, set, cmd, DBG_LOAD_TIMEOUT, &r) == 0) {
+		rc = 0;
+		for (unsigned int i = 0; i < r.nev; i++) {
+			bool error;
+			const char *t = dbg_event_text(s, r.ev[i].type, r.ev[i].src,
+						       (const char *)r.ev[i].payload, &error);
+			char *ranks = sdm_set_to_string(r.ev[i].src);
 
-		if (!error)
-			text = strdup(t);
-		else if (!quiet)
-			dbg_info(s, "rank %u: %.60s: %s", id, cmd, t);
-	} else if (!quiet) {
-		dbg_info(s, "rank %u: no reply to '%.60s'", id, cmd);
+			got += sdm_set_size(r.ev[i].src);
+			if (error) {
+				dbg_error(s, "[%s] %.40s: %s", ranks ? ranks : "?",
+					  strncmp(cmd, "cli python crdbg_src", 20) ? cmd : "crdbg gdb helpers", t);
+				rc = -EIO;
+			} else if (text && !*text) {
+				*text = strdup(t);
+			}
+			free(ranks);
+		}
+		if (got < sdm_set_size(set))
+			rc = -EIO;
 	}
 	sdm_fe_result_free(&r);
-	sdm_set_free(set);
-	return text;
+	free(cmd);
+	return rc;
 }
 
-static int rank_ok(struct dbg_session *s, sdm_id id, const char *fmt, const char *arg)
+static struct sdm_idset *one_rank(sdm_id id)
 {
-	char *t = rank_cmd(s, id, false, fmt, arg);
+	struct sdm_idset *set = sdm_set_new();
 
-	free(t);
-	return t ? 0 : -EIO;
-}
-
-/* Threads of the rank from "info threads". */
-static int list_threads(struct dbg_session *s, sdm_id id, struct ck_thread *th)
-{
-	char *text = rank_cmd(s, id, false, "cli info threads"), *line, *save;
-	int n = 0;
-
-	if (!text)
-		return -EIO;
-	for (line = strtok_r(text, "\n", &save); line && n < CK_MAX_THREADS;
-	     line = strtok_r(NULL, "\n", &save)) {
-		const char *p = line, *l = strstr(line, "(LWP ");
-		char *end;
-
-		while (*p == ' ' || *p == '*')
-			p++;
-		if (!l || *p < '0' || *p > '9')
-			continue;
-		th[n].num = strtol(p, &end, 10);
-		th[n].lwp = atoi(l + 5);
-		th[n].selected = line[0] == '*';
-		th[n].designated = strstr(l, "\"crdbg-ckpt\"") != NULL;
-		n++;
+	if (set && sdm_set_add_element(set, id) < 0) {
+		sdm_set_free(set);
+		return NULL;
 	}
-	free(text);
-	return n;
+	return set;
+}
+
+/*
+ * Define ck_python in every gdb of set: hex, so nothing needs quoting, in
+ * pieces that fit the gdb backend's command size.
+ */
+static int define_helpers(struct dbg_session *s, const struct sdm_idset *set)
+{
+	static const char hex[] = "0123456789abcdef";
+	const size_t piece = 1500, n = sizeof(ck_python) - 1;
+	char h[2 * 1500 + 1];
+	int rc;
+
+	if (ck_defined)
+		return 0;
+	rc = ranks_cmd(s, set, NULL, "cli python crdbg_src = ''");
+	for (size_t off = 0; !rc && off < n; off += piece) {
+		size_t len = n - off < piece ? n - off : piece;
+
+		for (size_t i = 0; i < len; i++) {
+			h[2 * i] = hex[(unsigned char)ck_python[off + i] >> 4];
+			h[2 * i + 1] = hex[(unsigned char)ck_python[off + i] & 15];
+		}
+		h[2 * len] = 0;
+		rc = ranks_cmd(s, set, NULL, "cli python crdbg_src += bytes.fromhex('%s').decode()", h);
+	}
+	if (!rc)
+		rc = ranks_cmd(s, set, NULL, "cli python exec(crdbg_src)");
+	if (rc)
+		dbg_error(s, "checkpoint: the ranks' gdb cannot run the Python helpers (gdb built without Python?)");
+	ck_defined = !rc;
+	return rc;
 }
 
 static int rank_pid(struct dbg_session *s, sdm_id id)
 {
-	char *t = rank_cmd(s, id, false, "status"), st[16];
+	struct sdm_idset *set = one_rank(id);
+	char *t = NULL, st[16];
 	int gdb = 0, pid = 0;
 
-	if (t && sscanf(t, "%15s gdb=%d pid=%d", st, &gdb, &pid) < 3)
+	if (set && !ranks_cmd(s, set, &t, "status") && t &&
+	    sscanf(t, "%15s gdb=%d pid=%d", st, &gdb, &pid) < 3)
 		pid = 0;
 	free(t);
+	sdm_set_free(set);
 	return pid;
-}
-
-/* Save the registers of every non-designated thread, push the waitpoint. */
-static int park(struct dbg_session *s, sdm_id id)
-{
-	struct ck_thread th[CK_MAX_THREADS];
-	struct ck_rank *r = &ck[id];
-	int n = list_threads(s, id, th);
-	char expr[2048];
-	size_t len;
-
-	if (n <= 0)
-		return -EIO;
-	r->nlwp = 0;
-	for (int i = 0; i < n; i++) {
-		if (th[i].designated)
-			continue;
-		if (th[i].selected)
-			r->selected_lwp = th[i].lwp;
-		if (r->nlwp == CK_MAX_THREADS)
-			return -E2BIG;
-		r->lwp[r->nlwp++] = th[i].lwp;
-		free(rank_cmd(s, id, false, "cli thread %d", th[i].num));
-		len = snprintf(expr, sizeof(expr), "cli output $crdbg_%d_rip = $rip", th[i].lwp);
-		for (size_t k = 0; k < sizeof(ck_regs) / sizeof(ck_regs[0]); k++)
-			len += snprintf(expr + len, sizeof(expr) - len, ", $crdbg_%d_%s = $%s",
-					th[i].lwp, ck_regs[k], ck_regs[k]);
-		if (rank_ok(s, id, "%s", expr))
-			return -EIO;
-		snprintf(expr, sizeof(expr),
-			 "cli output $sp = (void *)((((unsigned long)$sp - 256) & -16) - 8), *(unsigned long *)$sp = (unsigned long)$crdbg_%d_rip, $pc = &MPIR_checkpoint_debugger_waitpoint",
-			 th[i].lwp);
-		if (rank_ok(s, id, "%s", expr))
-			return -EIO;
-	}
-	return 0;
-}
-
-/* park() failed before the detach: put the saved registers back as they were. */
-static void unpark(struct dbg_session *s, sdm_id id)
-{
-	struct ck_thread th[CK_MAX_THREADS];
-	struct ck_rank *r = &ck[id];
-	int n = list_threads(s, id, th);
-	char expr[2048];
-	size_t len;
-
-	for (int k = 0; k < r->nlwp; k++) {
-		for (int i = 0; i < n; i++) {
-			if (th[i].lwp != r->lwp[k])
-				continue;
-			free(rank_cmd(s, id, true, "cli thread %d", th[i].num));
-			len = snprintf(expr, sizeof(expr), "cli output $pc = $crdbg_%d_rip", th[i].lwp);
-			for (size_t j = 0; j < sizeof(ck_regs) / sizeof(ck_regs[0]); j++)
-				len += snprintf(expr + len, sizeof(expr) - len, ", $%s = $crdbg_%d_%s",
-						ck_regs[j], th[i].lwp, ck_regs[j]);
-			free(rank_cmd(s, id, true, "%s", expr));
-		}
-	}
-	r->nlwp = 0;
-}
-
-/* Attached and parked: open the gate, run each thread back to its place. */
-static int release(struct dbg_session *s, sdm_id id)
-{
-	struct ck_thread th[CK_MAX_THREADS];
-	struct ck_rank *r = &ck[id];
-	int n = list_threads(s, id, th), sel = 0;
-	char expr[2048], *t;
-	size_t len;
-
-	if (n <= 0)
-		return -EIO;
-	for (int k = 0; k < r->nlwp; k++) {
-		for (int i = 0; i < n; i++) {
-			if (th[i].lwp != r->lwp[k])
-				continue;
-			snprintf(expr, sizeof(expr), "cli tbreak *$crdbg_%d_rip thread %d",
-				 th[i].lwp, th[i].num);
-			if (rank_ok(s, id, "%s", expr))
-				return -EIO;
-		}
-	}
-	if (rank_ok(s, id, "%s", "cli output MPIR_checkpoint_debug_gate = 1"))
-		return -EIO;
-	t = rank_cmd(s, id, false, "exec %d continue", DBG_SLICE_MS);
-	for (time_t end = time(NULL) + CK_WAIT_S; t && !strcmp(t, "running");) {
-		free(t);
-		if (time(NULL) > end) {
-			dbg_info(s, "rank %u: the threads did not come back from the waitpoint", id);
-			return -ETIMEDOUT;
-		}
-		t = rank_cmd(s, id, false, "wait %d", DBG_SLICE_MS);
-	}
-	if (!t)
-		return -EIO;
-	free(t);
-	/* Every thread that stopped at its PC gets its registers back. */
-	n = list_threads(s, id, th);
-	for (int k = 0; k < r->nlwp; k++) {
-		for (int i = 0; i < n; i++) {
-			if (th[i].lwp != r->lwp[k])
-				continue;
-			if (th[i].lwp == r->selected_lwp)
-				sel = th[i].num;
-			free(rank_cmd(s, id, false, "cli thread %d", th[i].num));
-			t = rank_cmd(s, id, false, "cli output $pc == $crdbg_%d_rip", th[i].lwp);
-			if (!t || strcmp(t, "1")) {
-				dbg_info(s, "rank %u: thread %d is not back at its PC", id, th[i].lwp);
-				free(t);
-				continue;
-			}
-			free(t);
-			len = snprintf(expr, sizeof(expr), "cli output 0");
-			for (size_t j = 0; j < sizeof(ck_regs) / sizeof(ck_regs[0]); j++)
-				len += snprintf(expr + len, sizeof(expr) - len, ", $%s = $crdbg_%d_%s",
-						ck_regs[j], th[i].lwp, ck_regs[j]);
-			rank_ok(s, id, "%s", expr);
-		}
-	}
-	if (sel)
-		free(rank_cmd(s, id, false, "cli thread %d", sel));
-	free(rank_cmd(s, id, false, "cli output MPIR_debug_with_checkpoint = 0"));
-	return 0;
-}
-
-/* Run crdbg with args; its stdout+stderr in out (NUL terminated). Exit status. */
-static int run_crdbg(char *const args[], char *out, size_t outlen)
-{
-	char self[4096];
-	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int pfd[2], status = 0;
-	size_t got = 0;
-	pid_t pid;
-
-	if (l <= 0 || pipe2(pfd, O_CLOEXEC))
-		return -1;
-	self[l] = 0;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		char *argv[16] = { "crdbg" };
-		int i;
-
-		for (i = 0; args[i] && i < 14; i++)
-			argv[i + 1] = args[i];
-		argv[i + 1] = NULL;
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		execv(self, argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	for (;;) {
-		ssize_t n = read(pfd[0], out + got, outlen - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-		if (got == outlen - 1)
-			break;
-	}
-	out[got] = 0;
-	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-static void last_line(char *out, char *buf, size_t len)
-{
-	size_t n = strlen(out);
-
-	while (n && out[n - 1] == '\n')
-		out[--n] = 0;
-	snprintf(buf, len, "%.400s", strrchr(out, '\n') ? strrchr(out, '\n') + 1 : out);
 }
 
 static bool all_stopped(struct dbg_session *s, struct sdm_idset *live)
@@ -349,62 +298,307 @@ static bool all_stopped(struct dbg_session *s, struct sdm_idset *live)
 
 	sdm_set_for_each(id, live) {
 		if (s->state[id] != DBG_STOPPED) {
-			dbg_info(s, "rank %u is not stopped: interrupt it first", id);
+			dbg_error(s, "rank %u is not stopped: interrupt it first", id);
 			return false;
 		}
 	}
 	return true;
 }
 
+/* ---- crdbg children ---- */
+
+static int self_exe(char *buf, size_t len)
+{
+	ssize_t l = readlink("/proc/self/exe", buf, len - 1);
+
+	if (l <= 0)
+		return -1;
+	buf[l] = 0;
+	return 0;
+}
+
+/* Run crdbg ARGS... with its output on a pipe (or a new pty when pty). */
+static int child_start(struct ck_child *c, bool pty, char *const args[])
+{
+	char self[4096];
+	int fds[2] = { -1, -1 };
+
+	if (self_exe(self, sizeof(self)))
+		return -errno;
+	if (pty) {
+		fds[0] = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fds[0] < 0 || grantpt(fds[0]) || unlockpt(fds[0]))
+			goto fail;
+	} else if (pipe2(fds, O_CLOEXEC)) {
+		return -errno;
+	}
+	c->len = 0;
+	c->status = -1;
+	c->forward = pty;
+	c->pid = fork();
+	if (c->pid < 0)
+		goto fail;
+	if (!c->pid) {
+		char *argv[16] = { "crdbg" };
+		int out = fds[1], i;
+
+		if (pty) {
+			struct termios t;
+
+			setsid();
+			out = open(ptsname(fds[0]), O_RDWR);
+			if (out < 0)
+				_exit(127);
+			ioctl(out, TIOCSCTTY, 0);
+			if (!tcgetattr(out, &t)) {
+				t.c_oflag &= ~ONLCR;
+				t.c_lflag &= ~ECHO;
+				tcsetattr(out, TCSANOW, &t);
+			}
+			dup2(out, 0);
+		}
+		dup2(out, 1);
+		dup2(out, 2);
+		for (i = 0; args[i] && i < 14; i++)
+			argv[i + 1] = args[i];
+		argv[i + 1] = NULL;
+		execv(self, argv);
+		_exit(127);
+	}
+	if (fds[1] >= 0)
+		close(fds[1]);
+	c->fd = fds[0];
+	return 0;
+fail:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	return -errno;
+}
+
+/* Read what c printed (forwarding a restart's to the rank); reap it. */
+static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	char buf[4096];
+	ssize_t n;
+	int st;
+
+	while (c->fd >= 0 && poll(&p, 1, 0) > 0) {
+		n = read(c->fd, buf, sizeof(buf));
+		if (n <= 0) {
+			close(c->fd);
+			c->fd = -1;
+			break;
+		}
+		if (c->len + n >= CK_OUT_MAX) {
+			/* keep the tail: the last line is what matters */
+			size_t keep = CK_OUT_MAX / 2;
+
+			memmove(c->out, c->out + c->len - (c->len < keep ? c->len : keep),
+				c->len < keep ? c->len : keep);
+			c->len = c->len < keep ? c->len : keep;
+		}
+		memcpy(c->out + c->len, buf, n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2);
+		c->len += n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2;
+		c->out[c->len] = 0;
+		if (c->forward)
+			dbg_rank_output(s, id, buf, n);
+	}
+	if (c->pid > 0 && c->status < 0 && waitpid(c->pid, &st, WNOHANG) == c->pid) {
+		c->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+		c->pid = 0;
+	}
+}
+
+/* The last non-empty line c printed. */
+static void child_last_line(const struct ck_child *c, char *buf, size_t len)
+{
+	size_t end = c->len, start;
+
+	while (end && (c->out[end - 1] == '\n' || c->out[end - 1] == '\r'))
+		end--;
+	start = end;
+	while (start && c->out[start - 1] != '\n')
+		start--;
+	snprintf(buf, len, "%.*s", (int)(end - start < 400 ? end - start : 400), c->out + start);
+	if (!buf[0])
+		snprintf(buf, len, "crdbg exited with status %d", c->status);
+}
+
+/*
+ * Wait until every rank of set has printed its "MPIR debug info)" line.
+ * A rank whose child fails first, or that is silent for CK_WAIT_S, is
+ * reported and dropped from set. For checkpoint children (pipes) the
+ * child is also waited for, to get its handle.
+ */
+static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool want_exit,
+			    bool keep_failed, const char *what)
+{
+	time_t end = time(NULL) + CK_WAIT_S;
+	char line[512];
+	sdm_id id;
+
+	for (;;) {
+		bool pending = false;
+		struct sdm_idset *failed = sdm_set_new();
+
+		dbg_pump_output(s, 100);
+		sdm_set_for_each(id, set) {
+			struct ck_child *c = &ck[id].child;
+
+			if (c->status > 0)
+				continue;	/* reported already */
+			child_poll(s, id, c);
+			if (c->status > 0) {
+				child_last_line(c, line, sizeof(line));
+				dbg_error(s, "%s: rank %u: %s", what, id, line);
+				if (keep_failed && !ck[id].info_pid)
+					ck[id].info_pid = ck[id].pid;	/* still there, parked */
+				else if (!keep_failed && failed)
+					sdm_set_add_element(failed, id);
+				continue;
+			}
+			if (!ck[id].info_pid || (want_exit && c->status < 0))
+				pending = true;
+		}
+		if (failed) {
+			sdm_set_for_each(id, failed)
+				sdm_set_remove_element(set, id);
+			sdm_set_free(failed);
+		}
+		if (!pending)
+			return;
+		if (time(NULL) > end) {
+			sdm_set_for_each(id, set) {
+				if (ck[id].info_pid)
+					continue;
+				dbg_error(s, "%s: rank %u: no \"" CRS_DEBUG_INFO_PREFIX
+					  "\" line in %d s", what, id, CK_WAIT_S);
+				if (keep_failed)
+					ck[id].info_pid = ck[id].pid;
+			}
+			return;
+		}
+	}
+}
+
+/* Each rank of set: attach its gdb to the pid of its info line, release. */
+static void attach_and_release(struct dbg_session *s, struct sdm_idset *set, const char *what)
+{
+	struct sdm_idset *ok = sdm_set_new();
+	sdm_id id;
+	char *t = NULL;
+
+	if (!ok)
+		return;
+	sdm_set_for_each(id, set) {
+		struct sdm_idset *one = one_rank(id);
+
+		if (!ck[id].info_pid)
+			goto next;
+		if (ck[id].info_pid != ck[id].pid)
+			dbg_info(s, "%s: rank %u is now pid %d", what, id, ck[id].info_pid);
+		if (one && !ranks_cmd(s, one, NULL, "cli attach %d", ck[id].info_pid))
+			sdm_set_add_element(ok, id);
+		else
+			dbg_error(s, "%s: rank %u: gdb cannot attach to pid %d", what, id,
+				  ck[id].info_pid);
+		ck[id].pid = ck[id].info_pid;
+next:
+		sdm_set_free(one);
+	}
+	if (sdm_set_size(ok) && ranks_cmd(s, ok, &t, "cli python crdbg_release()") == 0 &&
+	    t && strstr(t, ":0x"))
+		dbg_error(s, "%s: some thread did not come back to its pc: %s", what, t);
+	/* The backend hears of the release's stops asynchronously: catch up. */
+	if (sdm_set_size(ok))
+		ranks_cmd(s, ok, NULL, "wait %d", DBG_CMD_TIMEOUT / 2);
+	free(t);
+	sdm_set_free(ok);
+	dbg_pump_output(s, 100);
+}
+
+/* ---- the commands ---- */
+
+static struct sdm_idset *checkable_ranks(struct dbg_session *s)
+{
+	struct sdm_idset *all = sdm_set_new(), *live = NULL;
+
+	if (all && sdm_set_add_range(all, 0, s->n - 1) == 0)
+		live = dbg_live(s, all);
+	sdm_set_free(all);
+	if (!live || !sdm_set_size(live)) {
+		dbg_error(s, "no live rank");
+		goto fail;
+	}
+	if (ck_init(s) || !all_stopped(s, live) || define_helpers(s, live))
+		goto fail;
+	return live;
+fail:
+	sdm_set_free(live);
+	return NULL;
+}
+
 void dbg_checkpoint(struct dbg_session *s)
 {
-	struct sdm_idset *all = sdm_set_new(), *live;
-	char handles[4096] = "", out[8192], line[512], h[256];
+	struct sdm_idset *live = checkable_ranks(s);
+	char handles[4096] = "", h[256], line[512];
+	char park[64];
 	size_t hl = 0;
 	sdm_id id;
 
-	if (!all)
+	if (!live)
 		return;
-	sdm_set_add_range(all, 0, s->n - 1);
-	live = dbg_live(s, all);
-	sdm_set_free(all);
-	if (!live || ck_init(s) || !all_stopped(s, live))
-		goto out;
 	sdm_set_for_each(id, live) {
-		char pid[16], *args[] = { "checkpoint", pid, "--debug", "--backend", "kmod", NULL };
-		int rc;
-
 		ck[id].pid = rank_pid(s, id);
-		if (ck[id].pid <= 0 || park(s, id) ||
-		    rank_ok(s, id, "%s", "cli output MPIR_debug_with_checkpoint = 1") ||
-		    rank_ok(s, id, "%s", "cli detach")) {
-			dbg_info(s, "checkpoint: rank %u cannot be prepared (is libcrdbg preloaded?)", id);
-			unpark(s, id);
-			s->errors++;
+		ck[id].info_pid = 0;
+		if (ck[id].pid <= 0) {
+			dbg_error(s, "checkpoint: rank %u has no process", id);
 			goto out;
 		}
-		usleep(300 * 1000);	/* the threads enter the waitpoint */
+	}
+	snprintf(park, sizeof(park), "cli python crdbg_park(%llu)",
+		 (unsigned long long)(CRDBG_HOOK_DEBUG_SET | CRDBG_CRS_STATE_PARK));
+	if (ranks_cmd(s, live, NULL, "%s", park) ||
+	    ranks_cmd(s, live, NULL, "cli set var MPIR_checkpoint_debug_gate = 0") ||
+	    ranks_cmd(s, live, NULL, "cli set var MPIR_debug_with_checkpoint = 1")) {
+		ranks_cmd(s, live, NULL, "cli python crdbg_unpark()");
+		dbg_error(s, "checkpoint: the ranks cannot be parked (is libcrdbg preloaded?)");
+		goto out;
+	}
+	if (ranks_cmd(s, live, NULL, "cli detach")) {
+		dbg_error(s, "checkpoint: a rank's gdb cannot detach");
+		goto out;
+	}
+	sdm_set_for_each(id, live) {
+		char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL };
+
 		snprintf(pid, sizeof(pid), "%d", ck[id].pid);
-		rc = run_crdbg(args, out, sizeof(out));
+		if (child_start(&ck[id].child, false, args))
+			dbg_error(s, "checkpoint: rank %u: cannot run crdbg: %s", id,
+				  strerror(errno));
+	}
+	wait_info_lines(s, live, true, true, "checkpoint");
+	sdm_set_for_each(id, live) {
+		struct ck_child *c = &ck[id].child;
+
 		h[0] = 0;
-		for (char *p = strtok(out, "\n"); p; p = strtok(NULL, "\n"))
+		for (char *p = strtok(c->out, "\n"); p; p = strtok(NULL, "\n"))
 			if (!crs_parse_checkpoint_handle(p, h, sizeof(h)))
 				break;
-		if (rc || !h[0]) {
-			last_line(out, line, sizeof(line));
-			dbg_info(s, "checkpoint: rank %u: %s", id, line);
-			s->errors++;
-		} else {
-			dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, h);
-			hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s",
-				       hl ? "," : "", h);
+		if (c->status > 0)
+			continue;	/* reported while waiting */
+		if (c->status || !h[0]) {
+			child_last_line(c, line, sizeof(line));
+			dbg_error(s, "checkpoint: rank %u: %s", id, line);
+			continue;
 		}
-		if (rank_ok(s, id, "cli attach %s", pid) || release(s, id)) {
-			dbg_info(s, "checkpoint: rank %u could not be re-attached", id);
-			s->errors++;
-		}
-		dbg_pump_output(s, 100);
+		dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, h);
+		hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s", hl ? "," : "", h);
 	}
+	attach_and_release(s, live, "checkpoint");
 	if (hl) {
 		dbg_info(s, CRS_HANDLE_PREFIX "%s", handles);
 		snprintf(ck_last, sizeof(ck_last), "%s", handles);
@@ -413,204 +607,56 @@ out:
 	sdm_set_free(live);
 }
 
-/* crdbg restart H --debug on a new pty; the master, or -1. */
-static int spawn_restart(const char *handle, pid_t *ret_pid)
-{
-	char self[4096];
-	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	pid_t pid;
-
-	if (l <= 0 || m < 0)
-		return -1;
-	self[l] = 0;
-	if (grantpt(m) || unlockpt(m)) {
-		close(m);
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		close(m);
-		return -1;
-	}
-	if (!pid) {
-		struct termios t;
-		int sl;
-
-		setsid();
-		sl = open(ptsname(m), O_RDWR);
-		if (sl < 0)
-			_exit(127);
-		ioctl(sl, TIOCSCTTY, 0);
-		if (!tcgetattr(sl, &t)) {
-			t.c_oflag &= ~ONLCR;
-			t.c_lflag &= ~ECHO;
-			tcsetattr(sl, TCSANOW, &t);
-		}
-		dup2(sl, 0);
-		dup2(sl, 1);
-		dup2(sl, 2);
-		if (sl > 2)
-			close(sl);
-		execl(self, "crdbg", "restart", handle, "--debug", (char *)NULL);
-		_exit(127);
-	}
-	*ret_pid = pid;
-	return m;
-}
-
-/* Are pid's threads all past the restart (none stopped or traced)? */
-static bool restored(int pid)
-{
-	char path[64], buf[512];
-	int ntask = 0;
-	DIR *d;
-	struct dirent *e;
-	bool ok = true;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return false;
-	while (ok && (e = readdir(d))) {
-		FILE *f;
-		char *p = NULL;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(buf, sizeof(buf), "/proc/%d/task/%.20s/stat", pid, e->d_name);
-		f = fopen(buf, "r");
-		if (!f || !fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')))
-			ok = false;
-		else if (p[2] != 'S' && p[2] != 'R')
-			ok = false;
-		if (f)
-			fclose(f);
-		ntask++;
-	}
-	closedir(d);
-	return ok && ntask;
-}
-
-/*
- * Wait until crdbg restart has restored pid and released it into the hook
- * (its "MPIR debug info)" line goes to the program's stderr, which the
- * rank's server forwards); 0, or -1 with the restarter's last words.
- */
-static int wait_restored(int m, pid_t restarter, int pid, char *last, size_t lastlen)
-{
-	char buf[4096];
-	time_t end = time(NULL) + CK_WAIT_S;
-	int calm = 0, status;
-
-	last[0] = 0;
-	while (time(NULL) < end) {
-		struct pollfd p = { .fd = m, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, 200) > 0) {
-			n = read(m, buf, sizeof(buf) - 1);
-			if (n > 0) {
-				char *nl;
-
-				buf[n] = 0;
-				while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-					buf[--n] = 0;
-				nl = strrchr(buf, '\n');
-				if (n)
-					snprintf(last, lastlen, "%.400s", nl ? nl + 1 : buf);
-			}
-		}
-		if (waitpid(restarter, &status, WNOHANG) == restarter) {
-			if (!last[0])
-				snprintf(last, lastlen, "crdbg restart exited");
-			return -1;
-		}
-		calm = restored(pid) ? calm + 1 : 0;
-		if (calm >= 3)
-			return 0;
-	}
-	snprintf(last, lastlen, "pid %d was not restored in %d s", pid, CK_WAIT_S);
-	return -1;
-}
-
 void dbg_restart(struct dbg_session *s, const char *arg)
 {
-	struct sdm_idset *all = sdm_set_new(), *live = NULL;
-	char *list = strdup(*arg ? arg : ck_last), *save = NULL, *h, last[512];
+	struct sdm_idset *live = checkable_ranks(s);
+	char *list = strdup(*arg ? arg : ck_last), *save = NULL, **handle = NULL, *h;
 	sdm_id id;
 
-	if (!all || !list)
+	if (!live || !list)
 		goto out;
 	if (!*list) {
-		dbg_info(s, "restart: no handle given and no checkpoint taken yet");
+		dbg_error(s, "restart: no handle given and no checkpoint taken yet");
 		goto out;
 	}
-	sdm_set_add_range(all, 0, s->n - 1);
-	live = dbg_live(s, all);
-	if (!live || ck_init(s) || !all_stopped(s, live))
+	handle = calloc(s->n, sizeof(*handle));
+	if (!handle)
 		goto out;
 	h = strtok_r(list, ", \t", &save);
 	sdm_set_for_each(id, live) {
-		int pid;
-
 		if (!h) {
-			dbg_info(s, "restart: no handle for rank %u (one per rank, in rank order)", id);
-			s->errors++;
+			dbg_error(s, "restart: no handle for rank %u (one per rank, in rank order)", id);
 			goto out;
 		}
-		free(rank_cmd(s, id, true, "cli kill"));
-		for (int i = 0; i < 100 && ck[id].pid > 0 && !kill(ck[id].pid, 0); i++)
-			usleep(50 * 1000);
-		if (ck[id].pty >= 0)
-			close(ck[id].pty);
-		ck[id].pty = spawn_restart(h, &ck[id].restarter);
-		if (ck[id].pty < 0) {
-			dbg_info(s, "restart: rank %u: cannot run crdbg restart: %s", id,
-				 strerror(errno));
-			s->errors++;
-			goto out;
-		}
-		pid = ck[id].pid;
-		if (wait_restored(ck[id].pty, ck[id].restarter, pid, last, sizeof(last))) {
-			dbg_info(s, "restart: rank %u: %s", id, last);
-			s->errors++;
-			goto out;
-		}
-		snprintf(last, sizeof(last), "%d", pid);
-		if (rank_ok(s, id, "cli attach %s", last) || release(s, id)) {
-			dbg_info(s, "restart: rank %u could not be re-attached", id);
-			s->errors++;
-		}
-		dbg_pump_output(s, 100);
+		handle[id] = h;
+		ck[id].pid = rank_pid(s, id);
 		h = strtok_r(NULL, ", \t", &save);
 	}
+	ranks_cmd(s, live, NULL, "cli kill");
+	sdm_set_for_each(id, live) {
+		char *args[] = { "restart", handle[id], "--debug", NULL };
+
+		for (int i = 0; i < 100 && ck[id].pid > 0 && !kill(ck[id].pid, 0); i++)
+			usleep(50 * 1000);
+		if (ck[id].child.fd >= 0)
+			close(ck[id].child.fd);
+		ck[id].info_pid = 0;
+		if (child_start(&ck[id].child, true, args))
+			dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
+				  strerror(errno));
+	}
+	wait_info_lines(s, live, false, false, "restart");
+	attach_and_release(s, live, "restart");
 out:
+	free(handle);
 	free(list);
-	sdm_set_free(all);
 	sdm_set_free(live);
 }
 
-/* Forward what restarted ranks wrote on their terminals. */
+/* Forward what restarted ranks write on the terminals CRIU gave them. */
 void dbg_ckpt_output(struct dbg_session *s)
 {
-	char buf[4096];
-
-	for (uint32_t i = 0; ck && i < ck_n; i++) {
-		struct pollfd p = { .fd = ck[i].pty, .events = POLLIN };
-		ssize_t n;
-
-		if (ck[i].restarter > 0 && waitpid(ck[i].restarter, NULL, WNOHANG) == ck[i].restarter)
-			ck[i].restarter = 0;
-
-		while (ck[i].pty >= 0 && poll(&p, 1, 0) > 0) {
-			n = read(ck[i].pty, buf, sizeof(buf));
-			if (n <= 0) {
-				close(ck[i].pty);
-				ck[i].pty = -1;
-				break;
-			}
-			dbg_rank_output(s, i, buf, n);
-		}
-	}
+	for (uint32_t i = 0; ck && i < ck_n; i++)
+		if (ck[i].child.forward)
+			child_poll(s, i, &ck[i].child);
 }

@@ -33,10 +33,11 @@ $(DEBUGGER_TDIR)/prog_debug: tests/host/debug/prog_debug.c
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
 $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/host/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
-		$(B)/crdbg $(B)/sdm/sdm-server $(B)/sdm/sdm-master
+		$(B)/crdbg $(B)/sdm/sdm-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Wno-sign-compare -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
-		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" -o $@ $<
+		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
+		-DCRDBG_RUNTIME=\"$(B)/usr/libcrdbg.so\" -o $@ $<
 
 ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS)
 HOST_TESTS  += $(DEBUGGER_TESTS)

@@ -406,6 +406,7 @@ static void take_output(struct dbg_session *s, sdm_id id, int stream,
 		if (buf[i] == '\r')
 			continue;
 		if (buf[i] == '\n' || lb->len == DBG_LINE_MAX) {
+			dbg_ckpt_line(s, id, lb->buf, lb->len);
 			emit_line(s, id, stream, lb->buf, lb->len);
 			lb->len = 0;
 			if (buf[i] == '\n')

@@ -122,6 +122,8 @@ void dbg_mpir_output(struct dbg_session *s);
 void dbg_checkpoint(struct dbg_session *s);
 void dbg_restart(struct dbg_session *s, const char *handles);
 void dbg_ckpt_output(struct dbg_session *s);
+/* Every complete output line of a rank: notes "MPIR debug info)" pids. */
+void dbg_ckpt_line(struct dbg_session *s, uint32_t id, const char *line, size_t len);
 /* Program output of rank id, as if its server had forwarded it. */
 void dbg_rank_output(struct dbg_session *s, uint32_t id, const char *buf, size_t len);
 

@@ -13,6 +13,7 @@
 extern volatile int MPIR_debug_with_checkpoint;
 extern volatile int MPIR_checkpoint_debug_gate;
 void MPIR_checkpoint_debugger_breakpoint(void);
+void MPIR_checkpoint_debugger_waitpoint(void);
 void MPIR_checkpoint_debugger_crs_hook(int state);
 
 /* Give up waiting for the other threads to park after this many naps. */
@@ -44,7 +45,10 @@ void crdbg_hook_entry(uint64_t arg)
 		break;
 	}
 
-	if (crdbg_rt_is_designated() && MPIR_debug_with_checkpoint) {
+	if (state == CRDBG_CRS_STATE_PARK) {
+		/* A debugger parks us before it detaches (the gate is closed). */
+		MPIR_checkpoint_debugger_waitpoint();
+	} else if (crdbg_rt_is_designated() && MPIR_debug_with_checkpoint) {
 		/*
 		 * The designated thread restores the process, tells the
 		 * debugger it may attach once every other thread waits, then

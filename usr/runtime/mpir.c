@@ -78,7 +78,7 @@ CRDBG_EXPORT __attribute__((noinline)) void MPIR_checkpoint_debugger_breakpoint(
  */
 CRDBG_EXPORT __attribute__((noinline)) void MPIR_checkpoint_debugger_waitpoint(void)
 {
-	if (crdbg_rt_is_designated())
+	if (crdbg_rt_is_designated() || bp_depth > 0)
 		return;
 	MPIR_checkpoint_debug_gate = 0;
 	MPIR_checkpoint_debugger_breakpoint();
@@ -92,10 +92,18 @@ CRDBG_EXPORT __attribute__((noinline)) void MPIR_checkpoint_debugger_waitpoint(v
 CRDBG_EXPORT __attribute__((noinline)) void MPIR_checkpoint_debugger_crs_hook(int state)
 {
 	(void)state;
-	if (MPIR_debug_with_checkpoint) {
-		MPIR_checkpoint_debug_gate = 0;
-		MPIR_checkpoint_debugger_waitpoint();
-	} else {
+	if (!MPIR_debug_with_checkpoint) {
 		MPIR_checkpoint_debug_gate = 1;
+		return;
 	}
+	/*
+	 * Already waiting further up the stack (parked by a debugger before
+	 * the checkpoint): that wait holds the thread, and the gate is the
+	 * debugger's to open; closing it here could undo an opening that
+	 * came first.
+	 */
+	if (bp_depth > 0)
+		return;
+	MPIR_checkpoint_debug_gate = 0;
+	MPIR_checkpoint_debugger_waitpoint();
 }

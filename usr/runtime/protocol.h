@@ -56,6 +56,12 @@ struct crdbg_rt_info {
  */
 #define CRDBG_CRS_STATE_CONTINUE	1
 #define CRDBG_CRS_STATE_RESTART		2
+/*
+ * Not a CRS state: a debugger pushed the hook frame itself (return_via
+ * USER) to park the thread in the waitpoint with every register saved
+ * before it detaches for a checkpoint (usr/console/checkpoint.c).
+ */
+#define CRDBG_CRS_STATE_PARK		3
 #define CRDBG_HOOK_STATE_MASK		0xffULL
 
 #define CRDBG_HOOK_DEBUG_KEEP		(0ULL << 8)

@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=1; fi; }
 fail=0
-echo "1..7"
+echo "1..11"
 
 cat >"$work/script" <<'EOS'
 break compute
@@ -66,6 +66,67 @@ ok $? "a handle per rank and a merged line"
 	[ "$(grep -c 'hello from rank 1 x=9' "$work/out")" = 1 ] &&
 	sed -n '/=== stacks 3/,$p' "$work/out" | grep -q 'hello from rank 1 x=9'
 ok $? "the restarted ranks finish with the right output"
-! grep -Eq 'cannot|could not|not back|no handle|error' "$work/out" "$work/err"
+! grep -Eq 'cannot|could not|not back|no handle|error|did not' "$work/out" "$work/err"
 ok $? "no error from checkpoint or restart"
+
+# A threaded program: every thread's pc and vector registers, and the
+# results its workers compute in SSE registers, survive a checkpoint and a
+# restart taken in the middle of their loops.
+cat >"$work/script2" <<'EOS'
+break compute
+continue
+echo === regs 1
+stacks
+thread apply 1 3-6 p/x $pc
+thread apply 1 3-6 p/x $sp
+thread apply 1 3-6 p/x $xmm0.v2_int64
+thread apply 1 3-6 p/x $xmm1.v2_int64
+thread apply 1 3-6 p/x $xmm2.v2_int64
+info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags
+echo === end
+checkpoint
+echo === regs 2
+stacks
+thread apply 1 3-6 p/x $pc
+thread apply 1 3-6 p/x $sp
+thread apply 1 3-6 p/x $xmm0.v2_int64
+thread apply 1 3-6 p/x $xmm1.v2_int64
+thread apply 1 3-6 p/x $xmm2.v2_int64
+info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags
+echo === end
+restart
+echo === regs 3
+stacks
+thread apply 1 3-6 p/x $pc
+thread apply 1 3-6 p/x $sp
+thread apply 1 3-6 p/x $xmm0.v2_int64
+thread apply 1 3-6 p/x $xmm1.v2_int64
+thread apply 1 3-6 p/x $xmm2.v2_int64
+info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags
+echo === end
+continue
+quit
+EOS
+prog2=$build/tests/guest/debug/prog_ckpt
+for r in 0 1; do CRDBG_RANK=$r "$prog2" | sed "s/^/[$r] /"; done | grep ' result ' | sort >"$work/expected2"
+timeout 600 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
+	--batch "$work/script2" "$prog2" >"$work/out2" 2>"$work/err2"
+rc=$?
+grep -v '^\[[01]\]: ' "$work/out2" | sed 's/^/# /' | head -80
+sed 's/^/# /' "$work/err2" | head -20
+# gdb numbers its value history ($1, $2...): only the values are compared.
+regs() { awk -v k="=== regs $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out2" |
+	sed 's/\$[0-9]* = /$ = /'; }
+regs 1 >"$work/r1"; regs 2 >"$work/r2"; regs 3 >"$work/r3"
+ok "$rc" "threaded program: the batch session exits 0"
+[ "$(grep -c 'Thread ' "$work/r1")" -ge 10 ] && cmp -s "$work/r1" "$work/r2"
+ok $? "threaded program: every thread's pc, sp, xmm0-2 and the GPRs are the same after the checkpoint"
+diff "$work/r1" "$work/r2" | sed 's/^/# /'
+cmp -s "$work/r1" "$work/r3"
+ok $? "threaded program: ... and after the restart"
+diff "$work/r1" "$work/r3" | sed 's/^/# /' 
+grep ' result ' "$work/out2" | sort >"$work/got2"
+[ "$(wc -l <"$work/expected2")" = 8 ] && cmp -s "$work/expected2" "$work/got2"
+ok $? "threaded program: the workers' results equal an uninterrupted run's"
+diff "$work/expected2" "$work/got2" | sed 's/^/# /'
 exit $fail

@@ -25,6 +25,9 @@
 #ifndef DEBUG_PROG
 #define DEBUG_PROG "build/tests/host/debug/prog_debug"
 #endif
+#ifndef CRDBG_RUNTIME
+#define CRDBG_RUNTIME "build/usr/libcrdbg.so"
+#endif
 #ifndef MPI_PROG
 #define MPI_PROG "build/tests/host/debug/mpi_debug"
 #endif
@@ -504,6 +507,75 @@ TEST_F_TIMEOUT(debug, batch_exit_status, 180)
 	EXPECT_EQ(0, rc) TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n"))
 		TH_LOG("%s", self->r.buf);
+}
+
+/* The text between the n-th (from 1) occurrence of from and the next to. */
+static char *between(const char *hay, const char *from, const char *to, int n)
+{
+	const char *a = hay, *b;
+
+	for (; n > 0 && a; n--) {
+		a = strstr(a, from);
+		if (a && n > 1)
+			a += strlen(from);
+	}
+	if (!a)
+		return NULL;
+	a += strlen(from);
+	b = strstr(a, to);
+	return b ? strndup(a, b - a) : NULL;
+}
+
+/*
+ * A checkpoint that fails (here: the store cannot be created, so it fails
+ * after the ranks were parked and their gdb detached) says why per rank,
+ * re-attaches, and brings every rank back exactly: same pc, registers and
+ * stacks, and the program runs on to its normal end. The run exits 1.
+ * The park/release machinery is the one a successful checkpoint uses.
+ */
+TEST_F_TIMEOUT(debug, checkpoint_failure_puts_ranks_back, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX", *before, *after;
+	static const char script[] =
+		"break compute\n"
+		"continue\n"
+		"echo === regs\n"
+		"print $pc\n"
+		"info registers rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 eflags\n"
+		"stacks\n"
+		"echo === end\n"
+		"checkpoint\n"
+		"echo === regs\n"
+		"print $pc\n"
+		"info registers rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 eflags\n"
+		"stacks\n"
+		"echo === end\n"
+		"continue\n";
+	const char *a[] = { "-n", "2", "--preload", CRDBG_RUNTIME, "--batch", path,
+			    DEBUG_PROG, NULL };
+	int rc;
+
+	if (access(CRDBG_RUNTIME, R_OK))
+		SKIP(return, "%s is not built", CRDBG_RUNTIME);
+	ASSERT_EQ(0, write_script(path, script));
+	setenv("CRDBG_STORE", "/proc/crdbg-no-store", 1);
+	rc = debug(&self->r, a);
+	unsetenv("CRDBG_STORE");
+	unlink(path);
+	EXPECT_EQ(1, rc) TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(1, count(self->r.buf, "checkpoint: rank 0: ")) TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(1, count(self->r.buf, "checkpoint: rank 1: ")) TH_LOG("%s", self->r.buf);
+	before = between(self->r.buf, "\n=== regs\n", "(crdbg) echo === end", 1);
+	after = between(self->r.buf, "\n=== regs\n", "(crdbg) echo === end", 2);
+	ASSERT_NE(NULL, before);
+	ASSERT_NE(NULL, after);
+	EXPECT_NE(NULL, strstr(before, "compute")) TH_LOG("%s", before);
+	EXPECT_NE(NULL, strstr(before, "rbp ")) TH_LOG("%s", before);
+	EXPECT_STREQ(before, after);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[1] hello from rank 1 x=9\n")) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n")) TH_LOG("%s", self->r.buf);
+	free(before);
+	free(after);
 }
 
 /* -ex: an unknown command or a refused rank set fails the run too. */
