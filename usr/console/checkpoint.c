@@ -28,8 +28,9 @@
  * every thread again and the designated thread's "MPIR debug info)" line
  * triggers the same attach and release as step 3.
  *
- * Steps 1 and 3 run in each rank's gdb as Python (ck_python below): one
- * command for the whole set of ranks instead of one per thread.
+ * Step 1, and finding each thread's pc for step 3, run in each rank's gdb
+ * as Python (ck_python below): one command for the whole set of ranks
+ * instead of one per thread and register.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,8 +62,11 @@
  * every thread but "crdbg-ckpt", folding an interrupted system call's
  * restart into the saved registers as the kernel would for a signal
  * handler with SA_RESTART (setting $pc makes gdb cancel the restart).
- * crdbg_unpark(): undo that before a detach. crdbg_release(): open the
- * gate and run each thread that has a hook frame back to its pc.
+ * crdbg_unpark(): undo that before a detach. crdbg_release_plan(): open
+ * the gate and list "plan SELECTED num:pc..." for every thread that has a
+ * hook frame: the pc under its outermost one. The console runs each of
+ * those threads there itself (release()): gdb.execute("continue") inside
+ * MI answers ^running before the Python is done.
  */
 static const char ck_python[] =
 "import gdb, struct\n"
@@ -110,31 +114,20 @@ static const char ck_python[] =
 "        for k in ('r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi eflags rsp rip').split():\n"
 "            gdb.execute('set var $%s = %d' % (k, r[k]))\n"
 "    sel.switch()\n"
-"def crdbg_release():\n"
-"    sel, done = gdb.selected_thread(), []\n"
-"    gdb.execute('set scheduler-locking on')\n"
-"    try:\n"
-"        gdb.execute('set var MPIR_checkpoint_debug_gate = 1')\n"
-"        for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):\n"
-"            t.switch()\n"
-"            f, outer = gdb.newest_frame(), None\n"
-"            while f is not None:\n"
-"                if f.type() == gdb.SIGTRAMP_FRAME and f.name() == 'crdbg_hook_trampoline':\n"
-"                    outer = f\n"
-"                f = f.older()\n"
-"            if outer is None or outer.older() is None:\n"
-"                continue\n"
-"            want = outer.older().pc()\n"
-"            gdb.execute('tbreak *%d thread %d' % (want, t.num), to_string=True)\n"
-"            gdb.execute('continue', to_string=True)\n"
-"            pc = crdbg_reg('rip')\n"
-"            done.append('%d:%s' % (t.ptid[1], 'ok' if pc == want else '0x%x' % pc))\n"
-"        gdb.execute('set var MPIR_debug_with_checkpoint = 0')\n"
-"    finally:\n"
-"        gdb.execute('set scheduler-locking off')\n"
-"        if sel.is_valid():\n"
-"            sel.switch()\n"
-"    print('released ' + ' '.join(done))\n";
+"def crdbg_release_plan():\n"
+"    sel, plan = gdb.selected_thread(), []\n"
+"    gdb.execute('set var MPIR_checkpoint_debug_gate = 1')\n"
+"    for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):\n"
+"        t.switch()\n"
+"        f, outer = gdb.newest_frame(), None\n"
+"        while f is not None:\n"
+"            if f.type() == gdb.SIGTRAMP_FRAME and f.name() == 'crdbg_hook_trampoline':\n"
+"                outer = f\n"
+"            f = f.older()\n"
+"        if outer is not None and outer.older() is not None:\n"
+"            plan.append('%d:%d' % (t.num, outer.older().pc()))\n"
+"    sel.switch()\n"
+"    print('plan %d %s' % (sel.num, ' '.join(plan)))\n";
 
 /* A crdbg child (checkpoint or restart of one rank) and what it printed. */
 struct ck_child {
@@ -484,12 +477,80 @@ static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool w
 	}
 }
 
+/* Run the selected thread of rank id (alone) until it stops; its stop. */
+static char *run_to_stop(struct dbg_session *s, struct sdm_idset *one)
+{
+	time_t end = time(NULL) + CK_WAIT_S;
+	char *t = NULL;
+
+	if (ranks_cmd(s, one, &t, "exec %d continue", DBG_SLICE_MS))
+		return NULL;
+	while (t && !strcmp(t, "running") && time(NULL) < end) {
+		free(t);
+		t = NULL;
+		if (ranks_cmd(s, one, &t, "wait %d", DBG_SLICE_MS))
+			return NULL;
+	}
+	return t;
+}
+
+/*
+ * Attached and parked: open the gate and run each thread alone to a
+ * temporary breakpoint at the pc under its outermost hook frame, where
+ * the trampoline hands it back with every register as it was.
+ */
+static void release(struct dbg_session *s, sdm_id id, const char *what)
+{
+	struct sdm_idset *one = one_rank(id);
+	char *plan = NULL, *save = NULL, *tok, *p;
+	int sel = 0;
+
+	/* gdb may print attach news before the plan line */
+	if (!one || ranks_cmd(s, one, &plan, "cli python crdbg_release_plan()") || !plan ||
+	    !(p = strstr(plan, "plan ")) || sscanf(p, "plan %d", &sel) != 1) {
+		dbg_error(s, "%s: rank %u: cannot find its parked threads: %.200s", what, id,
+			  plan ? plan : "no reply");
+		goto out;
+	}
+	ranks_cmd(s, one, NULL, "cli set scheduler-locking on");
+	strtok_r(p, " ", &save);
+	strtok_r(NULL, " ", &save);
+	while ((tok = strtok_r(NULL, " \n", &save))) {
+		unsigned long long pc;
+		char *stop, *at = NULL;
+		int num;
+
+		if (sscanf(tok, "%d:%llu", &num, &pc) != 2)
+			continue;
+		if (ranks_cmd(s, one, NULL, "cli thread %d", num) ||
+		    ranks_cmd(s, one, NULL, "cli tbreak *%llu thread %d", pc, num))
+			continue;
+		stop = run_to_stop(s, one);
+		if (!ranks_cmd(s, one, &at, "cli output (unsigned long)$pc == %llu", pc) && at &&
+		    !strcmp(at, "1")) {
+			free(at);
+			free(stop);
+			continue;
+		}
+		dbg_error(s, "%s: rank %u: thread %d is not back at its pc (%s)", what, id, num,
+			  stop ? stop : "no stop");
+		free(at);
+		free(stop);
+	}
+	ranks_cmd(s, one, NULL, "cli set scheduler-locking off");
+	ranks_cmd(s, one, NULL, "cli set var MPIR_debug_with_checkpoint = 0");
+	if (sel)
+		ranks_cmd(s, one, NULL, "cli thread %d", sel);
+out:
+	free(plan);
+	sdm_set_free(one);
+}
+
 /* Each rank of set: attach its gdb to the pid of its info line, release. */
 static void attach_and_release(struct dbg_session *s, struct sdm_idset *set, const char *what)
 {
 	struct sdm_idset *ok = sdm_set_new();
 	sdm_id id;
-	char *t = NULL;
 
 	if (!ok)
 		return;
@@ -509,13 +570,8 @@ static void attach_and_release(struct dbg_session *s, struct sdm_idset *set, con
 next:
 		sdm_set_free(one);
 	}
-	if (sdm_set_size(ok) && ranks_cmd(s, ok, &t, "cli python crdbg_release()") == 0 &&
-	    t && strstr(t, ":0x"))
-		dbg_error(s, "%s: some thread did not come back to its pc: %s", what, t);
-	/* The backend hears of the release's stops asynchronously: catch up. */
-	if (sdm_set_size(ok))
-		ranks_cmd(s, ok, NULL, "wait %d", DBG_CMD_TIMEOUT / 2);
-	free(t);
+	sdm_set_for_each(id, ok)
+		release(s, id, what);
 	sdm_set_free(ok);
 	dbg_pump_output(s, 100);
 }
