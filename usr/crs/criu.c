@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Running criu dump / restore as a child (see criu.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "criu.h"
+#include "proc.h"
+#include "tmpfs.h"
+
 
 const char *crs_criu_path(void)
 {
@@ -39,6 +45,147 @@ static pid_t spawn(char *const argv[], int outfd)
 	}
 	execvp(argv[0], argv);
 	_exit(127);
+}
+
+/* Run argv quietly (no stdio) and return its exit status, -1 if it did not run. */
+static int run_quiet(char *const argv[])
+{
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC), st;
+	pid_t pid = spawn(argv, null);
+
+	if (null >= 0)
+		close(null);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool in_path(const char *prog)
+{
+	char *path = getenv("PATH"), *copy, *dir, *save = NULL, file[4200];
+	bool found = false;
+
+	copy = strdup(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
+	if (!copy)
+		return false;
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(file, sizeof(file), "%s/%s", dir, prog);
+		found = access(file, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+/*
+ * The network lock CRIU uses while TCP connections are dumped or restored:
+ * nftables (built into Debian's criu 3.17; the kernel needs nf_tables,
+ * which crdbg loads quietly if it can), or CRIU's default, iptables, when
+ * nf_tables cannot be had and an iptables-restore binary exists.
+ */
+static const char *network_lock(void)
+{
+	char *modprobe[] = { "modprobe", "-q", "nf_tables", NULL };
+
+	if (access("/sys/module/nf_tables", F_OK) == 0)
+		return "nftables";
+	run_quiet(modprobe);
+	if (access("/sys/module/nf_tables", F_OK) == 0 || !in_path("iptables-restore"))
+		return "nftables";
+	return "iptables";
+}
+
+static bool same_netns(pid_t pid)
+{
+	char path[64], mine[64] = "", theirs[64] = "";
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (readlink("/proc/self/ns/net", mine, sizeof(mine) - 1) < 0 ||
+	    readlink(path, theirs, sizeof(theirs) - 1) < 0)
+		return true;
+	return strcmp(mine, theirs) == 0;
+}
+
+/* Does pid hold a socket listed in its network namespace's tcp table? */
+static bool has_tcp_socket(pid_t pid, const char *table)
+{
+	char path[300], link[64], line[512];
+	unsigned long ino, *inos = NULL, *tmp;
+	size_t nr = 0, max = 0, i;
+	bool found = false;
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (sscanf(link, "socket:[%lu]", &ino) != 1)
+			continue;
+		if (nr == max) {
+			max = max ? 2 * max : 16;
+			tmp = realloc(inos, max * sizeof(*inos));
+			if (!tmp)
+				break;
+			inos = tmp;
+		}
+		inos[nr++] = ino;
+	}
+	closedir(d);
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, table);
+	f = nr ? fopen(path, "re") : NULL;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &ino) != 1)
+			continue;
+		for (i = 0; i < nr && !found; i++)
+			found = inos[i] == ino && ino != 0;
+	}
+	if (f)
+		fclose(f);
+	free(inos);
+	return found;
+}
+
+/*
+ * An MPI job's tree holds TCP connections (ranks to mpirun, a singleton to
+ * its orted), or lives in its own network namespace: CRIU then needs
+ * --tcp-established and a network lock that works without iptables.
+ */
+static bool tree_needs_network(pid_t root)
+{
+	pid_t *pids = NULL;
+	size_t nr = 0, i;
+	bool need = !same_netns(root);
+
+	if (!need && crs_proc_tree(root, true, &pids, &nr) == 0)
+		for (i = 0; i < nr && !need; i++)
+			need = has_tcp_socket(pids[i], "tcp") || has_tcp_socket(pids[i], "tcp6");
+	free(pids);
+	return need;
+}
+
+/* Did the dump in dir take TCP connections or a network namespace? */
+static bool images_need_network(const char *dir)
+{
+	struct dirent *de;
+	bool need = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!need && (de = readdir(d)))
+		need = !strncmp(de->d_name, "tcp-stream-", 11) || !strncmp(de->d_name, "netns-", 6);
+	closedir(d);
+	return need;
 }
 
 int crs_criu_version(char *buf, size_t len)
@@ -96,7 +243,7 @@ void crs_criu_log_error(const char *log, char *out, size_t len)
 int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t errlen)
 {
 	char spid[16], log[4200];
-	char *argv[16];
+	char *argv[20];
 	int st, i = 0;
 	pid_t child;
 
@@ -113,6 +260,11 @@ int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t 
 	argv[i++] = "--leave-running";
 	if (shell_job)
 		argv[i++] = "--shell-job";
+	if (tree_needs_network(pid)) {
+		argv[i++] = "--tcp-established";
+		argv[i++] = "--network-lock";
+		argv[i++] = (char *)network_lock();
+	}
 	argv[i] = NULL;
 	child = spawn(argv, -1);
 	if (child < 0) {
@@ -122,7 +274,7 @@ int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t 
 	if (waitpid(child, &st, 0) < 0)
 		return -errno;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
+		return crs_tmpfs_save(pid, dir, err, errlen) ? -EIO : 0;
 	snprintf(log, sizeof(log), "%s/%s", dir, CRS_CRIU_DUMP_LOG);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
 		snprintf(err, errlen, "cannot run %s", argv[0]);
@@ -138,7 +290,7 @@ int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t 
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, bool shell_job, char *err,
 			     size_t errlen)
 {
-	char *argv[16];
+	char *argv[20];
 	pid_t child;
 	int i = 0;
 
@@ -154,7 +306,14 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, bool shell_jo
 	argv[i++] = "--leave-stopped";
 	if (shell_job)
 		argv[i++] = "--shell-job";
+	if (images_need_network(dir)) {
+		argv[i++] = "--tcp-established";
+		argv[i++] = "--network-lock";
+		argv[i++] = (char *)network_lock();
+	}
 	argv[i] = NULL;
+	if (crs_tmpfs_put_back(dir, err, errlen))
+		return -EIO;
 	child = fork();
 	if (child < 0) {
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));

@@ -36,3 +36,13 @@ $(B)/tests/guest/crs/ckpt-prog: tests/guest/crs/ckpt-prog.c
 ALL_TARGETS += $(B)/tests/guest/crs/ckpt-prog
 GUEST_GROUPS += checkpoint
 BENCH_CMDS += tests/guest/crs/bench.sh
+
+# The MPI program of tests/guest/crs/mpi-test.sh, when Open MPI's mpicc is there.
+ifneq ($(shell command -v mpicc 2>/dev/null),)
+$(B)/tests/guest/crs/mpi-prog: tests/guest/crs/mpi-prog.c
+	@mkdir -p $(dir $@)
+	mpicc -g -O1 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(B)/tests/guest/crs/mpi-prog
+endif
+GUEST_GROUPS += checkpointmpi

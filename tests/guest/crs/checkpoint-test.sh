@@ -26,8 +26,7 @@ STEPS=50
 NAP=20
 # The program waits after "step 5" until this file exists (ckpt-prog.c).
 export CKPT_GO=$work/go
-n=0
-failed=0
+. "$top/tests/guest/tap.sh"
 pids=()
 
 cleanup() {
@@ -38,20 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { n=$((n + 1)); echo "ok $n $backend: $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $backend: $*"; }
-skip() { n=$((n + 1)); echo "ok $n $backend: $1 # SKIP $2"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-diag() { sed "s/^/# /" "$@" 2>/dev/null | head -n "${DIAG_LINES:-20}"; }
-
-# wait_for COND...: poll a condition for at most ~60 s.
-wait_for() {
-	local i
-	for i in $(seq 600); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # start NAME THREADS [tree] [nolib]: start the program, wait for its 5th step.
 start() {

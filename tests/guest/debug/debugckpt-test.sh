@@ -72,41 +72,26 @@ ok $? "no error from checkpoint or restart"
 # A threaded program: every thread's pc and vector registers, and the
 # results its workers compute in SSE registers, survive a checkpoint and a
 # restart taken in the middle of their loops.
-cat >"$work/script2" <<'EOS'
-break compute
-continue
-echo === regs 1
-stacks
-thread apply 1 3-6 p/x $pc
-thread apply 1 3-6 p/x $sp
-thread apply 1 3-6 p/x $xmm0.v2_int64
-thread apply 1 3-6 p/x $xmm1.v2_int64
-thread apply 1 3-6 p/x $xmm2.v2_int64
-info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags
-echo === end
-checkpoint
-echo === regs 2
-stacks
-thread apply 1 3-6 p/x $pc
-thread apply 1 3-6 p/x $sp
-thread apply 1 3-6 p/x $xmm0.v2_int64
-thread apply 1 3-6 p/x $xmm1.v2_int64
-thread apply 1 3-6 p/x $xmm2.v2_int64
-info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags
-echo === end
-restart
-echo === regs 3
-stacks
-thread apply 1 3-6 p/x $pc
-thread apply 1 3-6 p/x $sp
-thread apply 1 3-6 p/x $xmm0.v2_int64
-thread apply 1 3-6 p/x $xmm1.v2_int64
-thread apply 1 3-6 p/x $xmm2.v2_int64
-info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags
-echo === end
-continue
-quit
-EOS
+# regs_block N: what is compared before the checkpoint, after it and after
+# the restart (thread 2 is the designated thread: left out).
+regs_block() {
+	echo "echo === regs $1"
+	echo "stacks"
+	for e in '$pc' '$sp' '$xmm0.v2_int64' '$xmm1.v2_int64' '$xmm2.v2_int64'; do
+		echo "thread apply 1 3-6 p/x $e"
+	done
+	echo "info registers rax rbx rcx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 eflags"
+	echo "echo === end"
+}
+{
+	printf 'break compute\ncontinue\n'
+	regs_block 1
+	echo checkpoint
+	regs_block 2
+	echo restart
+	regs_block 3
+	printf 'continue\nquit\n'
+} >"$work/script2"
 prog2=$build/tests/guest/debug/prog_ckpt
 for r in 0 1; do CRDBG_RANK=$r "$prog2" | sed "s/^/[$r] /"; done | grep ' result ' | sort >"$work/expected2"
 timeout 600 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
