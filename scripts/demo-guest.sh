@@ -46,6 +46,27 @@ step crdbg debug -n 2 --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo
 	"$CRDBG_BUILD/tests/guest/debug/prog_ckpt"
 step crdbg list
 
+bold "7. a whole Open MPI job (mpirun and 2 ranks) checkpointed, killed and restarted"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1
+rm -f /tmp/demo-go
+: >/tmp/demo-mpi.out
+# Its own session and network namespace (so the restored mpirun can bind
+# its port again); libcrdbg in the ranks only. The ranks wait after
+# iteration 3 until /tmp/demo-go exists.
+setsid unshare -n sh -c 'ip link set lo up; exec "$@"' sh \
+	mpirun -n 2 --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+	-x LD_PRELOAD="$CRDBG_BUILD/usr/libcrdbg.so" "$CRDBG_BUILD/tests/guest/crs/mpi-prog" 8 100 3 /tmp/demo-go \
+	>>/tmp/demo-mpi.out 2>/dev/null </dev/null &
+mpirun_pid=$!
+for _ in $(seq 600); do [ "$(grep -c 'iter 3 ' /tmp/demo-mpi.out)" = 2 ] && break; sleep 0.1; done
+cat /tmp/demo-mpi.out
+printf '$ crdbg checkpoint %s --kill\n' "$mpirun_pid"
+h=$(crdbg checkpoint "$mpirun_pid" --kill)
+wait "$mpirun_pid" 2>/dev/null || true
+touch /tmp/demo-go
+step crdbg restart "$h"
+tail -4 /tmp/demo-mpi.out
+
 step rmmod crdbg
 echo
 echo "demo: done"

@@ -260,8 +260,8 @@ static void list_one(const char *handle, const struct crs_meta *m, uint64_t byte
 		printf("}");
 	} else {
 		if (!ctx->n)
-			printf("%-28s %-20s %-10s %-10s %-8s %s\n", "HANDLE", "TIME", "PIDS", "SIZE",
-			       "DEBUGGER", "PROGRAM");
+			printf("%-28s %-20s %-10s %9s  %-8s %s\n", "HANDLE", "TIME", "PIDS",
+			       "SIZE MiB", "DEBUGGER", "PROGRAM");
 		if (m) {
 			char pids[64] = "";
 			size_t len = 0;
@@ -269,7 +269,7 @@ static void list_one(const char *handle, const struct crs_meta *m, uint64_t byte
 			for (i = 0; i < m->nr_procs && len < sizeof(pids) - 12; i++)
 				len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d",
 							i ? "," : "", m->procs[i].pid);
-			printf("%-28s %-20s %-10s %-10.1fM %-8s %s\n", handle, when, pids,
+			printf("%-28s %-20s %-10s %9.1f  %-8s %s\n", handle, when, pids,
 			       (double)bytes / (1 << 20), m->debugger ? "yes" : "no", m->program);
 		} else {
 			printf("%-28s INVALID: %s\n", handle, problem);
