@@ -4,7 +4,9 @@
 # make demo: crdbg at work. First a scripted parallel debug session of an
 # Open MPI program on this machine; then, in a QEMU guest running Debian's
 # 6.1 kernel (this host cannot load modules and CRIU 3.17 fails on its
-# kernel), crdbg.ko freezing a process and a checkpoint/restart round trip.
+# kernel), crdbg.ko freezing a process, checkpoint/restart round trips
+# with and without the debugger, a console session that checkpoints and
+# restarts its job, and a whole Open MPI job checkpointed and restarted.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)

@@ -318,6 +318,9 @@ static int child_start(struct ck_child *c, bool pty, char *const args[])
 
 	if (self_exe(self, sizeof(self)))
 		return -errno;
+	if (c->fd >= 0)
+		close(c->fd);	/* what is left of the previous command's child */
+	c->fd = -1;
 	if (pty) {
 		fds[0] = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fds[0] < 0 || grantpt(fds[0]) || unlockpt(fds[0]))
@@ -694,8 +697,6 @@ void dbg_restart(struct dbg_session *s, const char *arg)
 
 		for (int i = 0; i < 100 && ck[id].pid > 0 && !kill(ck[id].pid, 0); i++)
 			usleep(50 * 1000);
-		if (ck[id].child.fd >= 0)
-			close(ck[id].child.fd);
 		ck[id].info_pid = 0;
 		if (child_start(&ck[id].child, true, args))
 			dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
