@@ -746,7 +746,14 @@ static void on_exit(void *data, struct task_struct *p)
 	struct crdbg_freeze *fz;
 	struct crdbg_thread *t;
 	unsigned long irqflags;
-	bool all_gone = true;
+	/*
+	 * do_exit() drops signal->live before this tracepoint: 0 means the
+	 * whole thread group is on its way out. Recorded threads all gone is
+	 * not enough: while FREEZE is still arming, the only ones recorded
+	 * may be short-lived threads that exit while the rest of the target
+	 * runs on.
+	 */
+	bool group_dead = !atomic_read(&p->signal->live);
 
 	crdbg_hook_task_exit(p);
 	if (!atomic_read(&nr_frozen))
@@ -760,15 +767,11 @@ static void on_exit(void *data, struct task_struct *p)
 	rcu_read_unlock();
 
 	spin_lock_irqsave(&fz->lock, irqflags);
-	list_for_each_entry(t, &fz->threads, node) {
+	list_for_each_entry(t, &fz->threads, node)
 		if (t->task == p)
 			t->state = CRDBG_THREAD_EXITED;
-		else if (t->state != CRDBG_THREAD_EXITED && !t->task->exit_state &&
-			 !(t->task->flags & PF_EXITING))
-			all_gone = false;
-	}
 	spin_unlock_irqrestore(&fz->lock, irqflags);
-	if (all_gone)
+	if (group_dead)
 		freeze_release(fz, CRDBG_EVENT_EXITED);
 	freeze_put(fz);
 }
