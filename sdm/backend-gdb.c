@@ -475,6 +475,17 @@ static bool need_stopped(struct gdbb *g, uint32_t req)
 	return false;
 }
 
+/* A run command was sent (err: how that went): the reply waits for the stop. */
+static void running(struct gdbb *g, uint32_t req, unsigned long wait_ms, int err)
+{
+	if (err) {
+		fail(g, req, err);
+		return;
+	}
+	g->state = GDBB_RUNNING;
+	pend(g, req, wait_ms);
+}
+
 static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 {
 	int err;
@@ -488,12 +499,7 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 	err = mi_driver_cmd(g->d, NULL, "-break-insert -t main");
 	if (!err)
 		err = mi_driver_cmd(g->d, NULL, "-exec-run");
-	if (err) {
-		fail(g, req, err);
-		return 0;
-	}
-	g->state = GDBB_RUNNING;
-	pend(g, req, wait_ms);
+	running(g, req, wait_ms, err);
 	return 0;
 }
 
@@ -507,7 +513,6 @@ static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 		{ "nexti", "-exec-next-instruction" },
 	};
 	const char *mi = NULL;
-	int err;
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (!strcmp(kind, map[i][0]))
@@ -518,13 +523,7 @@ static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 	}
 	if (!need_stopped(g, req))
 		return 0;
-	err = mi_driver_cmd(g->d, NULL, "%s", mi);
-	if (err) {
-		fail(g, req, err);
-		return 0;
-	}
-	g->state = GDBB_RUNNING;
-	pend(g, req, wait_ms);
+	running(g, req, wait_ms, mi_driver_cmd(g->d, NULL, "%s", mi));
 	return 0;
 }
 

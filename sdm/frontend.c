@@ -451,11 +451,29 @@ static const char *nth_host(const char *hosts, uint32_t i, char *buf,
 	return buf;
 }
 
+/* Run the launcher template with its placeholders filled in; keep its pid. */
+static int spawn_template(struct sdm_fe *fe, const char *tmpl, const char *const *keys,
+			  const char *const *vals, int out_fd)
+{
+	char *line = expand(tmpl, keys, vals);
+	pid_t pid;
+
+	if (!line)
+		return -ENOMEM;
+	pid = spawn_shell(fe, line, out_fd);
+	free(line);
+	if (pid < 0)
+		return -errno;
+	fe->pids[fe->npids++] = pid;
+	return 0;
+}
+
 static int launch_servers(struct sdm_fe *fe, int out_fd)
 {
 	char path[PATH_MAX], cmd[PATH_MAX + 512], nbuf[16], idbuf[16];
 	char hbuf[SDM_STARTUP_HOST_MAX], bargs[512] = "";
 	const char *tmpl = fe->cfg.launcher;
+	int rc;
 
 	path_of(fe, "sdm-server", path, sizeof(path));
 	if (fe->cfg.backend_args) {
@@ -481,8 +499,6 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 			const char *keys[] = { "{cmd}", "{id}", "{host}", "{n}",
 					       NULL };
 			const char *vals[4];
-			char *line;
-			pid_t pid;
 
 			snprintf(idbuf, sizeof(idbuf), "%u", i);
 			snprintf(cmd, sizeof(cmd),
@@ -494,20 +510,13 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 			vals[1] = idbuf;
 			vals[2] = nth_host(fe->cfg.hosts, i, hbuf, sizeof(hbuf));
 			vals[3] = nbuf;
-			line = expand(tmpl, keys, vals);
-			if (!line)
-				return -ENOMEM;
-			pid = spawn_shell(fe, line, out_fd);
-			free(line);
-			if (pid < 0)
-				return -errno;
-			fe->pids[fe->npids++] = pid;
+			rc = spawn_template(fe, tmpl, keys, vals, out_fd);
+			if (rc)
+				return rc;
 		}
 	} else {
 		const char *keys[] = { "{cmd}", "{n}", NULL };
 		const char *vals[2];
-		char *line;
-		pid_t pid;
 
 		snprintf(cmd, sizeof(cmd), "env %s=%s %s --backend %s%s %d",
 			 SDM_AUTH_ENV_FILE, fe->secret_path, path,
@@ -515,14 +524,7 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 			 fe->base_port);
 		vals[0] = cmd;
 		vals[1] = nbuf;
-		line = expand(tmpl, keys, vals);
-		if (!line)
-			return -ENOMEM;
-		pid = spawn_shell(fe, line, out_fd);
-		free(line);
-		if (pid < 0)
-			return -errno;
-		fe->pids[fe->npids++] = pid;
+		return spawn_template(fe, tmpl, keys, vals, out_fd);
 	}
 	return 0;
 }

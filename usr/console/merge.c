@@ -264,19 +264,26 @@ int con_merge_print_json(const struct con_merge *m, FILE *out, const char *type)
 	return err;
 }
 
-char *con_merge_format(const struct con_merge *m)
+FILE *con_text_open(struct con_text *t)
 {
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-	int err;
+	t->buf = NULL;
+	t->size = 0;
+	return open_memstream(&t->buf, &t->size);
+}
 
-	if (!f)
-		return NULL;
-	err = con_merge_print(m, f);
+char *con_text_close(struct con_text *t, FILE *f, int err)
+{
 	if (fclose(f) || err) {
-		free(buf);
+		free(t->buf);
 		return NULL;
 	}
-	return buf;
+	return t->buf;
+}
+
+char *con_merge_format(const struct con_merge *m)
+{
+	struct con_text t;
+	FILE *f = con_text_open(&t);
+
+	return f ? con_text_close(&t, f, con_merge_print(m, f)) : NULL;
 }

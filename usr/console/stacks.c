@@ -221,17 +221,8 @@ int con_stacks_print_json(const struct con_stacks *t, FILE *out)
 
 char *con_stacks_format(const struct con_stacks *t)
 {
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-	int err;
+	struct con_text text;
+	FILE *f = con_text_open(&text);
 
-	if (!f)
-		return NULL;
-	err = con_stacks_print(t, f);
-	if (fclose(f) || err) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return f ? con_text_close(&text, f, con_stacks_print(t, f)) : NULL;
 }

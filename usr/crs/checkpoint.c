@@ -101,32 +101,15 @@ static bool self_contained(const struct crs_meta *m)
 	return true;
 }
 
-/*
- * crdbg.ko's FREEZE returns once no thread can run a user instruction; a
- * thread still in the kernel then (a sleeper slow to wake on a loaded
- * host) parks, and has its registers, a moment later. Give it ~5 s.
- */
-static bool parked(const struct freeze_thread *th, int n, int *tries)
-{
-	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
-
-	for (int i = 0; i < n; i++) {
-		if (th[i].state == FREEZE_THREAD_RUNNING && ++*tries < 500) {
-			nanosleep(&nap, NULL);
-			return false;
-		}
-	}
-	return true;
-}
-
 static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pid, char *err,
 			  size_t errlen)
 {
 	struct freeze_thread *th = NULL;
 	size_t max = 64;
 	char msg[256];
-	int n, i, r = 0, tries = 0;
+	int n, i, r = 0;
 
+	crs_wait_parked(b, pid);
 	for (;;) {
 		free(th);
 		th = calloc(max, sizeof(*th));
@@ -137,10 +120,9 @@ static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pi
 			free(th);
 			return crs_fail(err, errlen, n, "cannot query pid %d: %s", pid, msg);
 		}
-		if ((size_t)n <= max && parked(th, n, &tries))
+		if ((size_t)n <= max)
 			break;
-		if ((size_t)n > max)
-			max = (size_t)n + 16;
+		max = (size_t)n + 16;
 	}
 	for (i = 0; i < n && !r; i++) {
 		struct crs_thread t = {

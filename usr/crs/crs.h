@@ -53,6 +53,14 @@ struct crs_restart_opts {
 /* Restore, release, then wait: *ret_status is the root's exit status. */
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen);
 
+/*
+ * Internal: crdbg.ko reports a thread's registers once it has parked, and
+ * FREEZE returns once no thread can run a user instruction: one still in
+ * the kernel then (a sleeper slow to wake on a loaded host, a group stop
+ * ended by SIGCONT) parks a moment later. Wait for that, ~5 s at most.
+ */
+void crs_wait_parked(struct freeze_backend *b, pid_t pid);
+
 /* Internal: push the CRS hook on every MPIR process, thaw, SIGCONT. */
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
 	       const char *what, FILE *log, bool verbose, char *err, size_t errlen);

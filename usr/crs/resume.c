@@ -53,20 +53,13 @@ static void show_pcs(struct freeze_backend *b, const struct crs_meta *m, pid_t p
 	}
 }
 
-/*
- * crdbg.ko reports a thread's registers once it has parked. A thread CRIU
- * left in a group stop parks only on its way back to user mode, so with
- * kmod the stop is ended (SIGCONT) while the freeze holds the threads, and
- * crdbg waits until every one of them has parked.
- */
-static void settle_kmod(struct freeze_backend *b, pid_t pid)
+void crs_wait_parked(struct freeze_backend *b, pid_t pid)
 {
 	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
 	struct freeze_thread th[256];
 	char msg[256];
 	int i, n, tries;
 
-	kill(pid, SIGCONT);
 	for (tries = 0; tries < 500; tries++) {
 		bool all = true;
 
@@ -121,8 +114,15 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			}
 			continue;
 		}
-		if (kmod)
-			settle_kmod(b, p->pid);
+		if (kmod) {
+			/*
+			 * A thread CRIU left in a group stop parks only on its
+			 * way back to user mode: end the stop while the
+			 * freeze holds the threads, then wait for them.
+			 */
+			kill(p->pid, SIGCONT);
+			crs_wait_parked(b, p->pid);
+		}
 		if (verbose && log)
 			show_pcs(b, m, p->pid, what, log);
 		r = push_hook(b, p->pid, 0, addr, arg, msg, sizeof(msg));

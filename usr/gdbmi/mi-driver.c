@@ -1306,10 +1306,8 @@ void mi_frames_release(struct mi_frames *f)
 	if (!f)
 		return;
 	free(f->frames);
-	f->frames = NULL;
 	mi_record_free(f->rec);
-	f->rec = NULL;
-	f->n = 0;
+	*f = (struct mi_frames){ 0 };
 }
 
 int mi_thread_info(struct mi_driver *d, struct mi_threads *ret)
@@ -1344,10 +1342,8 @@ void mi_threads_release(struct mi_threads *t)
 	if (!t)
 		return;
 	free(t->threads);
-	t->threads = NULL;
 	mi_record_free(t->rec);
-	t->rec = NULL;
-	t->n = 0;
+	*t = (struct mi_threads){ 0 };
 }
 
 int mi_select_thread(struct mi_driver *d, int id)

@@ -40,8 +40,8 @@ struct crdbg_rt_info {
 	uint64_t magic;
 	uint32_t version;
 	int32_t designated_tid;		/* the checkpoint thread */
-	uint64_t trampoline;		/* hook-trampoline.S entry (kmod frames), 0 if absent */
-	uint64_t hook_entry;		/* &crdbg_hook_entry, a plain C call (ptrace backend) */
+	uint64_t trampoline;		/* hook-trampoline.S entry (both backends), 0 if absent */
+	uint64_t hook_entry;		/* &crdbg_hook_entry: recorded in the metadata only */
 	uint64_t debug_with_checkpoint;	/* &MPIR_debug_with_checkpoint */
 	uint64_t debug_gate;		/* &MPIR_checkpoint_debug_gate */
 	uint64_t requests;		/* checkpoint requests served so far */

@@ -54,6 +54,17 @@ size_t con_merge_groups(const struct con_merge *m);
 int con_merge_print(const struct con_merge *m, FILE *out);
 /* The same text in a malloc'd string (NULL on ENOMEM). */
 char *con_merge_format(const struct con_merge *m);
+
+/*
+ * What a print function writes, as a malloc'd string: open, print into
+ * the FILE, then close with the print's result (NULL if either failed).
+ */
+struct con_text {
+	char *buf;
+	size_t size;
+};
+FILE *con_text_open(struct con_text *t);
+char *con_text_close(struct con_text *t, FILE *f, int err);
 /*
  * --json form, one line per group, same order:
  *   {"type":"TYPE","ranks":"0-3,5","text":"x = 4"}
