@@ -28,6 +28,13 @@
  * every thread again and the designated thread's "MPIR debug info)" line
  * triggers the same attach and release as step 3.
  *
+ * An MPIR job (s->launcher) is one image rooted at mpirun: after step 1
+ * our gdb lets go of mpirun (mpir.c), one `crdbg checkpoint MPIRUN --debug`
+ * takes the whole tree, the info lines come through mpirun's output and
+ * are matched to ranks by pid, and our gdb attaches to mpirun again before
+ * step 3. restart kills mpirun, then the ranks, runs one `crdbg restart`,
+ * and attaches to the restored mpirun the same way.
+ *
  * Step 1, and finding each thread's pc for step 3, run in each rank's gdb
  * as Python (ck_python below): one command for the whole set of ranks
  * instead of one per thread and register.
@@ -134,6 +141,7 @@ struct ck_child {
 	pid_t pid;
 	int fd;			/* its stdout+stderr: a pipe or a pty master */
 	bool forward;		/* pty: the restored rank's output too */
+	bool reported;		/* its failure was shown */
 	int status;		/* exit status once reaped, else -1 */
 	char out[CK_OUT_MAX];
 	size_t len;
@@ -146,6 +154,8 @@ static struct ck_rank {
 	struct ck_child child;
 } *ck;
 static uint32_t ck_n;
+/* An MPIR job (s->launcher): one child for mpirun and all its ranks. */
+static struct ck_child ck_job = { .fd = -1, .status = -1 };
 static bool ck_defined;		/* ck_python sent to every gdb */
 static char ck_last[4096];	/* handles of the last checkpoint */
 
@@ -164,17 +174,30 @@ static int ck_init(struct dbg_session *s)
 	return 0;
 }
 
+static struct ck_child *child_of(struct dbg_session *s, sdm_id id)
+{
+	return s->launcher ? &ck_job : &ck[id].child;
+}
+
 void dbg_ckpt_line(struct dbg_session *s, uint32_t id, const char *line, size_t len)
 {
 	char buf[512], host[256];
 	pid_t pid;
 
-	if (!ck || id >= ck_n || len >= sizeof(buf))
+	if (!ck || (id >= ck_n && id != DBG_MPIRUN) || len >= sizeof(buf))
 		return;
 	memcpy(buf, line, len);
 	buf[len] = 0;
-	if (!crs_parse_debug_info(buf, host, sizeof(host), &pid))
+	if (crs_parse_debug_info(buf, host, sizeof(host), &pid))
+		return;
+	if (id != DBG_MPIRUN) {
 		ck[id].info_pid = pid;
+		return;
+	}
+	/* Through mpirun: the rank whose process this is (restored: same pid). */
+	for (uint32_t i = 0; i < ck_n; i++)
+		if (ck[i].pid == pid)
+			ck[i].info_pid = pid;
 	(void)s;
 }
 
@@ -330,6 +353,7 @@ static int child_start(struct ck_child *c, bool pty, char *const args[])
 	}
 	c->len = 0;
 	c->status = -1;
+	c->reported = false;
 	c->forward = pty;
 	c->pid = fork();
 	if (c->pid < 0)
@@ -371,6 +395,15 @@ fail:
 	if (fds[1] >= 0)
 		close(fds[1]);
 	return -errno;
+}
+
+/* c did not run: it failed with msg as its output. */
+static void child_failed(struct ck_child *c, const char *msg)
+{
+	c->len = snprintf(c->out, sizeof(c->out), "%s\n", msg);
+	c->status = 1;
+	c->reported = false;
+	c->pid = 0;
 }
 
 /* Read what c printed (forwarding a restart's to the rank); reap it. */
@@ -442,14 +475,18 @@ static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool w
 
 		dbg_pump_output(s, 100);
 		sdm_set_for_each(id, set) {
-			struct ck_child *c = &ck[id].child;
+			struct ck_child *c = child_of(s, id);
 
-			if (c->status > 0)
-				continue;	/* reported already */
 			child_poll(s, id, c);
 			if (c->status > 0) {
-				child_last_line(c, line, sizeof(line));
-				dbg_error(s, "%s: rank %u: %s", what, id, line);
+				if (!c->reported && s->launcher) {
+					child_last_line(c, line, sizeof(line));
+					dbg_error(s, "%s: %s", what, line);
+				} else if (!c->reported) {
+					child_last_line(c, line, sizeof(line));
+					dbg_error(s, "%s: rank %u: %s", what, id, line);
+				}
+				c->reported = true;
 				if (keep_failed && !ck[id].info_pid)
 					ck[id].info_pid = ck[id].pid;	/* still there, parked */
 				else if (!keep_failed && failed)
@@ -600,11 +637,53 @@ fail:
 	return NULL;
 }
 
+/* The handle a checkpoint child printed, or "" (reported) if it failed. */
+static void child_handle(struct dbg_session *s, struct ck_child *c, const char *who,
+			 char *h, size_t len)
+{
+	char line[512];
+
+	h[0] = 0;
+	for (char *p = strtok(c->out, "\n"); p; p = strtok(NULL, "\n"))
+		if (!crs_parse_checkpoint_handle(p, h, len))
+			break;
+	if (c->reported)
+		return;		/* failed, said so while waiting */
+	if (c->status || !h[0]) {
+		child_last_line(c, line, sizeof(line));
+		dbg_error(s, "checkpoint: %s%s", who, line);
+		c->reported = true;
+		h[0] = 0;
+	}
+}
+
+/*
+ * An MPIR job: one `crdbg checkpoint MPIRUN --debug` takes mpirun and all
+ * its ranks, once our gdb has let go of mpirun; the ranks' info lines
+ * come through mpirun's output. Returns whether mpirun was detached.
+ */
+static bool checkpoint_job(struct dbg_session *s)
+{
+	char pid[16], err[256], *args[] = { "checkpoint", pid, "--debug", NULL };
+
+	if (dbg_mpir_detach(s, err, sizeof(err))) {
+		child_failed(&ck_job, err);
+		return false;
+	}
+	snprintf(pid, sizeof(pid), "%d", s->mpirun_pid);
+	if (child_start(&ck_job, false, args)) {
+		snprintf(err, sizeof(err), "cannot run crdbg: %s", strerror(errno));
+		child_failed(&ck_job, err);
+	}
+	return true;
+}
+
 void dbg_checkpoint(struct dbg_session *s)
 {
 	struct sdm_idset *live = checkable_ranks(s);
-	char handles[4096] = "", h[256], line[512];
+	char handles[4096] = "", h[256], who[32];
 	char park[64];
+	bool mpirun_detached = false;
 	size_t hl = 0;
 	sdm_id id;
 
@@ -631,31 +710,38 @@ void dbg_checkpoint(struct dbg_session *s)
 		dbg_error(s, "checkpoint: a rank's gdb cannot detach");
 		goto out;
 	}
-	sdm_set_for_each(id, live) {
-		char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL };
+	if (s->launcher) {
+		mpirun_detached = checkpoint_job(s);
+	} else {
+		sdm_set_for_each(id, live) {
+			char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL };
 
-		snprintf(pid, sizeof(pid), "%d", ck[id].pid);
-		if (child_start(&ck[id].child, false, args))
-			dbg_error(s, "checkpoint: rank %u: cannot run crdbg: %s", id,
-				  strerror(errno));
+			snprintf(pid, sizeof(pid), "%d", ck[id].pid);
+			if (child_start(&ck[id].child, false, args))
+				dbg_error(s, "checkpoint: rank %u: cannot run crdbg: %s", id,
+					  strerror(errno));
+		}
 	}
 	wait_info_lines(s, live, true, true, "checkpoint");
-	sdm_set_for_each(id, live) {
-		struct ck_child *c = &ck[id].child;
-
-		h[0] = 0;
-		for (char *p = strtok(c->out, "\n"); p; p = strtok(NULL, "\n"))
-			if (!crs_parse_checkpoint_handle(p, h, sizeof(h)))
-				break;
-		if (c->status > 0)
-			continue;	/* reported while waiting */
-		if (c->status || !h[0]) {
-			child_last_line(c, line, sizeof(line));
-			dbg_error(s, "checkpoint: rank %u: %s", id, line);
-			continue;
+	if (s->launcher) {
+		child_handle(s, &ck_job, "", h, sizeof(h));
+		hl = snprintf(handles, sizeof(handles), "%s", h);
+	} else {
+		sdm_set_for_each(id, live) {
+			snprintf(who, sizeof(who), "rank %u: ", id);
+			child_handle(s, &ck[id].child, who, h, sizeof(h));
+			if (!h[0])
+				continue;
+			dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, h);
+			hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s",
+				       hl ? "," : "", h);
 		}
-		dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, h);
-		hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s", hl ? "," : "", h);
+	}
+	if (mpirun_detached) {
+		char err[256];
+
+		if (dbg_mpir_reattach(s, err, sizeof(err)))
+			dbg_error(s, "checkpoint: %s", err);
 	}
 	attach_and_release(s, live, "checkpoint");
 	if (hl) {
@@ -664,6 +750,13 @@ void dbg_checkpoint(struct dbg_session *s)
 	}
 out:
 	sdm_set_free(live);
+}
+
+/* Up to 5 s for a killed process to be gone (its pid free for CRIU). */
+static void wait_gone(pid_t pid)
+{
+	for (int i = 0; i < 100 && pid > 0 && !kill(pid, 0); i++)
+		usleep(50 * 1000);
 }
 
 void dbg_restart(struct dbg_session *s, const char *arg)
@@ -689,20 +782,47 @@ void dbg_restart(struct dbg_session *s, const char *arg)
 		}
 		handle[id] = h;
 		ck[id].pid = rank_pid(s, id);
-		h = strtok_r(NULL, ", \t", &save);
-	}
-	ranks_cmd(s, live, NULL, "cli kill");
-	sdm_set_for_each(id, live) {
-		char *args[] = { "restart", handle[id], "--debug", NULL };
-
-		for (int i = 0; i < 100 && ck[id].pid > 0 && !kill(ck[id].pid, 0); i++)
-			usleep(50 * 1000);
 		ck[id].info_pid = 0;
-		if (child_start(&ck[id].child, true, args))
-			dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
-				  strerror(errno));
+		if (!s->launcher)
+			h = strtok_r(NULL, ", \t", &save);
+	}
+	if (s->launcher && strtok_r(NULL, ", \t", &save)) {
+		dbg_error(s, "restart: an MPI job has one checkpoint handle, not one per rank");
+		goto out;
+	}
+	/* mpirun first: it must not see its ranks die and end the job. */
+	if (s->launcher && s->mpirun_pid > 0)
+		kill(s->mpirun_pid, SIGKILL);
+	ranks_cmd(s, live, NULL, "cli kill");
+	sdm_set_for_each(id, live)
+		wait_gone(ck[id].pid);
+	if (s->launcher) {
+		char *args[] = { "restart", h, "--debug", NULL };
+
+		/*
+		 * A pipe, not a pty: mpirun's output comes back through our
+		 * gdb's FIFOs, and the ranks' stdout ptys mpirun made must get
+		 * their old indexes back.
+		 */
+		wait_gone(s->mpirun_pid);
+		if (child_start(&ck_job, false, args))
+			dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
+	} else {
+		sdm_set_for_each(id, live) {
+			char *args[] = { "restart", handle[id], "--debug", NULL };
+
+			if (child_start(&ck[id].child, true, args))
+				dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
+					  strerror(errno));
+		}
 	}
 	wait_info_lines(s, live, false, false, "restart");
+	if (s->launcher && s->mpirun_pid > 0 && !kill(s->mpirun_pid, 0)) {
+		char err[256];
+
+		if (dbg_mpir_reattach(s, err, sizeof(err)))
+			dbg_error(s, "restart: %s", err);
+	}
 	attach_and_release(s, live, "restart");
 out:
 	free(handle);

@@ -10,11 +10,17 @@
  * mpirun carries no debug information: its symbols are read through
  * casts. MPIR_PROCDESC is { char *host_name; char *executable_name;
  * int pid; } (24 bytes on LP64).
+ *
+ * With crdbg debug --preload the job is made checkpointable (see
+ * checkpoint.c): the ranks get the library through mpirun -x, mpirun's
+ * stdio is FIFOs, and as root the job gets a network namespace.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "crdbg/gdbmi.h"
 #include "sdm/frontend.h"
@@ -219,22 +225,68 @@ out:
 	return rc;
 }
 
+/* mpirun -x LD_PRELOAD=LIB ARGS...: the library for the ranks only. */
+static char **preload_argv(char *const *argv, const char *lib)
+{
+	size_t n = 0;
+	char **v;
+
+	while (argv[n])
+		n++;
+	v = calloc(n + 3, sizeof(*v));
+	if (!v || asprintf(&v[2], "LD_PRELOAD=%s", lib) < 0) {
+		free(v);
+		return NULL;
+	}
+	v[0] = argv[0];
+	v[1] = "-x";
+	memcpy(v + 3, argv + 1, n * sizeof(*v));	/* with the NULL */
+	return v;
+}
+
 int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 		   const char *bindir, char *err, size_t errlen)
 {
 	struct mi_driver_opts o = { 0 };
 	struct sdm_fe_result r;
+	const char *preload = getenv("CRDBG_DEBUG_PRELOAD");
 	struct sdm_idset *all;
 	struct proc *procs = NULL;
+	char **pargv = NULL;
 	long n = 0;
 	int rc;
 
 	o.cmd_timeout_ms = MPIR_TIMEOUT_MS;
+	if (argv && preload && *preload) {
+		/*
+		 * Checkpointable: the ranks get libcrdbg, mpirun's stdio is
+		 * no terminal CRIU cannot take, and as root the job has a
+		 * network namespace of its own so that a restored mpirun can
+		 * bind its ports again.
+		 */
+		pargv = preload_argv(argv, preload);
+		if (!pargv)
+			return -ENOMEM;
+		argv = pargv;
+		o.fifo = true;
+		o.own_netns = geteuid() == 0;
+	}
 	if (argv) {
 		o.program = argv[0];
 		o.args = (const char *const *)argv + 1;
+		/*
+		 * PMIx's shared-memory store fails its posix_fallocate() with
+		 * EINTR when a signal arrives meanwhile, and under ptrace
+		 * even ignored signals arrive: the job then dies in MPI_Init
+		 * ("PMIX ERROR: OUT-OF-RESOURCE"). Its hash store has no such
+		 * step. The user's choice stands.
+		 */
+		setenv("PMIX_MCA_gds", "hash", 0);
 	}
 	rc = mi_driver_start(&o, &s->launcher);
+	if (pargv)
+		free(pargv[2]);
+	free(pargv);
 	if (rc) {
 		s->launcher = NULL;
 		snprintf(err, errlen, "cannot start gdb for mpirun: %s",
@@ -244,10 +296,12 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 	if (argv) {
 		s->job_launched = true;
 		rc = launch(s->launcher, err, errlen);
+		s->mpirun_pid = mi_driver_inferior_pid(s->launcher);
 	} else {
 		rc = mi_attach(s->launcher, mpirun_pid);
 		if (rc)
 			fail(s->launcher, rc, err, errlen, "cannot attach to mpirun");
+		s->mpirun_pid = mpirun_pid;
 	}
 	if (!rc)
 		rc = read_proctable(s->launcher, &procs, &n, err, errlen);
@@ -287,29 +341,52 @@ void dbg_mpir_output(struct dbg_session *s)
 	mi_driver_pump(s->launcher, 0);
 	while (mi_driver_next_event(s->launcher, 0, &rec) > 0)
 		mi_record_free(rec);
-	while ((n = mi_driver_read_output(s->launcher, buf, sizeof(buf), 0)) > 0) {
-		char *line = buf, *nl;
-
-		/* Lines as they come; a partial last line is printed as is. */
-		while (line < buf + n) {
-			nl = memchr(line, '\n', buf + n - line);
-			if (s->json) {
-				char *t = strndup(line, nl ? nl - line : buf + n - line);
-
-				fputs("{\"type\":\"output\",\"rank\":\"mpirun\","
-				      "\"stream\":\"stdout\",\"text\":", s->out);
-				dbg_json_str(s->out, t ? t : "");
-				fputs("}\n", s->out);
-				free(t);
-			} else {
-				fprintf(s->out, "[mpirun] %.*s\n",
-					(int)(nl ? nl - line : buf + n - line),
-					line);
-			}
-			line = nl ? nl + 1 : buf + n;
-		}
-	}
+	while ((n = mi_driver_read_output(s->launcher, buf, sizeof(buf), 0)) > 0)
+		dbg_rank_output(s, DBG_MPIRUN, buf, n);
 	fflush(s->out);
+}
+
+int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen)
+{
+	struct mi_stop st;
+	int rc;
+
+	if (!s->launcher || s->mpirun_pid <= 0) {
+		snprintf(err, errlen, "no mpirun to detach from");
+		return -ESRCH;
+	}
+	dbg_mpir_output(s);
+	/*
+	 * Not -exec-interrupt: gdb would signal mpirun's process group. gdb
+	 * does not pass a SIGINT on at the detach.
+	 */
+	if (kill(s->mpirun_pid, SIGINT))
+		return fail(s->launcher, -errno, err, errlen, "cannot stop mpirun");
+	rc = mi_wait_stop(s->launcher, DBG_CMD_TIMEOUT, &st);
+	if (rc <= 0)
+		return fail(s->launcher, rc ? rc : -ETIMEDOUT, err, errlen,
+			    "mpirun did not stop");
+	if (st.exited) {
+		mi_stop_release(&st);
+		snprintf(err, errlen, "mpirun exited");
+		return -ESRCH;
+	}
+	mi_stop_release(&st);
+	rc = mi_detach(s->launcher);
+	if (rc)
+		return fail(s->launcher, rc, err, errlen, "cannot detach from mpirun");
+	return 0;
+}
+
+int dbg_mpir_reattach(struct dbg_session *s, char *err, size_t errlen)
+{
+	int rc = mi_attach(s->launcher, s->mpirun_pid);
+
+	if (!rc)
+		rc = mi_continue(s->launcher);
+	if (rc)
+		return fail(s->launcher, rc, err, errlen, "cannot attach to mpirun again");
+	return 0;
 }
 
 void dbg_mpir_stop(struct dbg_session *s)
@@ -332,7 +409,15 @@ void dbg_mpir_stop(struct dbg_session *s)
 		}
 		sdm_set_free(all);
 	}
+	/*
+	 * Ours, even when gdb only attached to it (after a checkpoint, or
+	 * restored): gdb would detach at its exit.
+	 */
 	dbg_mpir_output(s);
+	if (s->job_launched && s->mpirun_pid > 0 &&
+	    mi_driver_inferior_pid(s->launcher) == s->mpirun_pid)
+		kill(s->mpirun_pid, SIGKILL);
+	dbg_flush_lines(s);
 	/* Kills mpirun if we started it, detaches if we attached. */
 	mi_driver_free(s->launcher);
 	s->launcher = NULL;

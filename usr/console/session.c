@@ -97,6 +97,7 @@ void dbg_session_stop(struct dbg_session *s)
 	for (uint32_t i = 0; s->line && i < s->n; i++)
 		free(s->line[i].buf);
 	free(s->line);
+	free(s->mpirun_line.buf);
 	free(s->state);
 	sdm_set_free(s->focus);
 }
@@ -379,14 +380,30 @@ static void emit_line(struct dbg_session *s, sdm_id id, int stream,
 
 		if (!t)
 			return;
-		fprintf(s->out, "{\"type\":\"output\",\"rank\":%u,\"stream\":\"%s\","
-			"\"text\":", id, stream == 2 ? "stderr" : "stdout");
+		if (id == DBG_MPIRUN)
+			fputs("{\"type\":\"output\",\"rank\":\"mpirun\",", s->out);
+		else
+			fprintf(s->out, "{\"type\":\"output\",\"rank\":%u,", id);
+		fprintf(s->out, "\"stream\":\"%s\",\"text\":", stream == 2 ? "stderr" : "stdout");
 		dbg_json_str(s->out, t);
 		fputs("}\n", s->out);
 		free(t);
+	} else if (id == DBG_MPIRUN) {
+		fprintf(s->out, "[mpirun] %.*s\n", (int)len, text);
 	} else {
 		fprintf(s->out, "[%u] %.*s\n", id, (int)len, text);
 	}
+}
+
+/*
+ * gdb says this on the program's terminal when it is a FIFO (a
+ * checkpointable session): not the program's output.
+ */
+static bool gdb_tty_warning(const char *line, size_t len)
+{
+	static const char w[] = "&\"warning: GDB: Failed to set controlling terminal";
+
+	return len >= sizeof(w) - 1 && !memcmp(line, w, sizeof(w) - 1);
 }
 
 static void take_output(struct dbg_session *s, sdm_id id, int stream,
@@ -394,9 +411,9 @@ static void take_output(struct dbg_session *s, sdm_id id, int stream,
 {
 	struct dbg_linebuf *lb;
 
-	if (id >= s->n)
+	if (id >= s->n && id != DBG_MPIRUN)
 		return;
-	lb = &s->line[id];
+	lb = id == DBG_MPIRUN ? &s->mpirun_line : &s->line[id];
 	if (!lb->buf) {
 		lb->buf = malloc(DBG_LINE_MAX);
 		if (!lb->buf)
@@ -407,7 +424,8 @@ static void take_output(struct dbg_session *s, sdm_id id, int stream,
 			continue;
 		if (buf[i] == '\n' || lb->len == DBG_LINE_MAX) {
 			dbg_ckpt_line(s, id, lb->buf, lb->len);
-			emit_line(s, id, stream, lb->buf, lb->len);
+			if (!gdb_tty_warning(lb->buf, lb->len))
+				emit_line(s, id, stream, lb->buf, lb->len);
 			lb->len = 0;
 			if (buf[i] == '\n')
 				continue;
@@ -447,6 +465,10 @@ void dbg_flush_lines(struct dbg_session *s)
 			emit_line(s, i, 1, s->line[i].buf, s->line[i].len);
 			s->line[i].len = 0;
 		}
+	}
+	if (s->mpirun_line.len) {
+		emit_line(s, DBG_MPIRUN, 1, s->mpirun_line.buf, s->mpirun_line.len);
+		s->mpirun_line.len = 0;
 	}
 	fflush(s->out);
 }

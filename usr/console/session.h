@@ -46,6 +46,8 @@ struct dbg_session {
 	/* MPIR: the gdb holding mpirun, and whether we started the job. */
 	struct mi_driver *launcher;
 	bool job_launched;
+	int mpirun_pid;
+	struct dbg_linebuf mpirun_line;	/* a partial line of mpirun's output */
 };
 
 /* Timeouts (ms) of the SDM requests. */
@@ -114,6 +116,13 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 void dbg_mpir_stop(struct dbg_session *s);
 /* Forward mpirun's output (the ranks' stdout passes through it). */
 void dbg_mpir_output(struct dbg_session *s);
+/*
+ * For a checkpoint of the whole job: stop mpirun in our gdb and detach
+ * (CRIU cannot take a traced process), and attach again afterwards, to
+ * the same pid (the original, or its restored copy). 0 or -errno, err set.
+ */
+int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen);
+int dbg_mpir_reattach(struct dbg_session *s, char *err, size_t errlen);
 
 /*
  * checkpoint.c: "checkpoint" and "restart HANDLE[,HANDLE...]" of the whole
@@ -122,9 +131,13 @@ void dbg_mpir_output(struct dbg_session *s);
 void dbg_checkpoint(struct dbg_session *s);
 void dbg_restart(struct dbg_session *s, const char *handles);
 void dbg_ckpt_output(struct dbg_session *s);
-/* Every complete output line of a rank: notes "MPIR debug info)" pids. */
+/*
+ * Every complete output line of a rank, or of mpirun (id DBG_MPIRUN, the
+ * ranks of an MPIR job write through it): notes "MPIR debug info)" pids.
+ */
+#define DBG_MPIRUN	UINT32_MAX
 void dbg_ckpt_line(struct dbg_session *s, uint32_t id, const char *line, size_t len);
-/* Program output of rank id, as if its server had forwarded it. */
+/* Program output of rank id (or DBG_MPIRUN), as if its server had forwarded it. */
 void dbg_rank_output(struct dbg_session *s, uint32_t id, const char *buf, size_t len);
 
 /* commands.c: run one console line. Returns 1 to quit, else 0. */

@@ -66,6 +66,15 @@ static int wait_restored(const struct crs_meta *m, pid_t criu, const char *log, 
 	}
 }
 
+/* A process of the tree uses libcrdbg (a job's ranks, not its mpirun). */
+static bool any_mpir(const struct crs_meta *m)
+{
+	for (size_t i = 0; i < m->nr_procs; i++)
+		if (m->procs[i].mpir)
+			return true;
+	return false;
+}
+
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
 {
 	const char *root = crs_store_root(o->store);
@@ -85,7 +94,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	r = crs_store_verify(root, o->handle, &m, false, err, errlen);
 	if (r)
 		goto out;
-	if (o->debug && !m.mpir) {
+	if (o->debug && !any_mpir(&m)) {
 		r = crs_fail(err, errlen, -EOPNOTSUPP,
 			 "checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
 			 o->handle);

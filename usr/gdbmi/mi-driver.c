@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -48,8 +52,16 @@ struct mi_driver {
 	int gdb_pidfd;
 	int in_fd, out_fd, err_fd;	/* gdb's stdin, stdout, stderr */
 	int pty_master, pty_slave;
-	bool fifo;			/* d->tty is our FIFO: unlink it at the end */
-	char tty[64];
+	/*
+	 * FIFO mode: d->tty is the program's stdout and stderr, read through
+	 * pty_master; its stdin is a second FIFO, written through fifo_in
+	 * (one FIFO for both would feed a program that reads stdin its own
+	 * output, as mpirun does). We unlink both at the end.
+	 */
+	bool fifo;
+	int fifo_in;
+	char tty[64], tty_in[72];
+	char wrapper[96];		/* gdb's exec-wrapper: the stdin redirection */
 
 	struct mi_parser *parser;
 	uint64_t next_token, wait_token;
@@ -503,17 +515,23 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
-/* The inferior's stdio on a FIFO in /tmp (it stays until mi_driver_free). */
+/* The inferior's stdio on FIFOs in /tmp (they stay until mi_driver_free). */
 static int open_fifo(struct mi_driver *d)
 {
 	snprintf(d->tty, sizeof(d->tty), "/tmp/crdbg-io-%d-%p", (int)getpid(), (void *)d);
+	snprintf(d->tty_in, sizeof(d->tty_in), "%s.in", d->tty);
 	if (mkfifo(d->tty, 0600))
 		return -errno;
 	d->fifo = true;
+	if (mkfifo(d->tty_in, 0600))
+		return -errno;
 	/* O_RDWR: never EOF between two writers, and opens without a peer. */
 	d->pty_master = open(d->tty, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (d->pty_master < 0)
+	d->fifo_in = open(d->tty_in, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (d->pty_master < 0 || d->fifo_in < 0)
 		return -errno;
+	/* gdb runs "exec WRAPPER PROGRAM ARGS" in a shell: env is the one extra exec. */
+	snprintf(d->wrapper, sizeof(d->wrapper), "set exec-wrapper 0<%s env", d->tty_in);
 	return 0;
 }
 
@@ -545,12 +563,36 @@ static int open_pty(struct mi_driver *d)
 	return set_nonblock(d->pty_master);
 }
 
-static void child_exec(const char *const *argv, int in, int out, int err, int status_fd)
+/* A new network namespace with its loopback up (root only). */
+static int enter_own_netns(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd, r = 0;
+
+	if (unshare(CLONE_NEWNET))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		r = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	} else {
+		r = -1;
+	}
+	close(fd);
+	return r;
+}
+
+static void child_exec(const char *const *argv, bool own_netns, int in, int out, int err,
+		       int status_fd)
 {
 	int e;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	setsid();	/* no terminal: a ^C at the console is not gdb's */
+	if (own_netns && enter_own_netns())
+		goto fail;
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		goto fail;
 	signal(SIGPIPE, SIG_DFL);
@@ -582,6 +624,10 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 		snprintf(ttyarg, sizeof(ttyarg), "--tty=%s", d->tty);
 		argv[n++] = ttyarg;
 	}
+	if (d->wrapper[0]) {
+		argv[n++] = "-iex";
+		argv[n++] = d->wrapper;
+	}
 	if (opts->program) {
 		argv[n++] = "--args";
 		argv[n++] = opts->program;
@@ -606,7 +652,7 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 	if (d->gdb_pid == 0) {
 		if (getppid() != parent)
 			_exit(127);
-		child_exec(argv, pin[0], pout[1], perr[1], pst[1]);
+		child_exec(argv, opts->own_netns, pin[0], pout[1], perr[1], pst[1]);
 	}
 	close_fd(&pst[1]);
 	/* The status pipe closes on exec; bytes in it mean exec failed. */
@@ -617,7 +663,8 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 		waitpid(d->gdb_pid, NULL, 0);
 		d->gdb_pid = 0;
 		err = -e;
-		set_error(d, "cannot run %s: %s", argv[0], strerror(e));
+		set_error(d, "cannot run %s%s: %s", argv[0],
+			  opts->own_netns ? " in a network namespace of its own" : "", strerror(e));
 		goto out;
 	}
 	d->gdb_pidfd = sys_pidfd_open(d->gdb_pid);
@@ -654,7 +701,7 @@ int mi_driver_start(const struct mi_driver_opts *opts, struct mi_driver **ret_d)
 	if (!d)
 		return -ENOMEM;
 	d->gdb_pidfd = d->in_fd = d->out_fd = d->err_fd = -1;
-	d->pty_master = d->pty_slave = d->inferior_pidfd = -1;
+	d->pty_master = d->pty_slave = d->inferior_pidfd = d->fifo_in = -1;
 	d->ev_tail = &d->ev_head;
 	d->cmd_timeout_ms = opts->cmd_timeout_ms ? opts->cmd_timeout_ms : MI_DEFAULT_TIMEOUT_MS;
 	d->parser = mi_parser_new();
@@ -731,8 +778,11 @@ void mi_driver_free(struct mi_driver *d)
 	close_fd(&d->err_fd);
 	close_fd(&d->pty_slave);
 	close_fd(&d->pty_master);
-	if (d->fifo)
+	close_fd(&d->fifo_in);
+	if (d->fifo) {
 		unlink(d->tty);
+		unlink(d->tty_in);
+	}
 	mi_record_free(d->result);
 	for (size_t i = 0; i < d->npend; i++)
 		mi_record_free(d->pend[i].rec);
@@ -997,13 +1047,14 @@ ssize_t mi_driver_read_output(struct mi_driver *d, void *buf, size_t size, int t
 
 int mi_driver_write_input(struct mi_driver *d, const void *buf, size_t len)
 {
+	int fd = d->fifo ? d->fifo_in : d->pty_master;
 	const char *p = buf;
 
-	if (d->pty_master < 0)
+	if (fd < 0)
 		return -ENOTTY;
 	while (len) {
-		ssize_t n = write(d->pty_master, p, len);
-		struct pollfd pfd = { .fd = d->pty_master, .events = POLLOUT };
+		ssize_t n = write(fd, p, len);
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 		int err;
 
 		if (n > 0) {

@@ -436,6 +436,33 @@ TEST_F(gdb, program_io_through_pty)
 	mi_stop_release(&stop);
 }
 
+/*
+ * FIFO mode (checkpointable programs): output on one FIFO, stdin on
+ * another. With a single FIFO the program would read its own "x=16".
+ */
+TEST_F(gdb, program_io_through_fifos)
+{
+	const char *args[] = { "echo", NULL };
+	struct mi_driver_opts o = { .program = PROG_SIMPLE, .args = args,
+				    .cmd_timeout_ms = WAIT_MS, .fifo = true };
+	struct mi_stop stop;
+	char buf[256];
+
+	ASSERT_EQ(0, mi_driver_start(&o, &self->d));
+	EXPECT_EQ(0, strncmp(mi_driver_tty(self->d), "/tmp/crdbg-io-", 14));
+	ASSERT_EQ(0, mi_run(self->d));
+	ASSERT_TRUE(read_until(self->d, "x=16\n", buf, sizeof(buf)));
+	ASSERT_EQ(0, mi_driver_write_input(self->d, "hello fifo\n", 11));
+	ASSERT_TRUE(read_until(self->d, "got:", buf, sizeof(buf)));
+	if (!strchr(strstr(buf, "got:"), '\n'))
+		ASSERT_TRUE(read_until(self->d, "\n", buf + strlen(buf),
+				       sizeof(buf) - strlen(buf)));
+	EXPECT_NE(NULL, strstr(buf, "got:hello fifo\n")) TH_LOG("%s", buf);
+	ASSERT_EQ(1, mi_wait_stop(self->d, WAIT_MS, &stop));
+	EXPECT_STREQ("exited-normally", stop.reason);
+	mi_stop_release(&stop);
+}
+
 static int pidfd_open(pid_t pid)
 {
 	return syscall(SYS_pidfd_open, pid, 0);

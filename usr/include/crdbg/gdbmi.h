@@ -156,6 +156,12 @@ struct mi_driver_opts {
 	 * checkpoint and restore such a program, its output still comes here.
 	 */
 	bool fifo;
+	/*
+	 * gdb and its inferior in a new network namespace with only a
+	 * loopback (root): a restored copy of the program can bind the
+	 * ports the original had while the original's sockets linger.
+	 */
+	bool own_netns;
 };
 
 int mi_driver_start(const struct mi_driver_opts *opts, struct mi_driver **ret_d);

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The console's checkpoint and restart of an Open MPI job acquired through
+# MPIR (guest, root, crdbg.ko loaded):
+#
+#   crdbg debug --preload libcrdbg.so --batch SCRIPT -- mpirun -n 2 ... mpi_debug
+#
+# one batch script breaks in compute() on both ranks, checkpoints the job
+# (mpirun and its ranks: one handle), restarts it and continues to the
+# end; the merged stacks, the rank argument, pc and sp before the
+# checkpoint, after it and after the restart must be identical. TAP.
+set -u
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+build=${CRDBG_BUILD:-$top/build}
+prog=$build/tests/host/debug/mpi_debug
+work=$(mktemp -d /tmp/crdbg-debugmpi.XXXXXX)
+export CRDBG_STORE=$work/store
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1
+cleanup() {
+	pkill -9 -f "$prog" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+backend=mpirun
+. "$top/tests/guest/tap.sh"
+
+if [[ ! -x $prog ]] || ! command -v mpirun >/dev/null; then
+	echo "1..1"
+	echo "ok 1 mpirun: console checkpoint of an MPI job # SKIP no mpirun, or $prog not built (mpicc missing at build time)"
+	exit 0
+fi
+echo "1..8"
+
+block() {
+	printf 'echo === stacks %s\nstacks\nprint rank\nprint $pc\nprint $sp\necho === end\n' "$1"
+}
+{
+	printf 'break compute\ncontinue\n'
+	block 1
+	echo checkpoint
+	block 2
+	echo restart
+	block 3
+	printf 'continue\nquit\n'
+} >"$work/script"
+timeout 600 "$build/crdbg" debug --preload "$build/usr/libcrdbg.so" --batch "$work/script" \
+	-- mpirun -n 2 --oversubscribe --mca btl self,vader \
+	--mca btl_vader_single_copy_mechanism none "$prog" >"$work/out" 2>"$work/err"
+rc=$?
+sed 's/^/# /' "$work/out" "$work/err"
+part() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out" |
+	sed 's/\$[0-9]* = /$ = /'; }
+part 1 >"$work/s1"; part 2 >"$work/s2"; part 3 >"$work/s3"
+has_compute() { grep -q 'compute' "$1" && grep -q '^\[0-1\]' "$1"; }
+one_handle() { [[ $(grep -c 'MPIR checkpoint handle) ' "$1") == 1 ]]; }
+of_mpirun() {
+	local h
+	h=$(sed -n 's/.*MPIR checkpoint handle) //p' "$1" | head -n 1)
+	[[ -n $h ]] && "$build/crdbg" list --store "$CRDBG_STORE" | grep "^$h" | grep -Eq 'mpirun|orterun'
+}
+finished() {
+	[[ $(grep -c 'mpi rank 0 of 2 value 4' "$1") == 1 &&
+	   $(grep -c 'mpi rank 1 of 2 value 9' "$1") == 1 ]] &&
+		sed -n '/=== stacks 3/,$p' "$1" | grep -q 'mpi rank 1 of 2 value 9'
+}
+no_error() { ! grep -Eq 'cannot|could not|not back|no handle|error|did not|lost' "$@"; }
+
+check "the batch session exits 0" test "$rc" = 0
+check "stacks before the checkpoint show compute on ranks 0-1" has_compute "$work/s1"
+check "stacks, rank, pc, sp after the checkpoint are identical" cmp -s "$work/s1" "$work/s2"
+diff "$work/s1" "$work/s2" | sed 's/^/# /'
+check "stacks, rank, pc, sp after the restart are identical" cmp -s "$work/s1" "$work/s3"
+diff "$work/s1" "$work/s3" | sed 's/^/# /'
+check "one handle for the whole job" one_handle "$work/out"
+check "the checkpoint is mpirun's tree" of_mpirun "$work/out"
+check "the restarted ranks finish through mpirun with the right output" finished "$work/out"
+check "no error from checkpoint or restart" no_error "$work/out" "$work/err"
+[[ $failed == 0 ]]
