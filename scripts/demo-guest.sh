@@ -67,6 +67,24 @@ touch /tmp/demo-go
 step crdbg restart "$h"
 tail -4 /tmp/demo-mpi.out
 
+bold "8. a debug session of an MPI program (mpirun -n 2, MPIR) with a checkpoint and a restart"
+cat >/tmp/demo-mpi-session <<'EOS'
+break compute
+continue
+stacks
+print rank
+checkpoint
+restart
+stacks
+print rank
+continue
+EOS
+cat /tmp/demo-mpi-session
+step crdbg debug --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-mpi-session \
+	-- mpirun -n 2 --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+	"$CRDBG_BUILD/tests/host/debug/mpi_debug"
+step crdbg list
+
 step rmmod crdbg
 echo
 echo "demo: done"

@@ -6,7 +6,8 @@
 # 6.1 kernel (this host cannot load modules and CRIU 3.17 fails on its
 # kernel), crdbg.ko freezing a process, checkpoint/restart round trips
 # with and without the debugger, a console session that checkpoints and
-# restarts its job, and a whole Open MPI job checkpointed and restarted.
+# restarts its job, a whole Open MPI job checkpointed and restarted, and
+# a debug session of an MPI program with a checkpoint and a restart.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
