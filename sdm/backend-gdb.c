@@ -598,7 +598,10 @@ static int do_break(struct gdbb *g, uint32_t req, const char *loc)
 		fail(g, req, err);
 		return 0;
 	}
-	if (bp.file && bp.line)
+	if (bp.file && bp.line && bp.nlocations > 1)
+		replyf(g, req, 0, "breakpoint %d at %s:%d and %d more locations", bp.number,
+		       bp.file, bp.line, bp.nlocations - 1);
+	else if (bp.file && bp.line)
 		replyf(g, req, 0, "breakpoint %d at %s:%d", bp.number, bp.file,
 		       bp.line);
 	else

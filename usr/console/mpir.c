@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crdbg/gdbmi.h"
@@ -32,6 +33,7 @@
 #define MPIR_DESC_SIZE		24
 #define MPIR_MAX_RANKS		4096
 #define MPIR_PATH_MAX		1024
+#define MPIR_EXEC_WAIT_MS	10000
 
 static long read_long(struct mi_driver *d, const char *expr, int *ret_err)
 {
@@ -161,6 +163,33 @@ static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
 	*ret = p;
 	*ret_n = n;
 	return 0;
+}
+
+/*
+ * mpirun may reach MPIR_Breakpoint while a rank is still the forked
+ * launcher, before its exec: gdb would attach to that image. Wait (a
+ * while) until each pid runs the executable its table entry names.
+ */
+static void wait_exec(const struct proc *p, long n)
+{
+	char link[64], exe[MPIR_PATH_MAX], want[MPIR_PATH_MAX];
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+
+	for (long i = 0; i < n; i++) {
+		if (!realpath(p[i].exe, want))
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/exe", p[i].pid);
+		for (int k = 0; k < MPIR_EXEC_WAIT_MS / 20; k++) {
+			ssize_t l = readlink(link, exe, sizeof(exe) - 1);
+
+			if (l < 0)
+				break;	/* gone, or not ours: attach will say */
+			exe[l] = 0;
+			if (!strcmp(exe, want))
+				break;
+			nanosleep(&nap, NULL);
+		}
+	}
 }
 
 /* Attach rank i's gdb to its pid; one request per rank, all in flight. */
@@ -312,6 +341,7 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 		free(procs);
 		return rc;
 	}
+	wait_exec(procs, n);
 	rc = attach_ranks(s, procs, n);
 	free(procs);
 	if (rc < 0) {

@@ -1174,7 +1174,7 @@ static int cmd_quoted(struct mi_driver *d, struct mi_record **ret, const char *c
 int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp)
 {
 	struct mi_record *rec;
-	const struct mi_value *bp;
+	const struct mi_value *bp, *locs;
 	long long v;
 	int err;
 
@@ -1198,6 +1198,17 @@ int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *re
 	ret_bp->file = mi_get_str(bp, "file");
 	ret_bp->line = get_small_int(bp, "line");
 	mi_get_u64(bp, "addr", &ret_bp->addr);
+	ret_bp->nlocations = 1;
+	locs = mi_get(bp, "locations");
+	if (locs && locs->kind == MI_LIST && locs->count) {
+		/* addr="<MULTIPLE>": show the first location with a source line */
+		ret_bp->nlocations = locs->count;
+		for (const struct mi_value *l = locs->child; l && !ret_bp->file; l = l->next) {
+			ret_bp->file = mi_get_str(l, "file");
+			ret_bp->line = get_small_int(l, "line");
+			ret_bp->func = mi_get_str(l, "func");
+		}
+	}
 	return 0;
 }
 

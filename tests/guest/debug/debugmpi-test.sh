@@ -6,10 +6,12 @@
 #
 #   crdbg debug --preload libcrdbg.so --batch SCRIPT -- mpirun -n 2 ... mpi_debug
 #
-# one batch script breaks in compute() on both ranks, checkpoints the job
-# (mpirun and its ranks: one handle), restarts it and continues to the
-# end; the merged stacks, the rank argument, pc and sp before the
-# checkpoint, after it and after the restart must be identical. TAP.
+# one batch script breaks in compute() on both ranks, sets a breakpoint
+# in MPI_Barrier, checkpoints the job (mpirun and its ranks: one handle),
+# restarts it and continues to the end; the merged stacks, the rank
+# argument, pc and sp before the checkpoint, after it and after the
+# restart must be identical, and the restarted ranks must stop at the
+# breakpoint set before the checkpoint. TAP.
 set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
@@ -30,19 +32,19 @@ if [[ ! -x $prog ]] || ! command -v mpirun >/dev/null; then
 	echo "ok 1 mpirun: console checkpoint of an MPI job # SKIP no mpirun, or $prog not built (mpicc missing at build time)"
 	exit 0
 fi
-echo "1..8"
+echo "1..9"
 
 block() {
 	printf 'echo === stacks %s\nstacks\nprint rank\nprint $pc\nprint $sp\necho === end\n' "$1"
 }
 {
-	printf 'break compute\ncontinue\n'
+	printf 'break compute\ncontinue\nbreak MPI_Barrier\n'
 	block 1
 	echo checkpoint
 	block 2
 	echo restart
 	block 3
-	printf 'continue\nquit\n'
+	printf 'continue\ncontinue\nquit\n'
 } >"$work/script"
 timeout 600 "$build/crdbg" debug --preload "$build/usr/libcrdbg.so" --batch "$work/script" \
 	-- mpirun -n 2 --oversubscribe --mca btl self,vader \
@@ -64,6 +66,11 @@ finished() {
 	   $(grep -c 'mpi rank 1 of 2 value 9' "$1") == 1 ]] &&
 		sed -n '/=== stacks 3/,$p' "$1" | grep -q 'mpi rank 1 of 2 value 9'
 }
+barrier_after_restart() {
+	local t
+	t=$(sed -n '/=== stacks 3/,$p' "$1" | grep 'stopped: breakpoint 2, .*MPI_Barrier')
+	grep -q '^\[0-1\]' <<<"$t" || { grep -q '^\[0\]' <<<"$t" && grep -q '^\[1\]' <<<"$t"; }
+}
 no_error() { ! grep -Eq 'cannot|could not|not back|no handle|error|did not|lost' "$@"; }
 
 check "the batch session exits 0" test "$rc" = 0
@@ -75,5 +82,7 @@ diff "$work/s1" "$work/s3" | sed 's/^/# /'
 check "one handle for the whole job" one_handle "$work/out"
 check "the checkpoint is mpirun's tree" of_mpirun "$work/out"
 check "the restarted ranks finish through mpirun with the right output" finished "$work/out"
+check "the restarted ranks stop at the breakpoint set before the checkpoint" \
+	barrier_after_restart "$work/out"
 check "no error from checkpoint or restart" no_error "$work/out" "$work/err"
 [[ $failed == 0 ]]

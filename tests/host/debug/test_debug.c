@@ -612,10 +612,14 @@ static bool have_mpi(void)
 	       system("mpirun --version >/dev/null 2>&1") == 0;
 }
 
-/* MPIR launch: ranks acquired from mpirun's proctable, held in MPI_Init. */
+/*
+ * MPIR launch: ranks acquired from mpirun's proctable, held in MPI_Init.
+ * The breakpoint names its file: some ranks may already have ICU loaded
+ * (through hwloc), whose icu::compute would be a second location there.
+ */
 TEST_F_TIMEOUT(debug, mpir_launch, 240)
 {
-	const char *a[] = { "-ex", "break compute", "-ex", "continue",
+	const char *a[] = { "-ex", "break mpi_debug.c:compute", "-ex", "continue",
 			    "-ex", "finish", "-ex", "print value", "-ex", "stacks",
 			    "-ex", "continue",
 			    "--", "mpirun", "--oversubscribe", "-n", "3", MPI_PROG,

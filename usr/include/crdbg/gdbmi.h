@@ -251,8 +251,9 @@ void mi_stop_release(struct mi_stop *stop);
 
 struct mi_breakpoint {
 	int number;
-	const char *func, *file;
+	const char *func, *file;	/* several locations: the first with a line */
 	int line;
+	int nlocations;
 	uint64_t addr;
 	struct mi_record *rec;
 };
