@@ -11,12 +11,15 @@
 # restarts it and continues to the end; the merged stacks, the rank
 # argument, pc and sp before the checkpoint, after it and after the
 # restart must be identical, and the restarted ranks must stop at the
-# breakpoint set before the checkpoint. TAP.
+# breakpoint set before the checkpoint. The argument is the freeze backend
+# (kmod or ptrace). TAP.
 set -u
+freeze=${1:?usage: debugmpi-test.sh kmod|ptrace}
+export CRDBG_BACKEND=$freeze
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 prog=$build/tests/host/debug/mpi_debug
-work=$(mktemp -d /tmp/crdbg-debugmpi.XXXXXX)
+work=$(mktemp -d /tmp/crdbg-debugmpi-$freeze.XXXXXX)
 export CRDBG_STORE=$work/store
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1
 cleanup() {
@@ -24,12 +27,12 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-backend=mpirun
+backend="mpirun, $freeze"
 . "$top/tests/guest/tap.sh"
 
 if [[ ! -x $prog ]] || ! command -v mpirun >/dev/null; then
 	echo "1..1"
-	echo "ok 1 mpirun: console checkpoint of an MPI job # SKIP no mpirun, or $prog not built (mpicc missing at build time)"
+	echo "ok 1 $freeze: console checkpoint of an MPI job # SKIP no mpirun, or $prog not built (mpicc missing at build time)"
 	exit 0
 fi
 echo "1..9"
@@ -59,7 +62,8 @@ one_handle() { [[ $(grep -c 'MPIR checkpoint handle) ' "$1") == 1 ]]; }
 of_mpirun() {
 	local h
 	h=$(sed -n 's/.*MPIR checkpoint handle) //p' "$1" | head -n 1)
-	[[ -n $h ]] && "$build/crdbg" list --store "$CRDBG_STORE" | grep "^$h" | grep -Eq 'mpirun|orterun'
+	[[ -n $h ]] && "$build/crdbg" list --store "$CRDBG_STORE" | grep "^$h" | grep -Eq 'mpirun|orterun' &&
+		grep -qx "backend $freeze" "$CRDBG_STORE/$h/metadata"
 }
 finished() {
 	[[ $(grep -c 'mpi rank 0 of 2 value 4' "$1") == 1 &&
@@ -80,7 +84,7 @@ diff "$work/s1" "$work/s2" | sed 's/^/# /'
 check "stacks, rank, pc, sp after the restart are identical" cmp -s "$work/s1" "$work/s3"
 diff "$work/s1" "$work/s3" | sed 's/^/# /'
 check "one handle for the whole job" one_handle "$work/out"
-check "the checkpoint is mpirun's tree" of_mpirun "$work/out"
+check "the checkpoint is mpirun's tree, taken with the $freeze backend" of_mpirun "$work/out"
 check "the restarted ranks finish through mpirun with the right output" finished "$work/out"
 check "the restarted ranks stop at the breakpoint set before the checkpoint" \
 	barrier_after_restart "$work/out"
