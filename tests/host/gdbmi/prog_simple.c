@@ -17,6 +17,12 @@ static int square(int v)
 	return r;
 }
 
+/* Inlined at two call sites: "break twice" has two locations. */
+static inline __attribute__((always_inline)) int twice(int v)
+{
+	return v + v;	/* MARK_TWICE */
+}
+
 /* Announces itself from inside: once "spinning" is out, busy() is on the stack. */
 static void busy(void)
 {
@@ -46,5 +52,7 @@ int main(int argc, char **argv)
 		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 		busy();
 	}
-	return x == 16 ? 0 : 1;
+	if (twice(x) != 32)
+		return 1;
+	return twice(x) == 32 ? 0 : 1;
 }

@@ -326,6 +326,25 @@ TEST_F(gdb, async_commands)
 	EXPECT_EQ(-EPIPE, mi_driver_send(self->d, &tok[1], "-gdb-version"));
 }
 
+/* A breakpoint gdb puts in several places: the first source line and the count. */
+TEST_F(gdb, breakpoint_with_two_locations)
+{
+	int line = marker_line("prog_simple", "MARK_TWICE");
+	struct mi_breakpoint bp;
+
+	ASSERT_LT(0, line);
+	ASSERT_EQ(0, start(&self->d, PROG_SIMPLE, NULL));
+	ASSERT_EQ(0, mi_break(self->d, "twice", &bp));
+	EXPECT_EQ(2, bp.nlocations);
+	ASSERT_NE(NULL, bp.file);
+	EXPECT_NE(NULL, strstr(bp.file, "prog_simple.c"));
+	EXPECT_EQ(line, bp.line);
+	mi_breakpoint_release(&bp);
+	ASSERT_EQ(0, mi_break(self->d, "square", &bp));
+	EXPECT_EQ(1, bp.nlocations);
+	mi_breakpoint_release(&bp);
+}
+
 TEST_F(gdb, delete_breakpoint)
 {
 	struct mi_breakpoint bp;
