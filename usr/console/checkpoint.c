@@ -622,6 +622,11 @@ static struct sdm_idset *checkable_ranks(struct dbg_session *s)
 {
 	struct sdm_idset *all = sdm_set_new(), *live = NULL;
 
+	if (s->launcher && !s->job_launched) {
+		dbg_error(s, "a job joined with crdbg attach cannot be checkpointed from the console: its ranks announce themselves on mpirun's output, which does not come here (start it with crdbg debug --preload LIB -- mpirun ...)");
+		sdm_set_free(all);
+		return NULL;
+	}
 	if (all && sdm_set_add_range(all, 0, s->n - 1) == 0)
 		live = dbg_live(s, all);
 	sdm_set_free(all);

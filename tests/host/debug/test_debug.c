@@ -651,8 +651,8 @@ TEST_F_TIMEOUT(debug, mpir_attach, 240)
 			      MPI_PROG, "spin", NULL };
 	struct run mpirun;
 	char pid[16];
-	const char *a[] = { "-ex", "print spinning", "-ex", "set var spinning = 0",
-			    "-ex", "continue", pid, NULL };
+	const char *a[] = { "-ex", "checkpoint", "-ex", "print spinning",
+			    "-ex", "set var spinning = 0", "-ex", "continue", pid, NULL };
 	const char *argv[16] = { CRDBG, "attach" };
 	int n = 2;
 
@@ -668,7 +668,10 @@ TEST_F_TIMEOUT(debug, mpir_attach, 240)
 		argv[n++] = a[i];
 	argv[n] = NULL;
 	ASSERT_EQ(0, run_start(&self->r, argv, false));
-	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.buf);
+	/* checkpoint is refused in one line (exit 1), the session goes on. */
+	EXPECT_EQ(1, run_finish(&self->r)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "a job joined with crdbg attach cannot be checkpointed"))
+		TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: stopped: attached"))
 		TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: spinning = 1\n"))
