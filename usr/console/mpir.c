@@ -403,8 +403,11 @@ int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen)
 	}
 	mi_stop_release(&st);
 	rc = mi_detach(s->launcher);
-	if (rc)
-		return fail(s->launcher, rc, err, errlen, "cannot detach from mpirun");
+	if (rc) {
+		fail(s->launcher, rc, err, errlen, "cannot detach from mpirun");
+		mi_continue(s->launcher);	/* as it was: running, ours */
+		return rc;
+	}
 	return 0;
 }
 

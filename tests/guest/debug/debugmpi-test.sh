@@ -35,7 +35,7 @@ if [[ ! -x $prog ]] || ! command -v mpirun >/dev/null; then
 	echo "ok 1 $freeze: console checkpoint of an MPI job # SKIP no mpirun, or $prog not built (mpicc missing at build time)"
 	exit 0
 fi
-echo "1..9"
+echo "1..12"
 
 block() {
 	printf 'echo === stacks %s\nstacks\nprint rank\nprint $pc\nprint $sp\necho === end\n' "$1"
@@ -89,4 +89,31 @@ check "the restarted ranks finish through mpirun with the right output" finished
 check "the restarted ranks stop at the breakpoint set before the checkpoint" \
 	barrier_after_restart "$work/out"
 check "no error from checkpoint or restart" no_error "$work/out" "$work/err"
+
+# A checkpoint that fails (a store crdbg cannot write) puts mpirun and the
+# ranks back where they were: same stacks, and the job runs to its end.
+{
+	printf 'break compute\ncontinue\n'
+	block 1
+	echo checkpoint
+	block 2
+	printf 'continue\nquit\n'
+} >"$work/script-fail"
+CRDBG_STORE=/proc/crdbg-no-store timeout 600 "$build/crdbg" debug \
+	--preload "$build/usr/libcrdbg.so" --batch "$work/script-fail" \
+	-- mpirun -n 2 --oversubscribe --mca btl self,vader \
+	--mca btl_vader_single_copy_mechanism none "$prog" >"$work/out-fail" 2>"$work/err-fail"
+rc=$?
+sed 's/^/# /' "$work/out-fail" "$work/err-fail"
+part() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out-fail" |
+	sed 's/\$[0-9]* = /$ = /'; }
+part 1 >"$work/f1"; part 2 >"$work/f2"
+said_why() { [[ $rc == 1 ]] && grep -q '^checkpoint: .*crdbg-no-store' "$work/out-fail"; }
+ran_to_end() {
+	grep -q 'mpi rank 1 of 2 value 9' "$1" && grep -q '^\[0-1\]: exited: code 0' "$1"
+}
+check "a failed checkpoint says why in one line and the batch exits 1" said_why
+check "after a failed checkpoint stacks, rank, pc, sp are as before" \
+	eval 'has_compute "$work/f1" && cmp -s "$work/f1" "$work/f2"'
+check "after a failed checkpoint the job runs to its end" ran_to_end "$work/out-fail"
 [[ $failed == 0 ]]
