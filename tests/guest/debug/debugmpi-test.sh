@@ -40,6 +40,18 @@ echo "1..12"
 block() {
 	printf 'echo === stacks %s\nstacks\nprint rank\nprint $pc\nprint $sp\necho === end\n' "$1"
 }
+# session NAME: run the batch script $work/NAME under crdbg debug -- mpirun;
+# its output in $work/NAME.out and .err, its exit status in $rc.
+session() {
+	timeout 600 "$build/crdbg" debug --preload "$build/usr/libcrdbg.so" --batch "$work/$1" \
+		-- mpirun -n 2 --oversubscribe --mca btl self,vader \
+		--mca btl_vader_single_copy_mechanism none "$prog" >"$work/$1.out" 2>"$work/$1.err"
+	rc=$?
+	sed 's/^/# /' "$work/$1.out" "$work/$1.err"
+}
+# part FILE N: block N of a session's output ($N = values: only values compare).
+part() { awk -v k="=== stacks $2" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$1" |
+	sed 's/\$[0-9]* = /$ = /'; }
 {
 	printf 'break compute\ncontinue\nbreak MPI_Barrier\n'
 	block 1
@@ -49,14 +61,8 @@ block() {
 	block 3
 	printf 'continue\ncontinue\nquit\n'
 } >"$work/script"
-timeout 600 "$build/crdbg" debug --preload "$build/usr/libcrdbg.so" --batch "$work/script" \
-	-- mpirun -n 2 --oversubscribe --mca btl self,vader \
-	--mca btl_vader_single_copy_mechanism none "$prog" >"$work/out" 2>"$work/err"
-rc=$?
-sed 's/^/# /' "$work/out" "$work/err"
-part() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out" |
-	sed 's/\$[0-9]* = /$ = /'; }
-part 1 >"$work/s1"; part 2 >"$work/s2"; part 3 >"$work/s3"
+session script
+for i in 1 2 3; do part "$work/script.out" $i >"$work/s$i"; done
 has_compute() { grep -q 'compute' "$1" && grep -q '^\[0-1\]' "$1"; }
 one_handle() { [[ $(grep -c 'MPIR checkpoint handle) ' "$1") == 1 ]]; }
 of_mpirun() {
@@ -83,12 +89,12 @@ check "stacks, rank, pc, sp after the checkpoint are identical" cmp -s "$work/s1
 diff "$work/s1" "$work/s2" | sed 's/^/# /'
 check "stacks, rank, pc, sp after the restart are identical" cmp -s "$work/s1" "$work/s3"
 diff "$work/s1" "$work/s3" | sed 's/^/# /'
-check "one handle for the whole job" one_handle "$work/out"
-check "the checkpoint is mpirun's tree, taken with the $freeze backend" of_mpirun "$work/out"
-check "the restarted ranks finish through mpirun with the right output" finished "$work/out"
+check "one handle for the whole job" one_handle "$work/script.out"
+check "the checkpoint is mpirun's tree, taken with the $freeze backend" of_mpirun "$work/script.out"
+check "the restarted ranks finish through mpirun with the right output" finished "$work/script.out"
 check "the restarted ranks stop at the breakpoint set before the checkpoint" \
-	barrier_after_restart "$work/out"
-check "no error from checkpoint or restart" no_error "$work/out" "$work/err"
+	barrier_after_restart "$work/script.out"
+check "no error from checkpoint or restart" no_error "$work/script.out" "$work/script.err"
 
 # A checkpoint that fails (a store crdbg cannot write) puts mpirun and the
 # ranks back where they were: same stacks, and the job runs to its end.
@@ -99,21 +105,15 @@ check "no error from checkpoint or restart" no_error "$work/out" "$work/err"
 	block 2
 	printf 'continue\nquit\n'
 } >"$work/script-fail"
-CRDBG_STORE=/proc/crdbg-no-store timeout 600 "$build/crdbg" debug \
-	--preload "$build/usr/libcrdbg.so" --batch "$work/script-fail" \
-	-- mpirun -n 2 --oversubscribe --mca btl self,vader \
-	--mca btl_vader_single_copy_mechanism none "$prog" >"$work/out-fail" 2>"$work/err-fail"
-rc=$?
-sed 's/^/# /' "$work/out-fail" "$work/err-fail"
-part() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out-fail" |
-	sed 's/\$[0-9]* = /$ = /'; }
-part 1 >"$work/f1"; part 2 >"$work/f2"
-said_why() { [[ $rc == 1 ]] && grep -q '^checkpoint: .*crdbg-no-store' "$work/out-fail"; }
+CRDBG_STORE=/proc/crdbg-no-store session script-fail
+part "$work/script-fail.out" 1 >"$work/f1"
+part "$work/script-fail.out" 2 >"$work/f2"
+said_why() { [[ $rc == 1 ]] && grep -q '^checkpoint: .*crdbg-no-store' "$work/script-fail.out"; }
 ran_to_end() {
 	grep -q 'mpi rank 1 of 2 value 9' "$1" && grep -q '^\[0-1\]: exited: code 0' "$1"
 }
 check "a failed checkpoint says why in one line and the batch exits 1" said_why
 check "after a failed checkpoint stacks, rank, pc, sp are as before" \
 	eval 'has_compute "$work/f1" && cmp -s "$work/f1" "$work/f2"'
-check "after a failed checkpoint the job runs to its end" ran_to_end "$work/out-fail"
+check "after a failed checkpoint the job runs to its end" ran_to_end "$work/script-fail.out"
 [[ $failed == 0 ]]
