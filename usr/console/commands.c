@@ -462,6 +462,8 @@ int dbg_execute(struct dbg_session *s, const char *line)
 	} else if (!strcmp(word, "wait")) {
 		snprintf(cmd, sizeof(cmd), "wait %d", DBG_SLICE_MS);
 		run_control(s, set, display, cmd);
+	} else if (!strcmp(word, "input") && s->launcher) {
+		dbg_mpir_input(s, prefixed ? set : NULL, arg);
 	} else if (!strcmp(word, "input")) {
 		/* Like mpirun: stdin goes to rank 0 unless ranks are named. */
 		if (!prefixed) {

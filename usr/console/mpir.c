@@ -376,6 +376,25 @@ void dbg_mpir_output(struct dbg_session *s)
 	fflush(s->out);
 }
 
+void dbg_mpir_input(struct dbg_session *s, const struct sdm_idset *set, const char *text)
+{
+	int rc;
+
+	if (!s->job_launched) {
+		dbg_error(s, "input: the stdin of a job joined with crdbg attach is not the console's");
+		return;
+	}
+	if (set && (sdm_set_size(set) != 1 || !sdm_set_contains(set, 0))) {
+		dbg_error(s, "input: mpirun forwards its stdin to rank 0 only");
+		return;
+	}
+	rc = mi_driver_write_input(s->launcher, text, strlen(text));
+	if (!rc)
+		rc = mi_driver_write_input(s->launcher, "\n", 1);
+	if (rc)
+		dbg_error(s, "input: cannot write to mpirun's stdin: %s", strerror(-rc));
+}
+
 int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen)
 {
 	struct mi_stop st;

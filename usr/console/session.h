@@ -117,6 +117,11 @@ void dbg_mpir_stop(struct dbg_session *s);
 /* Forward mpirun's output (the ranks' stdout passes through it). */
 void dbg_mpir_output(struct dbg_session *s);
 /*
+ * input TEXT in an MPIR session: to mpirun's stdin, which it forwards to
+ * rank 0 (set: the ranks named, or NULL). Refused for an attached job.
+ */
+void dbg_mpir_input(struct dbg_session *s, const struct sdm_idset *set, const char *text);
+/*
  * For a checkpoint of the whole job: stop mpirun in our gdb and detach
  * (CRIU cannot take a traced process), and attach again afterwards, to
  * the same pid (the original, or its restored copy). 0 or -errno, err set.

@@ -644,6 +644,66 @@ TEST_F_TIMEOUT(debug, mpir_launch, 240)
 		TH_LOG("%s", self->r.buf);
 }
 
+/*
+ * An MPI deadlock: stacks shows the two groups; input reaches rank 0
+ * through mpirun's stdin (and only rank 0: mpirun forwards it there).
+ */
+TEST_F_TIMEOUT(debug, mpir_deadlock_stacks_stdin, 240)
+{
+	const char *a[] = { "-ex", "input hello mpi", "-ex", "timeout 5", "-ex", "continue",
+			    "-ex", "interrupt", "-ex", "stacks", "-ex", "[2] input x",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", MPI_PROG, "deadlock",
+			    NULL };
+
+	if (!have_mpi())
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
+	mpi_env();
+	/* The refused input is a failed command: exit 1. */
+	ASSERT_EQ(1, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[mpirun] mpi rank 0 got: hello mpi\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0-3] main\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [0,2] recv_forever\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [1,3] barrier_forever\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "input: mpirun forwards its stdin to rank 0 only\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/* An MPI rank's gdb killed mid-session: that rank is lost, the job goes on. */
+TEST_F_TIMEOUT(debug, mpir_gdb_killed_rank_lost, 240)
+{
+	const char *argv[] = { CRDBG, "debug", "--", "mpirun", "--oversubscribe", "-n", "3",
+			       MPI_PROG, NULL };
+	static const char tail[] = "print value\nstatus\ncontinue\necho @@END\nquit\n";
+	struct run *r = &self->r;
+	const char *row;
+	int gdb = 0, pid = 0;
+
+	if (!have_mpi())
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
+	mpi_env();
+	ASSERT_EQ(0, run_start(r, argv, true));
+	ASSERT_EQ(16, write(r->in, "status\necho @@1\n", 16));
+	ASSERT_TRUE(run_read_until(r, "@@1\n")) TH_LOG("%s", r->buf);
+	row = strstr(r->buf, "\n1      stopped ");
+	ASSERT_NE(NULL, row) TH_LOG("%s", r->buf);
+	ASSERT_EQ(2, sscanf(row, "\n1 stopped %d %d", &gdb, &pid));
+	ASSERT_GT(gdb, 0);
+	ASSERT_EQ(0, kill(gdb, SIGKILL));
+	ASSERT_EQ((ssize_t)strlen(tail), write(r->in, tail, strlen(tail)));
+	ASSERT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(1, run_finish(r)) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "[0,2]: value = 0\n")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "[1]: lost: ")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "\n1      lost ")) TH_LOG("%s", r->buf);
+	/* Its tracer gone, rank 1 runs on with the job, which ends normally. */
+	EXPECT_NE(NULL, strstr(r->buf, "mpi rank 1 of 3 value 9\n")) TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(r->buf, "[0,2]: exited: code 0\n")) TH_LOG("%s", r->buf);
+}
+
 /* crdbg attach to a running job through its mpirun. */
 TEST_F_TIMEOUT(debug, mpir_attach, 240)
 {
