@@ -287,16 +287,16 @@ TEST_F_TIMEOUT(debug, stacks_two_groups, 180)
 		TH_LOG("%s", self->r.buf);
 }
 
-/* A gdb killed mid-session: its rank is lost, the others go on. */
-TEST_F_TIMEOUT(debug, gdb_killed_rank_lost, 180)
+/*
+ * In a session started on r's stdin: find rank 1's gdb in status, kill
+ * it, then print, status, continue to the end. Returns rank 1's pid.
+ */
+static int kill_gdb_of_rank1(struct __test_metadata *_metadata, struct run *r)
 {
-	const char *argv[] = { CRDBG, "debug", "-n", "4", DEBUG_PROG, NULL };
 	static const char tail[] = "print value\nstatus\ncontinue\necho @@END\nquit\n";
-	struct run *r = &self->r;
 	const char *row;
 	int gdb = 0, pid = 0;
 
-	ASSERT_EQ(0, run_start(r, argv, true));
 	ASSERT_EQ(16, write(r->in, "status\necho @@1\n", 16));
 	ASSERT_TRUE(run_read_until(r, "@@1\n")) TH_LOG("%s", r->buf);
 	row = strstr(r->buf, "\n1      stopped ");
@@ -306,6 +306,18 @@ TEST_F_TIMEOUT(debug, gdb_killed_rank_lost, 180)
 	ASSERT_EQ(0, kill(gdb, SIGKILL));
 	ASSERT_EQ((ssize_t)strlen(tail), write(r->in, tail, strlen(tail)));
 	ASSERT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	return pid;
+}
+
+/* A gdb killed mid-session: its rank is lost, the others go on. */
+TEST_F_TIMEOUT(debug, gdb_killed_rank_lost, 180)
+{
+	const char *argv[] = { CRDBG, "debug", "-n", "4", DEBUG_PROG, NULL };
+	struct run *r = &self->r;
+	int pid;
+
+	ASSERT_EQ(0, run_start(r, argv, true));
+	pid = kill_gdb_of_rank1(_metadata, r);
 	/* The session goes on to the end, but a lost rank is a failure. */
 	EXPECT_EQ(1, run_finish(r)) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2-3]: value = 0\n")) TH_LOG("%s", r->buf);
@@ -677,24 +689,13 @@ TEST_F_TIMEOUT(debug, mpir_gdb_killed_rank_lost, 240)
 {
 	const char *argv[] = { CRDBG, "debug", "--", "mpirun", "--oversubscribe", "-n", "3",
 			       MPI_PROG, NULL };
-	static const char tail[] = "print value\nstatus\ncontinue\necho @@END\nquit\n";
 	struct run *r = &self->r;
-	const char *row;
-	int gdb = 0, pid = 0;
 
 	if (!have_mpi())
 		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
 	mpi_env();
 	ASSERT_EQ(0, run_start(r, argv, true));
-	ASSERT_EQ(16, write(r->in, "status\necho @@1\n", 16));
-	ASSERT_TRUE(run_read_until(r, "@@1\n")) TH_LOG("%s", r->buf);
-	row = strstr(r->buf, "\n1      stopped ");
-	ASSERT_NE(NULL, row) TH_LOG("%s", r->buf);
-	ASSERT_EQ(2, sscanf(row, "\n1 stopped %d %d", &gdb, &pid));
-	ASSERT_GT(gdb, 0);
-	ASSERT_EQ(0, kill(gdb, SIGKILL));
-	ASSERT_EQ((ssize_t)strlen(tail), write(r->in, tail, strlen(tail)));
-	ASSERT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	kill_gdb_of_rank1(_metadata, r);
 	EXPECT_EQ(1, run_finish(r)) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2]: value = 0\n")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[1]: lost: ")) TH_LOG("%s", r->buf);
