@@ -16,6 +16,7 @@
  * stdio is FIFOs, and as root the job gets a network namespace.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,11 +283,12 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 	struct sdm_idset *all;
 	struct proc *procs = NULL;
 	char **pargv = NULL;
+	bool launching = argv != NULL;	/* else attach to mpirun_pid */
 	long n = 0;
 	int rc;
 
 	o.cmd_timeout_ms = MPIR_TIMEOUT_MS;
-	if (argv && preload && *preload) {
+	if (launching && preload && *preload) {
 		/*
 		 * Checkpointable: the ranks get libcrdbg, mpirun's stdio is
 		 * no terminal CRIU cannot take, and as root the job has a
@@ -300,7 +302,7 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 		o.fifo = true;
 		o.own_netns = geteuid() == 0;
 	}
-	if (argv) {
+	if (launching) {
 		o.program = argv[0];
 		o.args = (const char *const *)argv + 1;
 		/*
@@ -322,7 +324,7 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 			 strerror(-rc));
 		return rc;
 	}
-	if (argv) {
+	if (launching) {
 		s->job_launched = true;
 		rc = launch(s->launcher, err, errlen);
 		s->mpirun_pid = mi_driver_inferior_pid(s->launcher);
