@@ -61,7 +61,6 @@ struct mi_driver {
 	bool fifo;
 	int fifo_in;
 	char tty[64], tty_in[72];
-	char wrapper[96];		/* gdb's exec-wrapper: the stdin redirection */
 
 	struct mi_parser *parser;
 	uint64_t next_token, wait_token;
@@ -530,8 +529,6 @@ static int open_fifo(struct mi_driver *d)
 	d->fifo_in = open(d->tty_in, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (d->pty_master < 0 || d->fifo_in < 0)
 		return -errno;
-	/* gdb runs "exec WRAPPER PROGRAM ARGS" in a shell: env is the one extra exec. */
-	snprintf(d->wrapper, sizeof(d->wrapper), "set exec-wrapper 0<%s env", d->tty_in);
 	return 0;
 }
 
@@ -609,7 +606,7 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
 	int pst[2] = { -1, -1 }, e = 0, err;
 	const char *argv[64 + 16];
-	char ttyarg[96];
+	char ttyarg[96], wrapper[96];
 	size_t n = 0, i;
 	pid_t parent = getpid();
 	ssize_t r;
@@ -624,9 +621,11 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 		snprintf(ttyarg, sizeof(ttyarg), "--tty=%s", d->tty);
 		argv[n++] = ttyarg;
 	}
-	if (d->wrapper[0]) {
+	if (d->fifo) {
+		/* gdb runs "exec WRAPPER PROGRAM ARGS" in a shell: env is the one extra exec. */
+		snprintf(wrapper, sizeof(wrapper), "set exec-wrapper 0<%s env", d->tty_in);
 		argv[n++] = "-iex";
-		argv[n++] = d->wrapper;
+		argv[n++] = wrapper;
 	}
 	if (opts->program) {
 		argv[n++] = "--args";

@@ -67,6 +67,16 @@ start() {
 	wait_for waiting "$work/$name.out" "$ranks"
 }
 
+# ckpt NAME [ARGS...]: crdbg checkpoint of the job $pid; its status in
+# $rc, its handle in $h, its messages in $work/NAME.log.
+ckpt() {
+	"$crdbg" checkpoint "$pid" --backend "$backend" "${@:2}" >"$work/$1.h" 2>"$work/$1.log"
+	rc=$?
+	h=$(cat "$work/$1.h")
+}
+# rstart NAME HANDLE: crdbg restart, its output in $work/NAME.r.
+rstart() { timeout 300 "$crdbg" restart "$2" --backend "$backend" >"$work/$1.r" 2>&1; }
+
 # lines FILE: the rank lines of FILE, sorted.
 lines() { grep -E '^rank [0-9]+ (iter|done) ' "$1" | sort; }
 same_as() { lines "$1" >"$1.lines" && test -s "$1.lines" && cmp -s "$work/$2.expected" "$1.lines"; }
@@ -97,10 +107,9 @@ for kind in job singleton; do
 	# --- checkpoint --kill, restart without a debugger -------------------
 	start "$kind-k" "$kind"
 	t0=$(date +%s.%N)
-	"$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/hk" 2>"$work/$kind-k.log"
-	rc=$?
+	ckpt "$kind-k" --kill
 	t1=$(date +%s.%N)
-	hk=$(cat "$work/hk")
+	hk=$h
 	wait_for gone "$pid"
 	wait_for none_left
 	save "$kind-k"
@@ -111,7 +120,7 @@ for kind in job singleton; do
 	echo "# $kind: $nprocs processes checkpointed"
 	touch "$GO"
 	t0=$(date +%s.%N)
-	timeout 300 "$crdbg" restart "$hk" --backend "$backend" >"$work/$kind-k.r" 2>&1
+	rstart "$kind-k" "$hk"
 	rc=$?
 	t1=$(date +%s.%N)
 	check "$kind: restart exits 0 ($(secs) s)" test "$rc" = 0
@@ -124,9 +133,8 @@ for kind in job singleton; do
 
 	# --- checkpoint, continue ------------------------------------------
 	start "$kind-c" "$kind"
-	"$crdbg" checkpoint "$pid" --backend "$backend" >"$work/hc" 2>"$work/$kind-c.log"
-	rc=$?
-	hc=$(cat "$work/hc")
+	ckpt "$kind-c"
+	hc=$h
 	save "$kind-c"
 	alive=no
 	kill -0 "$pid" 2>/dev/null && alive=yes
@@ -144,7 +152,7 @@ for kind in job singleton; do
 	# (Open MPI removed its session directory and shared-memory segments
 	# when the job ended: crdbg puts back the tmpfs files the job mapped.)
 	back "$kind-c"
-	timeout 300 "$crdbg" restart "$hc" --backend "$backend" >"$work/$kind-c.r" 2>&1
+	rstart "$kind-c" "$hc"
 	rc=$?
 	check "$kind: the continue checkpoint of a finished job restarts to the uninterrupted output" \
 		eval 'test "$rc" = 0 && same_as "$work/$kind-c.out" "$kind"'
@@ -154,9 +162,8 @@ for kind in job singleton; do
 
 	# --- checkpoint, continue, kill the job, restart ---------------------
 	start "$kind-ck" "$kind"
-	"$crdbg" checkpoint "$pid" --backend "$backend" >"$work/hck" 2>"$work/$kind-ck.log"
-	rc=$?
-	hck=$(cat "$work/hck")
+	ckpt "$kind-ck"
+	hck=$h
 	save "$kind-ck"
 	running() { local s; s=$(ps -o stat= -p "$1") && [[ $s != T* ]]; }
 	alive=no
@@ -166,7 +173,7 @@ for kind in job singleton; do
 	for p in $procs; do wait_for gone "$p"; done
 	touch "$GO"
 	back "$kind-ck"
-	timeout 300 "$crdbg" restart "$hck" --backend "$backend" >"$work/$kind-ck.r" 2>&1
+	rstart "$kind-ck" "$hck"
 	rrc=$?
 	check "$kind: checkpoint (continue), kill of the running job, restart: completes with the uninterrupted output" \
 		eval 'test "$rc" = 0 -a "$alive" = yes -a "$rrc" = 0 && same_as "$work/$kind-ck.out" "$kind"'
