@@ -17,9 +17,8 @@
 #include <time.h>
 
 #include "cli.h"
-#include "../crs/crs.h"
-#include "../crs/marker.h"
-#include "../crs/store.h"
+#include <crdbg/crs.h>
+#include <crdbg/mpir-checkpoint.h>
 
 struct common_opts {
 	const char *store;

@@ -125,7 +125,7 @@ int cmd_freeze(int argc, char **argv)
 	if (n >= 0)
 		printf(", %d thread%s", n, n == 1 ? "" : "s");
 	printf(" (%s backend", freeze_backend_name(b));
-	if (!strcmp(freeze_backend_name(b), "ptrace"))
+	if (freeze_backend_kind(b) == FREEZE_BACKEND_PTRACE)
 		printf("; held in a SIGSTOP group stop until 'crdbg thaw %d'", a.pid);
 	printf(")\n");
 	freeze_backend_close(b);

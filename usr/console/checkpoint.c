@@ -54,8 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../crs/marker.h"
-#include "../runtime/protocol.h"
+#include <crdbg/mpir-checkpoint.h>
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"

@@ -26,11 +26,11 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "crs.h"
+#include "resume.h"
 #include "criu.h"
 #include "proc.h"
 #include "store.h"
-#include "../runtime/protocol.h"
+#include <crdbg/mpir-checkpoint.h>
 
 #define REQUEST_TIMEOUT_S 60
 
@@ -245,8 +245,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		r = crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
 		goto out;
 	}
-	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
-							 FREEZE_BACKEND_PTRACE;
+	kind = freeze_backend_kind(b);
 	snprintf(m.backend, sizeof(m.backend), "%s", freeze_backend_name(b));
 
 	sigemptyset(&set);

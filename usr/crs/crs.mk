@@ -13,7 +13,8 @@ CLI_LDLIBS += -lcrypto
 ALL_TARGETS += $(B)/usr/libcrs.a
 
 # Host tests (kselftest harness, run from the repo root).
-CRS_TEST_CFLAGS := $(USR_CFLAGS) -Wno-unused-parameter -Wno-sign-compare -Wno-format-overflow -Wno-format-truncation
+# Unit tests of the service's internals see its private headers.
+CRS_TEST_CFLAGS := $(USR_CFLAGS) -Iusr/crs -Wno-unused-parameter -Wno-sign-compare -Wno-format-overflow -Wno-format-truncation
 CRS_TESTS := $(patsubst tests/host/crs/%.c,$(B)/tests/host/crs/%,$(wildcard tests/host/crs/*-test.c))
 
 $(B)/tests/host/crs/runtime-test: tests/host/crs/runtime-test.c $(B)/usr/libcrdbg.so

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Parsers of the MPIR marker lines (see marker.h). */
+/* Parsers of the MPIR marker lines (<crdbg/mpir-checkpoint.h>). */
 #include <errno.h>
 #include <string.h>
 
-#include "marker.h"
+#include <crdbg/mpir-checkpoint.h>
 
 /*
  * Skip "MPIR<sep>words...) " where <sep> is ' ' or '_' between the words

@@ -8,6 +8,9 @@
 
 #include "error.h"
 #include "meta.h"
+#include "sha256.h"
+
+_Static_assert(CRS_FILE_DIGEST_LEN == CRS_SHA256_LEN, "file digests are SHA-256");
 
 void crs_meta_init(struct crs_meta *m)
 {

@@ -26,60 +26,13 @@
 #ifndef CRDBG_CRS_META_H
 #define CRDBG_CRS_META_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <sys/types.h>
 
-#include "sha256.h"
+#include <crdbg/crs.h>
 
 #define CRS_META_FORMAT		1
 #define CRS_META_NAME		"metadata"
 #define CRS_META_MAX_BYTES	(16u << 20)
-#define CRS_MAX_PROCS		4096
-#define CRS_MAX_THREADS		65536
-#define CRS_MAX_FILES		65536
-#define CRS_HANDLE_MAX		64
-#define CRS_NAME_MAX		128
-
-struct crs_proc {
-	pid_t pid, ppid, pgid, sid;
-	bool mpir;
-	uint64_t trampoline;	/* hook-trampoline.S, for the kmod backend */
-	uint64_t hook_entry;	/* crdbg_hook_entry, for the ptrace backend */
-};
-
-struct crs_thread {
-	pid_t pid, tid;
-	uint64_t pc, sp;
-};
-
-struct crs_file {
-	char name[CRS_NAME_MAX];
-	uint64_t size;
-	uint8_t sha[CRS_SHA256_LEN];
-};
-
-struct crs_meta {
-	char handle[CRS_HANDLE_MAX];
-	int64_t time;
-	char program[4096];
-	pid_t root;
-	bool mpir;
-	bool debugger;
-	int debug_with_checkpoint;
-	bool shell_job;
-	char criu_version[32];
-	char backend[16];
-	size_t nr_procs, nr_threads, nr_files;
-	struct crs_proc *procs;
-	struct crs_thread *threads;
-	struct crs_file *files;
-};
-
-void crs_meta_init(struct crs_meta *m);
-void crs_meta_free(struct crs_meta *m);	/* accepts a zeroed or NULL meta */
 
 int crs_meta_add_proc(struct crs_meta *m, const struct crs_proc *p);
 int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t);
@@ -93,8 +46,5 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len);
  * -ENODATA (truncated: no end line) and writes the reason into err.
  */
 int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, size_t errlen);
-
-/* A handle is 1..63 of [A-Za-z0-9._-], not starting with '.'. */
-bool crs_handle_valid(const char *h);
 
 #endif /* CRDBG_CRS_META_H */

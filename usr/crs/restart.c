@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "crs.h"
+#include "resume.h"
 #include "criu.h"
 #include "proc.h"
 #include "store.h"
-#include "../runtime/protocol.h"
+#include <crdbg/mpir-checkpoint.h>
 
 #define RESTORE_TIMEOUT_S 120
 
@@ -105,8 +105,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		r = crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
 		goto out;
 	}
-	kind = !strcmp(freeze_backend_name(b), "kmod") ? FREEZE_BACKEND_KMOD :
-							 FREEZE_BACKEND_PTRACE;
+	kind = freeze_backend_kind(b);
 	freeze_backend_close(b);
 	for (i = 0; i < m.nr_procs; i++) {
 		if (kill(m.procs[i].pid, 0) == 0 || errno == EPERM) {

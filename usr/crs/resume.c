@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "crs.h"
+#include "resume.h"
 
 static uint64_t checkpoint_pc(const struct crs_meta *m, pid_t tid, bool *found)
 {
@@ -91,7 +91,7 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			kill(m->procs[i].pid, SIGCONT);
 		return r;
 	}
-	kmod = !strcmp(freeze_backend_name(b), "kmod");
+	kmod = freeze_backend_kind(b) == FREEZE_BACKEND_KMOD;
 	hooked = calloc(m->nr_procs, sizeof(*hooked));
 	for (i = 0; hooked && i < m->nr_procs; i++) {
 		const struct crs_proc *p = &m->procs[i];

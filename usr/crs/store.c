@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "meta.h"
+#include "sha256.h"
 #include "store.h"
 
 #define TMP_PREFIX ".tmp-"

@@ -95,6 +95,11 @@ const char *freeze_backend_name(const struct freeze_backend *b)
 	return b ? b->ops->name : "none";
 }
 
+enum freeze_backend_kind freeze_backend_kind(const struct freeze_backend *b)
+{
+	return b->kind;
+}
+
 /* Common argument checks; picks a scratch error buffer when none is given. */
 #define PREPARE(b, pid, err_msg, err_len)					\
 	char scratch_[SCRATCH_LEN];						\

@@ -5,7 +5,7 @@
  * in a forked child). crdbg's request signal is forwarded by the handler
  * over a pipe; the thread prepares, calls MPIR_checkpoint_debugger_detach()
  * and answers crdbg, which then freezes and dumps the process. See
- * protocol.h for the wire contract.
+ * <crdbg/mpir-checkpoint.h> for the wire contract.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -105,7 +105,7 @@ static size_t fmt_uint(char *out, unsigned long v)
 
 void crdbg_rt_announce(void)
 {
-	static const char prefix[] = "MPIR debug info) ";
+	static const char prefix[] = CRS_DEBUG_INFO_PREFIX;
 	char line[sizeof(prefix) + 256 + 32];
 	size_t len = 0, hl = strnlen(crdbg_rt_hostname, 255);
 	ssize_t w;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "protocol.h"
+#include <crdbg/mpir-checkpoint.h>
 
 #define CRDBG_EXPORT __attribute__((visibility("default")))
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "../../../usr/crs/marker.h"
+#include <crdbg/mpir-checkpoint.h>
 
 TEST(debug_info_both_spellings)
 {

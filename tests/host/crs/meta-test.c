@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "../../../usr/crs/meta.h"
-#include "../../../usr/crs/sha256.h"
+#include "meta.h"
+#include "sha256.h"
 
 static void hash_hex(const char *s, size_t len, char out[CRS_SHA256_HEX])
 {

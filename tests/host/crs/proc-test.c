@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../../usr/crs/proc.h"
+#include "proc.h"
 
 /* A child in its own session with a grandchild in its own process group. */
 FIXTURE(tree) {

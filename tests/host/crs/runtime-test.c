@@ -2,7 +2,7 @@
 /*
  * libcrdbg without CRIU: every seed-000 symbol is exported with C linkage,
  * the hook entry implements Table 5.2, and the designated thread answers
- * the checkpoint request protocol of usr/runtime/protocol.h.
+ * the checkpoint request protocol of <crdbg/mpir-checkpoint.h>.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../../usr/runtime/protocol.h"
+#include <crdbg/mpir-checkpoint.h>
 
 #define LIB "build/usr/libcrdbg.so"
 

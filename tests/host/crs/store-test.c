@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../../usr/crs/store.h"
+#include "meta.h"
+#include "store.h"
 
 static void put(const char *dir, const char *name, const char *data, size_t len)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../../usr/crs/tmpfs.h"
+#include "tmpfs.h"
 
 #define TMPFS_MAGIC_	0x01021994
 

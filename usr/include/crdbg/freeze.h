@@ -50,6 +50,8 @@ int freeze_backend_open(enum freeze_backend_kind kind, struct freeze_backend **r
 			char *err_msg, size_t err_len);
 void freeze_backend_close(struct freeze_backend *b);	/* accepts NULL; releases non-persistent freezes */
 const char *freeze_backend_name(const struct freeze_backend *b);	/* "kmod" or "ptrace" */
+/* FREEZE_BACKEND_KMOD or FREEZE_BACKEND_PTRACE: the backend actually opened. */
+enum freeze_backend_kind freeze_backend_kind(const struct freeze_backend *b);
 enum freeze_backend_kind freeze_backend_kind_from_string(const char *s);	/* -1 cast if unknown */
 
 int freeze_process(struct freeze_backend *b, pid_t pid, unsigned int flags,

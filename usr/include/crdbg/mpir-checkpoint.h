@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The contract between libcrdbg (loaded in the program) and the crdbg
- * command that checkpoints and restarts it.
+ * The MPIR checkpoint protocol: the contract between libcrdbg (loaded in
+ * the program), the crdbg command that checkpoints and restarts it, and
+ * the debugger that attaches to it afterwards.
  *
  * Request: crdbg sends CRDBG_RT_SIGNAL with sigqueue() to the program,
  * si_value.sival_int = CRDBG_RT_REQ_CHECKPOINT. The library's handler
@@ -13,17 +14,25 @@
  *
  * Resume: crdbg pushes the hook trampoline on every thread with
  * push_hook(arg); the trampoline calls crdbg_hook_entry(arg), which runs
- * MPIR_checkpoint_debugger_crs_hook(state) (Table 5.2 of seed 000).
+ * MPIR_checkpoint_debugger_crs_hook(state) (Documentation/checkpoint.md,
+ * "The protocol").
+ *
+ * Markers: after a restart the designated thread of every restored
+ * process prints "MPIR debug info) <host>:<pid>" on its stderr, and the
+ * checkpoint command prints "MPIR checkpoint handle) <handle>"; a debugger
+ * finds the process to attach to, or the image to restart, from them.
  *
  * crdbg finds out whether a program uses libcrdbg from /proc/PID/maps
  * before it sends anything: the default action of a real-time signal is
  * to terminate.
  */
-#ifndef CRDBG_RUNTIME_PROTOCOL_H
-#define CRDBG_RUNTIME_PROTOCOL_H
+#ifndef CRDBG_MPIR_CHECKPOINT_H
+#define CRDBG_MPIR_CHECKPOINT_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CRDBG_RT_LIBNAME	"libcrdbg.so"
 
@@ -69,4 +78,16 @@ struct crdbg_rt_info {
 #define CRDBG_HOOK_DEBUG_SET		(2ULL << 8)
 #define CRDBG_HOOK_DEBUG_MASK		(3ULL << 8)
 
-#endif /* CRDBG_RUNTIME_PROTOCOL_H */
+/*
+ * The marker lines. Parsers accept the historical Open MPI spellings with
+ * '_' between the words ("MPIR_debug_info)", "MPIR_checkpoint_handle)")
+ * and surrounding blanks; they return 0 with the fields filled, or -EINVAL
+ * if line is not such a marker.
+ */
+#define CRS_DEBUG_INFO_PREFIX	"MPIR debug info) "
+#define CRS_HANDLE_PREFIX	"MPIR checkpoint handle) "
+
+int crs_parse_debug_info(const char *line, char *host, size_t hostlen, pid_t *ret_pid);
+int crs_parse_checkpoint_handle(const char *line, char *handle, size_t handlelen);
+
+#endif /* CRDBG_MPIR_CHECKPOINT_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Resuming a checkpointed tree: shared by checkpoint.c and restart.c. */
+#ifndef CRDBG_CRS_RESUME_H
+#define CRDBG_CRS_RESUME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <crdbg/crs.h>
+#include <crdbg/freeze.h>
+
+/*
+ * crdbg.ko reports a thread's registers once it has parked, and FREEZE
+ * returns once no thread can run a user instruction: one still in the
+ * kernel then (a sleeper slow to wake on a loaded host, a group stop
+ * ended by SIGCONT) parks a moment later. Wait for that, ~5 s at most.
+ */
+void crs_wait_parked(struct freeze_backend *b, pid_t pid);
+
+/* Push the CRS hook on every MPIR process, thaw, SIGCONT. */
+int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
+	       const char *what, FILE *log, bool verbose, char *err, size_t errlen);
+
+#endif /* CRDBG_CRS_RESUME_H */

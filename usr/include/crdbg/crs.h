@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The checkpoint/restart service (CRS): the MPIR checkpoint protocol
+ * (<crdbg/mpir-checkpoint.h>) over CRIU and a freeze backend, and the
+ * store its checkpoints live in. Library code: every call returns 0 or
+ * -errno with a one-line reason in err; informational notes go to
+ * opts->log when it is non-NULL. Documentation/checkpoint.md describes
+ * the sequence, the store layout and the metadata format.
+ */
+#ifndef CRDBG_CRS_H
+#define CRDBG_CRS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <crdbg/freeze.h>
+
+/* What a checkpoint holds, as recorded in its metadata file. */
+#define CRS_META_FORMAT		1
+#define CRS_META_NAME		"metadata"
+#define CRS_META_MAX_BYTES	(16u << 20)
+#define CRS_MAX_PROCS		4096
+#define CRS_MAX_THREADS		65536
+#define CRS_MAX_FILES		65536
+#define CRS_HANDLE_MAX		64
+#define CRS_NAME_MAX		128
+#define CRS_FILE_DIGEST_LEN	32
+
+struct crs_proc {
+	pid_t pid, ppid, pgid, sid;
+	bool mpir;
+	uint64_t trampoline;	/* hook-trampoline.S, for the kmod backend */
+	uint64_t hook_entry;	/* crdbg_hook_entry, for the ptrace backend */
+};
+
+struct crs_thread {
+	pid_t pid, tid;
+	uint64_t pc, sp;
+};
+
+struct crs_file {
+	char name[CRS_NAME_MAX];
+	uint64_t size;
+	uint8_t sha[CRS_FILE_DIGEST_LEN];	/* SHA-256 */
+};
+
+struct crs_meta {
+	char handle[CRS_HANDLE_MAX];
+	int64_t time;
+	char program[4096];
+	pid_t root;
+	bool mpir;
+	bool debugger;
+	int debug_with_checkpoint;
+	bool shell_job;
+	char criu_version[32];
+	char backend[16];
+	size_t nr_procs, nr_threads, nr_files;
+	struct crs_proc *procs;
+	struct crs_thread *threads;
+	struct crs_file *files;
+};
+
+void crs_meta_init(struct crs_meta *m);
+void crs_meta_free(struct crs_meta *m);	/* accepts a zeroed or NULL meta */
+
+/* A handle is 1..63 of [A-Za-z0-9._-], not starting with '.'. */
+bool crs_handle_valid(const char *h);
+
+/* Checkpoint and restart. */
+enum crs_after {
+	CRS_AFTER_CONTINUE,	/* every thread runs the CRS hook and goes on */
+	CRS_AFTER_STOP,		/* left in a SIGSTOP group stop, no hook pushed */
+	CRS_AFTER_KILL,		/* killed once the checkpoint is safely stored */
+};
+
+enum crs_debug {
+	CRS_DEBUG_KEEP,		/* MPIR_debug_with_checkpoint as the debugger left it */
+	CRS_DEBUG_CLEAR,	/* no debugger will attach: open the gate */
+	CRS_DEBUG_SET,		/* a debugger will attach: park every thread */
+};
+
+struct crs_checkpoint_opts {
+	pid_t pid;
+	bool descendants;
+	enum crs_after after;
+	enum crs_debug debug;
+	enum freeze_backend_kind backend;
+	const char *store;
+	FILE *log;
+	bool verbose;		/* per-thread PCs at checkpoint and at resume */
+};
+
+int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
+		   char *err, size_t errlen);
+
+struct crs_restart_opts {
+	const char *handle;
+	const char *store;
+	bool debug;
+	enum freeze_backend_kind backend;
+	FILE *log;
+	bool verbose;
+};
+
+/* Restore, release, then wait: *ret_status is the root's exit status. */
+int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen);
+
+/*
+ * The store: one directory per checkpoint under the store root (default
+ * /var/lib/crdbg, CRDBG_STORE or --store to change). A checkpoint is built
+ * in ".tmp-<handle>" and renamed to "<handle>" only once its images are
+ * complete and its metadata (with the image checksums) is written and
+ * synced; anything starting with '.' is never listed.
+ */
+#define CRS_STORE_DEFAULT "/var/lib/crdbg"
+
+/* The store root: explicit (non-NULL) > $CRDBG_STORE > default. */
+const char *crs_store_root(const char *explicit_root);
+
+/* Path of a checkpoint directory; -EINVAL for a malformed handle. */
+int crs_store_path(const char *root, const char *handle, char *out, size_t outlen);
+
+/* Load and parse the metadata of a checkpoint. */
+int crs_store_load(const char *root, const char *handle, struct crs_meta *m, char *err,
+		   size_t errlen);
+
+/*
+ * Full check before a restore: metadata intact, every listed file present
+ * with its size and checksum, no unlisted file. With quick, sizes only.
+ */
+int crs_store_verify(const char *root, const char *handle, const struct crs_meta *m,
+		     bool quick, char *err, size_t errlen);
+
+/* Call fn for every checkpoint (sorted by name); fn gets NULL meta if bad. */
+typedef void (*crs_store_list_fn)(const char *handle, const struct crs_meta *m,
+				  uint64_t bytes, const char *problem, void *arg);
+int crs_store_list(const char *root, crs_store_list_fn fn, void *arg);
+
+int crs_store_remove(const char *root, const char *handle);
+
+#endif /* CRDBG_CRS_H */
