@@ -16,9 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "iof.h"
-#include "transport.h"
+#include "sdm/server.h"
 
 #define ECHO_CMD_MAX	4096
 #define ECHO_ARGS_MAX	32

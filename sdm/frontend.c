@@ -20,7 +20,7 @@
 #include "sdm/auth.h"
 #include "sdm/frontend.h"
 #include "sdm/message.h"
-#include "iof.h"
+#include "sdm/iof.h"
 #include "node.h"
 #include "startup.h"
 #include "transport.h"
@@ -293,12 +293,21 @@ static bool wait_until(struct sdm_fe *fe, bool (*done)(struct sdm_fe *, void *),
 	return true;
 }
 
+/* prog in bindir, or prog itself when it is a path. */
 static char *path_of(struct sdm_fe *fe, const char *prog, char *buf,
 		     size_t size)
 {
-	snprintf(buf, size, "%s/%s",
-		 fe->cfg.bindir ? fe->cfg.bindir : "build/sdm", prog);
+	if (strchr(prog, '/'))
+		snprintf(buf, size, "%s", prog);
+	else
+		snprintf(buf, size, "%s/%s",
+			 fe->cfg.bindir ? fe->cfg.bindir : "build/sdm", prog);
 	return buf;
+}
+
+static const char *server_prog(struct sdm_fe *fe)
+{
+	return fe->cfg.server ? fe->cfg.server : "sdm-server";
 }
 
 static void child_setup(struct sdm_fe *fe, int out_fd)
@@ -367,7 +376,7 @@ static pid_t spawn_server(struct sdm_fe *fe, sdm_id id, int out_fd)
 	char path[PATH_MAX], port[16], ids[16];
 	pid_t pid;
 
-	path_of(fe, "sdm-server", path, sizeof(path));
+	path_of(fe, server_prog(fe), path, sizeof(path));
 	snprintf(port, sizeof(port), "%d", fe->base_port + (int)id);
 	snprintf(ids, sizeof(ids), "%u", id);
 	pid = fork();
@@ -475,7 +484,7 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 	const char *tmpl = fe->cfg.launcher;
 	int rc;
 
-	path_of(fe, "sdm-server", path, sizeof(path));
+	path_of(fe, server_prog(fe), path, sizeof(path));
 	if (fe->cfg.backend_args) {
 		if (strchr(fe->cfg.backend_args, '\''))
 			return -EINVAL;	/* it goes inside '...' below */

@@ -15,7 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "iof.h"
+#include "sdm/iof.h"
 #include "transport.h"
 
 #define IOF_MAX		8

@@ -1,23 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # SDM networked half: transport (TCP on one epoll engine), startup, tree
-# nodes, I/O forwarding, backends, the sdm-master and sdm-server
-# executables, the front-end library, the tree test and benchmark.
-# Links against the core library built by sdm/core.mk.
+# nodes, I/O forwarding, the server program over a backend table
+# (sdm/server.h) with the echo backend, the front-end library, the
+# sdm-master and sdm-server (echo) executables, the tree test and
+# benchmark. Links against the core library built by sdm/core.mk; nothing
+# here depends on usr/ (the debugger's server is built in usr/server/).
 
 SDM_NET_CFLAGS = $(USR_CFLAGS) -Isdm/include -Isdm
 SDM_NET_CORE   := $(B)/sdm/libsdmcore.a
 SDM_NET_LIBS   := -lcrypto
 SDM_NET_LIB    := $(B)/sdm/libsdmnet.a
 SDM_NET_SRCS   := sdm/transport.c sdm/transport-tcp.c sdm/startup.c \
-		  sdm/node.c sdm/iof.c sdm/backend.c sdm/backend-echo.c \
+		  sdm/node.c sdm/iof.c sdm/server.c sdm/backend-echo.c \
 		  sdm/frontend.c
 SDM_NET_OBJS   := $(SDM_NET_SRCS:%.c=$(B)/%.o)
 SDM_NET_BINS   := $(B)/sdm/sdm-master $(B)/sdm/sdm-server
 SDM_NET_TESTS  := $(B)/tests/host/sdm/test_sdm_tree
 SDM_NET_BENCH  := $(B)/sdm/bench_sdm_tree
 
-$(SDM_NET_OBJS) $(B)/sdm/master.o $(B)/sdm/server.o: $(B)/%.o: %.c
+$(SDM_NET_OBJS) $(B)/sdm/master.o $(B)/sdm/sdm-server.o: $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SDM_NET_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -26,8 +28,10 @@ $(SDM_NET_LIB): $(SDM_NET_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(SDM_NET_BINS): $(B)/sdm/sdm-%: $(B)/sdm/%.o $(SDM_NET_LIB) $(SDM_NET_CORE)
-	$(CC) $(SDM_NET_CFLAGS) -o $@ $< $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
+$(B)/sdm/sdm-master: $(B)/sdm/master.o
+$(B)/sdm/sdm-server: $(B)/sdm/sdm-server.o
+$(SDM_NET_BINS): $(SDM_NET_LIB) $(SDM_NET_CORE)
+	$(CC) $(SDM_NET_CFLAGS) -o $@ $(filter %.o,$^) $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
 
 # The test and the benchmark run the executables from $(B)/sdm.
 $(SDM_NET_TESTS): $(B)/tests/host/sdm/%: tests/host/sdm/%.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)
@@ -50,5 +54,5 @@ ALL_TARGETS += $(SDM_NET_BENCH)
 BENCH_CMDS  += $(SDM_NET_BENCH)
 endif
 
--include $(SDM_NET_OBJS:.o=.d) $(B)/sdm/master.d $(B)/sdm/server.d \
+-include $(SDM_NET_OBJS:.o=.d) $(B)/sdm/master.d $(B)/sdm/sdm-server.d \
 	 $(SDM_NET_TESTS:=.d) $(SDM_NET_BENCH:=.d)

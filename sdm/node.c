@@ -12,7 +12,7 @@
 #include "sdm/aggregate.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
-#include "iof.h"
+#include "sdm/iof.h"
 #include "node.h"
 #include "transport.h"
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdm-server: one per debugged process. Usage:
- *   sdm-server [--advertise HOST] [--backend NAME] [--backend-args S] [HOST:]PORT
+ * The SDM server program, over a table of backends: one server per
+ * debugged process. Usage:
+ *   PROG [--advertise HOST] [--backend NAME] [--backend-args S] [HOST:]PORT
  * Its id comes from the environment (SDM_ID or a launcher's rank
  * variable); it binds at PORT or the next free port above, prints
  *   sdm-server ready id=I host=H port=P
@@ -17,8 +18,7 @@
 #include <unistd.h>
 
 #include "sdm/message.h"
-#include "backend.h"
-#include "iof.h"
+#include "sdm/server.h"
 #include "node.h"
 #include "startup.h"
 #include "transport.h"
@@ -31,10 +31,14 @@ struct server {
 	void *backend_priv;
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *prog,
+		  const struct sdm_backend_ops *const *backends)
 {
-	fprintf(f, "usage: sdm-server [--advertise HOST] [--backend NAME] "
-		"[--backend-args ARGS] [HOST:]PORT\n"
+	fprintf(f, "usage: %s [--advertise HOST] [--backend NAME] "
+		"[--backend-args ARGS] [HOST:]PORT\n  backends:", prog);
+	for (int i = 0; backends[i]; i++)
+		fprintf(f, " %s%s", backends[i]->name, i ? "" : " (default)");
+	fprintf(f, "\n"
 		"  the id comes from one of SDM_ID, OMPI_COMM_WORLD_RANK, "
 		"PMI_RANK, PMIX_RANK, SLURM_PROCID\n"
 		"  the session secret from SDM_SECRET_FILE or SDM_SECRET\n");
@@ -80,7 +84,17 @@ static void init_timeout(void *arg)
 	n->quit = true;
 }
 
-int main(int argc, char **argv)
+static const struct sdm_backend_ops *
+find_backend(const struct sdm_backend_ops *const *backends, const char *name)
+{
+	for (int i = 0; backends[i]; i++)
+		if (!strcmp(backends[i]->name, name))
+			return backends[i];
+	return NULL;
+}
+
+int sdm_server_main(int argc, char **argv,
+		    const struct sdm_backend_ops *const *backends)
 {
 	static const struct option opts[] = {
 		{ "advertise", required_argument, NULL, 'a' },
@@ -89,7 +103,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *advertise = NULL, *backend = "echo", *bargs = "";
+	const char *advertise = NULL, *backend = backends[0]->name, *bargs = "";
 	char host[SDM_STARTUP_HOST_MAX], adv[SDM_STARTUP_HOST_MAX];
 	struct sdm_backend_host bh;
 	struct server s = { 0 };
@@ -102,12 +116,12 @@ int main(int argc, char **argv)
 		case 'a': advertise = optarg; break;
 		case 'b': backend = optarg; break;
 		case 'B': bargs = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h': usage(stdout, argv[0], backends); return 0;
+		default: usage(stderr, argv[0], backends); return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		usage(stderr, argv[0], backends);
 		return 2;
 	}
 	if (strchr(argv[optind], ':')) {
@@ -132,7 +146,7 @@ int main(int argc, char **argv)
 			"the server id in the environment is not a number");
 		return 2;
 	}
-	s.backend = sdm_backend_find(backend);
+	s.backend = find_backend(backends, backend);
 	if (!s.backend) {
 		fprintf(stderr, "sdm-server: unknown backend '%s'\n", backend);
 		return 2;

@@ -14,8 +14,7 @@
  * to drop.
  *
  * Other modules (I/O forwarding, backends) add their own descriptors and
- * timers to the same engine with sdm_transport_watch_fd/set_timer: there is
- * one epoll per process.
+ * timers to the same engine (sdm/engine.h): there is one epoll per process.
  */
 #ifndef SDM_TRANSPORT_H
 #define SDM_TRANSPORT_H
@@ -24,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "sdm/engine.h"
 
 /* Id announced in the handshake by a process that is not a server. */
 #define SDM_TRANSPORT_ID_MASTER		((int)0xfffffffe)	/* SDM_MASTER */
@@ -73,9 +74,6 @@ struct sdm_transport_ops {
 	void (*finalize)(struct sdm_transport *t);
 };
 
-typedef void (*sdm_fd_cb)(void *arg, int fd, uint32_t events);
-typedef void (*sdm_timer_cb)(void *arg);
-
 struct sdm_transport_stats {
 	uint64_t frames_in, frames_out, bytes_in, bytes_out;
 	uint64_t dropped_frames, auth_failures;
@@ -100,15 +98,6 @@ size_t sdm_transport_queued(struct sdm_transport *t, int peer);
 const struct sdm_transport_stats *sdm_transport_stats(struct sdm_transport *t);
 void sdm_transport_stats_reset(struct sdm_transport *t);
 
-/* Engine services shared with other modules (one epoll per process). */
-int sdm_transport_watch_fd(struct sdm_transport *t, int fd, uint32_t events,
-			   sdm_fd_cb cb, void *arg);
-int sdm_transport_unwatch_fd(struct sdm_transport *t, int fd);
-/* One-shot timer after ms; returns a timer id > 0. */
-int sdm_transport_add_timer(struct sdm_transport *t, int ms, sdm_timer_cb cb,
-			    void *arg);
-void sdm_transport_cancel_timer(struct sdm_transport *t, int id);
-
 /* Internal to implementations. */
 struct sdm_engine;
 struct sdm_transport {
@@ -118,7 +107,5 @@ struct sdm_transport {
 	struct sdm_engine *engine;
 	void *priv;
 };
-
-uint64_t sdm_now_ms(void);
 
 #endif /* SDM_TRANSPORT_H */

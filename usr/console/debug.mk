@@ -33,7 +33,7 @@ $(DEBUGGER_TDIR)/prog_debug: tests/host/debug/prog_debug.c
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
 $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/host/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
-		$(B)/crdbg $(B)/sdm/sdm-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
+		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Wno-sign-compare -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \

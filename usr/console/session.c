@@ -22,7 +22,7 @@
 #define DBG_INIT_TIMEOUT	30000	/* servers up and connected */
 #define DBG_START_TRIES		3
 
-/* build/crdbg -> build/sdm */
+/* Where sdm-master and crdbg-server are: build/crdbg -> build/sdm */
 static void default_bindir(char *buf, size_t size)
 {
 	char exe[PATH_MAX];
@@ -66,6 +66,7 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 		default_bindir(dir, sizeof(dir));
 	cfg.nservers = n;
 	cfg.bindir = dir;
+	cfg.server = "crdbg-server";	/* the gdb backend's server */
 	cfg.backend = "gdb";
 	cfg.init_timeout_ms = DBG_INIT_TIMEOUT;
 	cfg.log_path = getenv("CRDBG_SDM_LOG");

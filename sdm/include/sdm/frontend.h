@@ -30,6 +30,8 @@ struct sdm_fe;
 struct sdm_fe_config {
 	uint32_t nservers;
 	const char *bindir;	/* sdm-master, sdm-server; default build/sdm */
+	const char *server;	/* server program: a name in bindir or a path;
+				 * default "sdm-server" (echo backend only) */
 	const char *launcher;	/* NULL: local fork/exec */
 	const char *hosts;	/* comma-separated, for {host}; default local */
 	int base_port;		/* first port servers try; 0: from the pid */

@@ -45,10 +45,10 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "crdbg/gdbmi.h"
-#include "backend.h"
-#include "iof.h"
-#include "transport.h"
+#include <crdbg/gdbmi.h>
+#include "sdm/server.h"
+
+#include "backends.h"
 
 #define GDBB_CMD_MAX	4096
 #define GDBB_ARGS_MAX	62
@@ -825,7 +825,7 @@ static void gdbb_stop(void *priv)
 	free(g);
 }
 
-const struct sdm_backend_ops sdm_backend_gdb = {
+const struct sdm_backend_ops crdbg_backend_gdb = {
 	.name = "gdb",
 	.help = "load PROG | attach PID PROG | start MS | exec MS continue|step|next|finish | "
 		"wait MS | interrupt MS | print EXPR | break LOC | bt | stack | "
