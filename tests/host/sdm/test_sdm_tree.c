@@ -28,7 +28,7 @@
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
-#include "iof.h"
+#include "sdm/iof.h"
 #include "startup.h"
 #include "transport.h"
 
