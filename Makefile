@@ -22,8 +22,11 @@ USR_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	      -DCRDBG_VERSION=\"$(VERSION)\" -isystem $(B)/include -Ikmod/uapi -Iusr/include
 NL_CFLAGS  := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
 NL_LIBS    := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
-# Tests also build kselftest_harness.h, whose macros leave parameters unused.
-TEST_CFLAGS = $(USR_CFLAGS) -Wno-unused-parameter
+# Every test program's flags. kselftest_harness.h's macros leave parameters
+# unused and compare signed with unsigned; tests format into fixed buffers
+# on purpose.
+TEST_CFLAGS = $(USR_CFLAGS) -Wno-unused-parameter -Wno-sign-compare \
+	      -Wno-format-overflow -Wno-format-truncation
 
 ALL_TARGETS  :=
 HOST_TESTS   :=

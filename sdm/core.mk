@@ -2,14 +2,12 @@
 #
 # SDM core: id sets, messages and their wire format, binomial routing,
 # aggregation and authentication, built into $(B)/sdm/libsdmcore.a.
-# No I/O lives here (the transport and executables are in sdm/sdm.mk).
+# No I/O lives here (the transport and executables are in sdm/net.mk).
 #
 # Users link with:  $(SDM_CORE_LIB) $(SDM_CORE_LIBS)  and compile with
 # $(SDM_CFLAGS) (USR_CFLAGS plus -Isdm/include).
 
 SDM_CFLAGS    := $(USR_CFLAGS) -Isdm/include
-# kselftest_harness.h itself trips -Wextra's unused-parameter and sign-compare.
-SDM_TEST_CFLAGS := $(SDM_CFLAGS) -Wno-unused-parameter -Wno-sign-compare
 SDM_CORE_LIB  := $(B)/sdm/libsdmcore.a
 SDM_CORE_LIBS := -lcrypto
 SDM_CORE_SRCS := sdm/idset.c sdm/message.c sdm/route.c sdm/aggregate.c sdm/auth.c
@@ -22,7 +20,7 @@ $(SDM_CORE_OBJS): $(B)/%.o: %.c
 $(SDM_CORE_LIB): $(SDM_CORE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 # Host tests (kselftest harness).
 SDM_CORE_TESTS := $(addprefix $(B)/tests/host/sdm/test_,\
@@ -30,7 +28,7 @@ SDM_CORE_TESTS := $(addprefix $(B)/tests/host/sdm/test_,\
 
 $(SDM_CORE_TESTS): $(B)/tests/host/sdm/%: tests/host/sdm/%.c $(SDM_CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SDM_TEST_CFLAGS) -MMD -MP -DSDM_FUZZ_DIR=\"$(B)/tests/fuzz\" -o $@ $< \
+	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP -DSDM_FUZZ_DIR=\"$(B)/tests/fuzz\" -o $@ $< \
 		$(SDM_CORE_LIB) $(SDM_CORE_LIBS)
 
 # Id-set benchmark: prints a Markdown section for Documentation/performance.md.

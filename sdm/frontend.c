@@ -1057,11 +1057,6 @@ ssize_t sdm_fe_read_output(struct sdm_fe *fe, int timeout_ms, sdm_id *ret_id,
 	return n;
 }
 
-uint32_t sdm_fe_size(struct sdm_fe *fe)
-{
-	return fe->n;
-}
-
 pid_t sdm_fe_server_pid(struct sdm_fe *fe, sdm_id id)
 {
 	return id < fe->n ? fe->server_pid[id] : -1;
@@ -1070,11 +1065,6 @@ pid_t sdm_fe_server_pid(struct sdm_fe *fe, sdm_id id)
 int sdm_fe_server_port(struct sdm_fe *fe, sdm_id id)
 {
 	return id < fe->n ? fe->table.e[id].port : -1;
-}
-
-int sdm_fe_base_port(struct sdm_fe *fe)
-{
-	return fe->base_port;
 }
 
 const char *sdm_fe_secret_path(struct sdm_fe *fe)

@@ -26,7 +26,7 @@ $(SDM_NET_OBJS) $(B)/sdm/master.o $(B)/sdm/sdm-server.o: $(B)/%.o: %.c
 $(SDM_NET_LIB): $(SDM_NET_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(B)/sdm/sdm-master: $(B)/sdm/master.o
 $(B)/sdm/sdm-server: $(B)/sdm/sdm-server.o
@@ -36,7 +36,7 @@ $(SDM_NET_BINS): $(SDM_NET_LIB) $(SDM_NET_CORE)
 # The test and the benchmark run the executables from $(B)/sdm.
 $(SDM_NET_TESTS): $(B)/tests/host/sdm/%: tests/host/sdm/%.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SDM_NET_CFLAGS) -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
+	$(CC) $(TEST_CFLAGS) -Isdm/include -Isdm -MMD -MP \
 		-DSDM_BINDIR=\"$(B)/sdm\" -o $@ $< $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
 
 $(SDM_NET_BENCH): sdm/bench_sdm_tree.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)

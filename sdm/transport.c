@@ -111,11 +111,6 @@ const struct sdm_transport_stats *sdm_transport_stats(struct sdm_transport *t)
 	return &t->stats;
 }
 
-void sdm_transport_stats_reset(struct sdm_transport *t)
-{
-	memset(&t->stats, 0, sizeof(t->stats));
-}
-
 int sdm_transport_watch_fd(struct sdm_transport *t, int fd, uint32_t events,
 			   sdm_fd_cb cb, void *arg)
 {

@@ -96,7 +96,6 @@ int sdm_transport_progress(struct sdm_transport *t, int timeout_ms);
 void sdm_transport_close_peer(struct sdm_transport *t, int peer);
 size_t sdm_transport_queued(struct sdm_transport *t, int peer);
 const struct sdm_transport_stats *sdm_transport_stats(struct sdm_transport *t);
-void sdm_transport_stats_reset(struct sdm_transport *t);
 
 /* Internal to implementations. */
 struct sdm_engine;

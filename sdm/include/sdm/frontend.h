@@ -100,10 +100,8 @@ ssize_t sdm_fe_read_output(struct sdm_fe *fe, int timeout_ms,
 			   sdm_id *ret_id, int *ret_stream, void *buf,
 			   size_t size);
 
-uint32_t sdm_fe_size(struct sdm_fe *fe);
 pid_t sdm_fe_server_pid(struct sdm_fe *fe, sdm_id id);	/* local only */
 int sdm_fe_server_port(struct sdm_fe *fe, sdm_id id);
-int sdm_fe_base_port(struct sdm_fe *fe);
 /* The session's 0600 secret file (tests connect extra peers with it). */
 const char *sdm_fe_secret_path(struct sdm_fe *fe);
 
