@@ -859,7 +859,7 @@ int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
 	fe->ready_fd = pfd[0];
 	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
 	sdm_transport_watch_fd(fe->t, pfd[0], EPOLLIN, ready_cb, fe);
-	/* The seed's order: the master first, then the servers. */
+	/* The master first, then the servers (Documentation/sdm.md, Startup). */
 	if (!cfg->star) {
 		fe->master_pid = spawn_master(fe);
 		if (fe->master_pid < 0) {

@@ -60,7 +60,7 @@ struct sdm_idset {
 	struct chunk *chunks;
 	uint32_t n, cap;
 	size_t size;
-	sdm_id iter;		/* the seed's first/next/done iterator */
+	sdm_id iter;		/* the first/next/done iterator of idset.h */
 	bool iter_done;
 };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * I/O forwarding: the seed's handler API on the shared engine, and a pty
+ * I/O forwarding: the handler API of Documentation/sdm.md on the shared engine, and a pty
  * implementation for backends that run a program (or a debugger with
  * -tty). See iof.h.
  */

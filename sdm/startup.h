@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * SDM startup protocol pieces shared by the front end, the master and the
- * servers (seed 001, "Initialization"):
+ * servers (Documentation/sdm.md, "Startup"):
  *  - a server's id comes from the launcher's environment;
  *  - a server binds starting at a given port, incrementing while in use,
  *    and announces "sdm-server ready id=I host=H port=P" on stdout, which

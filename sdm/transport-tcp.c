@@ -310,7 +310,7 @@ static void connect_failed(struct sdm_transport *t, struct peer *p, int err)
 		peer_close(t, p, err);
 		return;
 	}
-	/* The seed's rule: next port up to span, then the first after a delay. */
+	/* Next port up to span, then the first again after a delay. */
 	p->port = p->base_port + p->attempt % span;
 	if (p->port != p->base_port) {
 		delay = 0;

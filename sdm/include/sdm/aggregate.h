@@ -3,7 +3,7 @@
  * Changes since first published (additions only): sdm_aggregate_set_hash_fn()
  * for tests; max_bytes now also counts SDM_AGG_GROUP_OVERHEAD per group.
  *
- * Upstream aggregation (the seed's sdm_aggregate_*), as pure logic: a
+ * Upstream aggregation (sdm_aggregate_*), as pure logic: a
  * table of outstanding requests, with no clock and no I/O. The caller
  * passes the current time (any monotonic milliseconds) to each call and
  * sends what the table hands back.

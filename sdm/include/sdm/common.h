@@ -23,7 +23,7 @@
 typedef uint32_t sdm_id;
 
 /*
- * Largest id an id set can hold (the seed's sdm_set_max()). 2^24 ids is
+ * Largest id an id set can hold (sdm_set_max()). 2^24 ids is
  * far above any job we debug and bounds what a peer can make us allocate
  * for one set (see idset.h).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Id sets (the seed's sdm_set_*): sets of server ids 0..SDM_SET_MAX_ID.
+ * Id sets (sdm_set_*): sets of server ids 0..SDM_SET_MAX_ID.
  *
  * Representation: ids are split into 64Ki-id chunks (high bits = chunk key,
  * low 16 bits = offset). A chunk holds either a sorted list of disjoint
@@ -10,9 +10,9 @@
  * N ids costs at most min(4 bytes per run, 8 KiB per chunk) and a whole
  * SDM_SET_MAX_ID set at most 256 chunks (2 MiB), whatever a peer sends.
  *
- * Set operations are in place (the seed's convention: the result goes to
+ * Set operations are in place (the result goes to
  * the first argument). Functions that can allocate return 0 or -ENOMEM; a
- * failed operation leaves its target a valid set (the seed's "returns the
+ * failed operation leaves its target a valid set ("returns the
  * set" return values are replaced by error codes).
  *
  * Serialized form (documented in Documentation/sdm.md, "Id sets"): a
@@ -23,7 +23,7 @@
  * Display form: "0-3,5,7-1023" (ascending, comma separated, a-b inclusive);
  * "" is the empty set.
  *
- * A set is not locked: one thread at a time (the seed's iterator writes to
+ * A set is not locked: one thread at a time (the iterator writes to
  * the set even when reading it).
  */
 #ifndef SDM_IDSET_H
@@ -53,7 +53,7 @@ int sdm_set_add_element(struct sdm_idset *set, sdm_id id);
 int sdm_set_remove_element(struct sdm_idset *set, sdm_id id);
 int sdm_set_add_range(struct sdm_idset *set, sdm_id first, sdm_id last); /* [first, last] */
 int sdm_set_remove_range(struct sdm_idset *set, sdm_id first, sdm_id last);
-int sdm_set_add_all(struct sdm_idset *set, sdm_id id);	/* adds [0, id] (seed) */
+int sdm_set_add_all(struct sdm_idset *set, sdm_id id);	/* adds [0, id] */
 
 /* In place: set1 = set1 op set2 (set1 == set2 is allowed). */
 int sdm_set_union(struct sdm_idset *set1, const struct sdm_idset *set2);
@@ -65,7 +65,7 @@ int sdm_set_intersect_range(struct sdm_idset *set, sdm_id first, sdm_id last);
 /* set1 ⊆ set2 */
 bool sdm_set_is_subset(const struct sdm_idset *set1, const struct sdm_idset *set2);
 bool sdm_set_equal(const struct sdm_idset *set1, const struct sdm_idset *set2);
-/* The seed's sdm_set_compare(): true when the sets are DIFFERENT. */
+/* sdm_set_compare(): true when the sets are DIFFERENT (the classic SDM meaning). */
 static inline bool sdm_set_compare(const struct sdm_idset *set1, const struct sdm_idset *set2)
 {
 	return !sdm_set_equal(set1, set2);
@@ -99,7 +99,7 @@ bool sdm_set_find_range(const struct sdm_idset *set, sdm_id from,
 			  sdm_set_find_range((set), (last) + 1, &(first), &(last)))
 
 /*
- * The seed's iterator, with its state kept in the set: sdm_set_first()
+ * The iterator, with its state kept in the set: sdm_set_first()
  * starts it and returns the first id, sdm_set_next() the following one;
  * sdm_set_done() is true once the iterator has passed the last id (an
  * empty set is done at once). Changing the set restarts nothing: the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * I/O forwarding (the seed's sdm_iof_*). A handler is attached to an input
+ * I/O forwarding (sdm_iof_*). A handler is attached to an input
  * descriptor and runs from the process's engine whenever it is readable;
  * the normal handler copies fd_in to fd_out. fd_out may be
  * SDM_IOF_UPSTREAM: the bytes then go to the sink given to sdm_iof_init(),
@@ -39,7 +39,7 @@ typedef int (*sdm_iof_handler)(int fd_in, int fd_out);
 int sdm_iof_init(struct sdm_transport *engine, sdm_iof_sink sink, void *arg);
 void sdm_iof_finalize(void);
 
-/* The seed's API. handler NULL selects the default handler. 0 or -errno. */
+/* handler NULL selects the default handler. 0 or -errno. */
 int sdm_iof_set_stdin_handler(int fd_in, int fd_out, sdm_iof_handler h);
 int sdm_iof_set_stdout_handler(int fd_in, int fd_out, sdm_iof_handler h);
 int sdm_iof_set_stderr_handler(int fd_in, int fd_out, sdm_iof_handler h);

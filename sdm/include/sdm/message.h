@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * SDM messages (the seed's sdm_message_*) and the framed wire format.
+ * SDM messages (sdm_message_*) and the framed wire format.
  *
  * Every byte between two SDM processes travels in a frame:
  *
@@ -20,7 +20,7 @@
  *   remaining bytes                        opaque payload
  *
  * (all integers big endian). Documentation/sdm.md, "Wire format", has the
- * full description. The sending, progress and callback parts of the seed's
+ * full description. The sending, progress and callback parts of the classic
  * sdm_message_* API belong to the transport (its own header); this header
  * is the data structure and its codec, with no I/O.
  */
@@ -78,7 +78,7 @@ int sdm_frame_header_decode(const void *buf, size_t len, struct sdm_frame_hdr *r
 int sdm_frame_header_encode(void *buf, unsigned int type, size_t body_len);
 
 /*
- * The aggregate element (the seed's sdm_aggregate): which request a
+ * The aggregate element (sdm_aggregate): which request a
  * message belongs to and how long replies to it may take. id 0 means "not
  * aggregated". Replies and error events carry the id of their command.
  */
@@ -109,7 +109,7 @@ void sdm_message_free(struct sdm_message *msg);
 /* Replace the payload with a copy of buf. 0, -ENOMEM or -EMSGSIZE. */
 int sdm_message_set_payload(struct sdm_message *msg, const void *buf, size_t len);
 
-/* The seed's accessors. */
+/* Accessors. */
 static inline struct sdm_idset *sdm_message_get_destination(struct sdm_message *msg)
 {
 	return msg->dest;

@@ -3,7 +3,7 @@
  * Changes since first published: sdm_route_depth() counts broadcast send
  * rounds (ceil(log2 N)); the hop height is the new sdm_route_height().
  *
- * Routing (the seed's sdm_route_*): a binomial tree over the server ids
+ * Routing (sdm_route_*): a binomial tree over the server ids
  * 0..N-1, with the master above server 0.
  *
  *   master
@@ -23,7 +23,7 @@
  * subtree first (descending id) reaches all N servers in ceil(log2 N) send
  * rounds, the optimum for point-to-point sends.
  *
- * Unlike the seed's global state, the routing state is a small value the
+ * Unlike a process-wide global, the routing state is a small value the
  * caller keeps (one per process).
  */
 #ifndef SDM_ROUTE_H
