@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The designated checkpoint thread ("MPI designated thread" of seed 000).
+ * The designated checkpoint thread (the "MPI designated thread" of the
+ * MPIR checkpoint interface, Documentation/checkpoint.md).
  * A constructor starts it in every process that loads libcrdbg (and again
  * in a forked child). crdbg's request signal is forwarded by the handler
  * over a pipe; the thread prepares, calls MPIR_checkpoint_debugger_detach()

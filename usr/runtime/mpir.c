@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The MPIR checkpoint-aware debugging symbols of seed 000 (Figures 5.8,
- * 5.9, 5.11, Table 5.2), with C linkage and debug info so a debugger finds
+ * The MPIR checkpoint-aware debugging symbols (Documentation/checkpoint.md,
+ * "The runtime library"), with C linkage and debug info so a debugger finds
  * them by name. The functions are never inlined and never tail-called
  * (see runtime.mk) so each one is a frame a debugger can break in and
  * finish out of.
