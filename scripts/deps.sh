@@ -16,6 +16,7 @@ packages=(
 	criu gdb
 	libnl-3-dev libnl-genl-3-dev libreadline-dev
 	openmpi-bin libopenmpi-dev
+	slurm-wlm munge
 	clang libclang-rt-14-dev libssl-dev
 	iproute2 procps python3 xz-utils cpio util-linux
 )

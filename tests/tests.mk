@@ -12,3 +12,16 @@ $(B)/tests/foundation/test_module: tests/foundation/test_module.c tests/host/run
 HOST_TESTS   += $(B)/tests/host/cli/test_cli
 ALL_TARGETS  += $(B)/tests/host/cli/test_cli $(B)/tests/foundation/test_module
 GUEST_GROUPS += foundation
+
+# The virtual Slurm cluster (scripts/cluster): the test bed's own test on
+# the host, and in the guest (group "cluster") where multi-node module and
+# CRIU tests will run.
+ifneq ($(shell command -v mpicc 2>/dev/null),)
+$(B)/tests/cluster/prog_mpi_where: tests/cluster/prog_mpi_where.c
+	@mkdir -p $(dir $@)
+	mpicc -g -O1 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_where
+endif
+HOST_TESTS   += tests/cluster/test_cluster.sh
+GUEST_GROUPS += cluster
