@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "crdbg/console.h"
+#include "crdbg/merge.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"

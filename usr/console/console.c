@@ -15,7 +15,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "crdbg/debugger.h"
+#include "crdbg/console.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "crdbg/console.h"
+#include "crdbg/merge.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
