@@ -104,28 +104,28 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 	return fits(snprintf(buf, size, "%s", verb), size);
 }
 
-int dbgp_encode_load(char *buf, size_t size, char *const *argv)
+int dbgp_load_spec(char *buf, size_t size, char *const *argv)
 {
-	size_t len;
-	int n;
+	/* The command is "load " and this. */
+	size_t room = DBGP_CMD_MAX - strlen(verb_name[DBGP_LOAD]) - 1, len = 0;
 
 	if (!argv || !argv[0] || !argv[0][0])
 		return -EINVAL;
-	n = fits(snprintf(buf, size, "%s %s", verb_name[DBGP_LOAD], argv[0]), size);
-	if (n < 0)
-		return n;
-	len = n;
-	for (int i = 1; argv[i]; i++) {
+	if (size > room + 1)
+		size = room + 1;
+	for (int i = 0; argv[i]; i++) {
+		int n;
+
 		if (i > DBGP_ARGS_MAX)
 			return -E2BIG;
-		n = fits(snprintf(buf + len, size - len, "%c%s", DBGP_ARG_SEP, argv[i]),
-			 size - len);
-		if (n < 0 || len + n > DBGP_CMD_MAX)
+		if (strchr(argv[i], '\n'))
+			return -EINVAL;
+		n = snprintf(buf + len, size - len, "%s%s", i ? (char[]){ DBGP_ARG_SEP, 0 } : "",
+			     argv[i]);
+		if (n < 0 || (size_t)n >= size - len)
 			return -ENOSPC;
 		len += n;
 	}
-	if (strchr(buf, '\n'))
-		return -EINVAL;
 	return len;
 }
 

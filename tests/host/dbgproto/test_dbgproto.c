@@ -79,10 +79,14 @@ TEST(load_argv_round_trips)
 {
 	char *const argv[] = { "/bin/prog", "one", "", "three four", NULL };
 	const char *args[DBGP_ARGS_MAX + 1];
-	char buf[256];
-	struct dbgp_cmd p;
-	int n = dbgp_encode_load(buf, sizeof(buf), argv);
+	struct dbgp_cmd p, load = { .verb = DBGP_LOAD };
+	char spec[256], buf[256];
+	int n = dbgp_load_spec(spec, sizeof(spec), argv);
 
+	ASSERT_LT(0, n);
+	EXPECT_STREQ("/bin/prog\x1fone\x1f\x1fthree four", spec);
+	load.arg = spec;
+	n = dbgp_encode(buf, sizeof(buf), &load);
 	ASSERT_LT(0, n);
 	EXPECT_STREQ("load /bin/prog\x1fone\x1f\x1fthree four", buf);
 	ASSERT_EQ(0, dbgp_parse(buf, n, &p));
@@ -109,9 +113,11 @@ TEST(load_too_many_args_stay_in_the_last)
 TEST(encode_refuses_what_the_wire_cannot_carry)
 {
 	char *const noprog[] = { "", NULL };
+	char *const nl[] = { "p", "a\nb", NULL };
 	char *const many[DBGP_ARGS_MAX + 3] = { "p" };
 	struct dbgp_cmd c = { .verb = DBGP_PRINT, .arg = "a\nb" };
 	char big[DBGP_CMD_MAX + 16], buf[DBGP_CMD_MAX + 64];
+	char *const toolong[] = { big, NULL };
 
 	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &c));
 	c = (struct dbgp_cmd){ .verb = __DBGP_VERB_LAST };
@@ -129,10 +135,17 @@ TEST(encode_refuses_what_the_wire_cannot_carry)
 	big[sizeof(big) - 1] = 0;
 	c.arg = big;
 	EXPECT_EQ(-ENOSPC, dbgp_encode(buf, sizeof(buf), &c));
-	EXPECT_EQ(-EINVAL, dbgp_encode_load(buf, sizeof(buf), noprog));
+	EXPECT_EQ(-EINVAL, dbgp_load_spec(buf, sizeof(buf), noprog));
+	EXPECT_EQ(-EINVAL, dbgp_load_spec(buf, sizeof(buf), nl));
 	for (int i = 1; i < DBGP_ARGS_MAX + 2; i++)
 		((char **)many)[i] = "a";
-	EXPECT_EQ(-E2BIG, dbgp_encode_load(buf, sizeof(buf), many));
+	EXPECT_EQ(-E2BIG, dbgp_load_spec(buf, sizeof(buf), many));
+	/* The whole command must fit: "load " and the spec. */
+	big[DBGP_CMD_MAX - 5] = 0;
+	EXPECT_EQ(DBGP_CMD_MAX - 5, dbgp_load_spec(buf, sizeof(buf), toolong));
+	big[DBGP_CMD_MAX - 5] = 'x';
+	big[DBGP_CMD_MAX - 4] = 0;
+	EXPECT_EQ(-ENOSPC, dbgp_load_spec(buf, sizeof(buf), toolong));
 }
 
 TEST(malformed_commands_are_refused)

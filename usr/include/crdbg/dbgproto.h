@@ -133,8 +133,12 @@ int dbgp_exec_parse(const char *name);
  * newline in a text, pid <= 0, a wait above DBGP_WAIT_MAX_MS).
  */
 int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd);
-/* "load PROG\x1fARG...", from a NULL terminated argv; as dbgp_encode. */
-int dbgp_encode_load(char *buf, size_t size, char *const *argv);
+/*
+ * load's text "PROG\x1fARG..." from a NULL terminated argv. Its length,
+ * -ENOSPC (buf, or the command it makes, too small), -E2BIG (more than
+ * DBGP_ARGS_MAX ARGs), -EINVAL (no PROG, a newline).
+ */
+int dbgp_load_spec(char *buf, size_t size, char *const *argv);
 
 /*
  * Parse the len bytes at buf (a NUL after them is not needed: buf gets
