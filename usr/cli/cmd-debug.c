@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "crdbg/debugger.h"
+#include "crdbg/console.h"
 
 #define DEBUG_MAX_RANKS	4096
 

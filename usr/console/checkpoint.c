@@ -28,7 +28,7 @@
  * every thread again and the designated thread's "MPIR debug info)" line
  * triggers the same attach and release as step 3.
  *
- * An MPIR job (s->launcher) is one image rooted at mpirun: after step 1
+ * An MPIR job (ck->mpir) is one image rooted at mpirun: after step 1
  * our gdb lets go of mpirun (mpir.c), one `crdbg checkpoint MPIRUN --debug`
  * takes the whole tree, the info lines come through mpirun's output and
  * are matched to ranks by pid, and our gdb attaches to mpirun again before
@@ -54,10 +54,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <crdbg/dbgproto.h>
 #include <crdbg/mpir-checkpoint.h>
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "checkpoint.h"
+#include "mpir.h"
 #include "session.h"
 
 #define CK_WAIT_S	180
@@ -147,83 +150,70 @@ struct ck_child {
 };
 
 /* Per-rank state; the "MPIR debug info)" pid comes from the rank's output. */
-static struct ck_rank {
+struct ck_rank {
 	int pid;
 	pid_t info_pid;		/* from the last "MPIR debug info)" line */
 	struct ck_child child;
-} *ck;
-static uint32_t ck_n;
-/* An MPIR job (s->launcher): one child for mpirun and all its ranks. */
-static struct ck_child ck_job = { .fd = -1, .status = -1 };
-static bool ck_defined;		/* ck_python sent to every gdb */
-static char ck_last[4096];	/* handles of the last checkpoint */
+};
 
-static int ck_init(struct dbg_session *s)
+struct dbg_ckpt {
+	struct dbg_session *s;
+	struct dbg_mpir *mpir;	/* an MPIR job: one child (job) for all ranks */
+	struct ck_rank *rank;
+	uint32_t n;
+	struct ck_child job;
+	bool defined;		/* ck_python sent to every gdb */
+	char last[4096];	/* handles of the last checkpoint */
+};
+
+static struct ck_child *child_of(struct dbg_ckpt *ck, sdm_id id)
 {
-	if (ck)
-		return 0;
-	ck = calloc(s->n, sizeof(*ck));
-	if (!ck)
-		return -ENOMEM;
-	ck_n = s->n;
-	for (uint32_t i = 0; i < ck_n; i++) {
-		ck[i].child.fd = -1;
-		ck[i].child.status = -1;
-	}
-	return 0;
+	return ck->mpir ? &ck->job : &ck->rank[id].child;
 }
 
-static struct ck_child *child_of(struct dbg_session *s, sdm_id id)
+/*
+ * Every complete output line of a rank, or of mpirun (the ranks of an
+ * MPIR job write through it): note the pids of "MPIR debug info)" lines.
+ */
+static void on_line(void *priv, uint32_t id, const char *line, size_t len)
 {
-	return s->launcher ? &ck_job : &ck[id].child;
-}
-
-void dbg_ckpt_line(struct dbg_session *s, uint32_t id, const char *line, size_t len)
-{
+	struct dbg_ckpt *ck = priv;
 	char buf[512], host[256];
 	pid_t pid;
 
-	if (!ck || (id >= ck_n && id != DBG_MPIRUN) || len >= sizeof(buf))
+	if ((id >= ck->n && id != DBG_MPIRUN) || len >= sizeof(buf))
 		return;
 	memcpy(buf, line, len);
 	buf[len] = 0;
 	if (crs_parse_debug_info(buf, host, sizeof(host), &pid))
 		return;
 	if (id != DBG_MPIRUN) {
-		ck[id].info_pid = pid;
+		ck->rank[id].info_pid = pid;
 		return;
 	}
 	/* Through mpirun: the rank whose process this is (restored: same pid). */
-	for (uint32_t i = 0; i < ck_n; i++)
-		if (ck[i].pid == pid)
-			ck[i].info_pid = pid;
-	(void)s;
+	for (uint32_t i = 0; i < ck->n; i++)
+		if (ck->rank[i].pid == pid)
+			ck->rank[i].info_pid = pid;
 }
 
 /*
  * One command to a set of ranks. Every rank must answer without an
- * error; the first reply text (malloc'd) is returned when want_text.
+ * error; the first reply text (malloc'd) goes to *text when text is set.
  */
 static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **text,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **text,
-		     const char *fmt, ...)
+		     const struct dbgp_cmd *cmd)
 {
 	struct sdm_fe_result r = { 0 };
-	size_t len = 256, got = 0;
-	char *cmd = NULL;
-	va_list ap;
+	char what[DBGP_CMD_MAX + 1];
+	size_t got = 0;
 	int rc = -EIO;
 
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap) + 1;
-	va_end(ap);
-	cmd = malloc(len);
-	if (!cmd)
-		return -ENOMEM;
-	va_start(ap, fmt);
-	vsnprintf(cmd, len, fmt, ap);
-	va_end(ap);
+	if (dbgp_encode(what, sizeof(what), cmd) < 0)
+		return -EINVAL;
+	/* The helpers' source goes as hex: name it, not its bytes. */
+	if (!strncmp(what, "cli python crdbg_src", 20))
+		snprintf(what, sizeof(what), "crdbg gdb helpers");
 	if (dbg_send(s, set, cmd, DBG_LOAD_TIMEOUT, &r) == 0) {
 		rc = 0;
 		for (unsigned int i = 0; i < r.nev; i++) {
@@ -234,8 +224,7 @@ static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **
 
 			got += sdm_set_size(r.ev[i].src);
 			if (error) {
-				dbg_error(s, "[%s] %.40s: %s", ranks ? ranks : "?",
-					  strncmp(cmd, "cli python crdbg_src", 20) ? cmd : "crdbg gdb helpers", t);
+				dbg_error(s, "[%s] %.40s: %s", ranks ? ranks : "?", what, t);
 				rc = -EIO;
 			} else if (text && !*text) {
 				*text = strdup(t);
@@ -246,7 +235,28 @@ static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **
 			rc = -EIO;
 	}
 	sdm_fe_result_free(&r);
-	free(cmd);
+	return rc;
+}
+
+/* A gdb console command (printf-like) to a set of ranks, as ranks_cmd. */
+static int ranks_cli(struct dbg_session *s, const struct sdm_idset *set, char **text,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int ranks_cli(struct dbg_session *s, const struct sdm_idset *set, char **text,
+		     const char *fmt, ...)
+{
+	struct dbgp_cmd cmd = { .verb = DBGP_CLI };
+	char *cli;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&cli, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	cmd.arg = cli;
+	rc = ranks_cmd(s, set, text, &cmd);
+	free(cli);
 	return rc;
 }
 
@@ -265,16 +275,17 @@ static struct sdm_idset *one_rank(sdm_id id)
  * Define ck_python in every gdb of set: hex, so nothing needs quoting, in
  * pieces that fit the gdb backend's command size.
  */
-static int define_helpers(struct dbg_session *s, const struct sdm_idset *set)
+static int define_helpers(struct dbg_ckpt *ck, const struct sdm_idset *set)
 {
+	struct dbg_session *s = ck->s;
 	static const char hex[] = "0123456789abcdef";
 	const size_t piece = 1500, n = sizeof(ck_python) - 1;
 	char h[2 * 1500 + 1];
 	int rc;
 
-	if (ck_defined)
+	if (ck->defined)
 		return 0;
-	rc = ranks_cmd(s, set, NULL, "cli python crdbg_src = ''");
+	rc = ranks_cli(s, set, NULL, "python crdbg_src = ''");
 	for (size_t off = 0; !rc && off < n; off += piece) {
 		size_t len = n - off < piece ? n - off : piece;
 
@@ -283,25 +294,26 @@ static int define_helpers(struct dbg_session *s, const struct sdm_idset *set)
 			h[2 * i + 1] = hex[(unsigned char)ck_python[off + i] & 15];
 		}
 		h[2 * len] = 0;
-		rc = ranks_cmd(s, set, NULL, "cli python crdbg_src += bytes.fromhex('%s').decode()", h);
+		rc = ranks_cli(s, set, NULL, "python crdbg_src += bytes.fromhex('%s').decode()", h);
 	}
 	if (!rc)
-		rc = ranks_cmd(s, set, NULL, "cli python exec(crdbg_src)");
+		rc = ranks_cli(s, set, NULL, "python exec(crdbg_src)");
 	if (rc)
 		dbg_error(s, "checkpoint: the ranks' gdb cannot run the Python helpers (gdb built without Python?)");
-	ck_defined = !rc;
+	ck->defined = !rc;
 	return rc;
 }
 
 static int rank_pid(struct dbg_session *s, sdm_id id)
 {
+	struct dbgp_cmd status = { .verb = DBGP_STATUS };
 	struct sdm_idset *set = one_rank(id);
-	char *t = NULL, st[16];
-	int gdb = 0, pid = 0;
+	struct dbgp_status st;
+	char *t = NULL;
+	int pid = 0;
 
-	if (set && !ranks_cmd(s, set, &t, "status") && t &&
-	    sscanf(t, "%15s gdb=%d pid=%d", st, &gdb, &pid) < 3)
-		pid = 0;
+	if (set && !ranks_cmd(s, set, &t, &status) && t && !dbgp_parse_status(t, &st))
+		pid = st.pid;
 	free(t);
 	sdm_set_free(set);
 	return pid;
@@ -461,9 +473,10 @@ static void child_last_line(const struct ck_child *c, char *buf, size_t len)
  * reported and dropped from set. For checkpoint children (pipes) the
  * child is also waited for, to get its handle.
  */
-static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool want_exit,
+static void wait_info_lines(struct dbg_ckpt *ck, struct sdm_idset *set, bool want_exit,
 			    bool keep_failed, const char *what)
 {
+	struct dbg_session *s = ck->s;
 	time_t end = time(NULL) + CK_WAIT_S;
 	char line[512];
 	sdm_id id;
@@ -474,11 +487,11 @@ static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool w
 
 		dbg_pump_output(s, 100);
 		sdm_set_for_each(id, set) {
-			struct ck_child *c = child_of(s, id);
+			struct ck_child *c = child_of(ck, id);
 
 			child_poll(s, id, c);
 			if (c->status > 0) {
-				if (!c->reported && s->launcher) {
+				if (!c->reported && ck->mpir) {
 					child_last_line(c, line, sizeof(line));
 					dbg_error(s, "%s: %s", what, line);
 				} else if (!c->reported) {
@@ -486,13 +499,13 @@ static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool w
 					dbg_error(s, "%s: rank %u: %s", what, id, line);
 				}
 				c->reported = true;
-				if (keep_failed && !ck[id].info_pid)
-					ck[id].info_pid = ck[id].pid;	/* still there, parked */
+				if (keep_failed && !ck->rank[id].info_pid)
+					ck->rank[id].info_pid = ck->rank[id].pid;	/* still there, parked */
 				else if (!keep_failed && failed)
 					sdm_set_add_element(failed, id);
 				continue;
 			}
-			if (!ck[id].info_pid || (want_exit && c->status < 0))
+			if (!ck->rank[id].info_pid || (want_exit && c->status < 0))
 				pending = true;
 		}
 		if (failed) {
@@ -504,12 +517,12 @@ static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool w
 			return;
 		if (time(NULL) > end) {
 			sdm_set_for_each(id, set) {
-				if (ck[id].info_pid)
+				if (ck->rank[id].info_pid)
 					continue;
 				dbg_error(s, "%s: rank %u: no \"" CRS_DEBUG_INFO_PREFIX
 					  "\" line in %d s", what, id, CK_WAIT_S);
 				if (keep_failed)
-					ck[id].info_pid = ck[id].pid;
+					ck->rank[id].info_pid = ck->rank[id].pid;
 			}
 			return;
 		}
@@ -519,15 +532,18 @@ static void wait_info_lines(struct dbg_session *s, struct sdm_idset *set, bool w
 /* Run the selected thread of rank id (alone) until it stops; its stop. */
 static char *run_to_stop(struct dbg_session *s, struct sdm_idset *one)
 {
+	struct dbgp_cmd cont = { .verb = DBGP_EXEC, .wait_ms = DBG_SLICE_MS,
+				 .exec = DBGP_EXEC_CONTINUE };
+	struct dbgp_cmd wait = { .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
 	time_t end = time(NULL) + CK_WAIT_S;
 	char *t = NULL;
 
-	if (ranks_cmd(s, one, &t, "exec %d continue", DBG_SLICE_MS))
+	if (ranks_cmd(s, one, &t, &cont))
 		return NULL;
-	while (t && !strcmp(t, "running") && time(NULL) < end) {
+	while (t && dbgp_reply_kind(t) == DBGP_REPLY_RUNNING && time(NULL) < end) {
 		free(t);
 		t = NULL;
-		if (ranks_cmd(s, one, &t, "wait %d", DBG_SLICE_MS))
+		if (ranks_cmd(s, one, &t, &wait))
 			return NULL;
 	}
 	return t;
@@ -545,13 +561,13 @@ static void release(struct dbg_session *s, sdm_id id, const char *what)
 	int sel = 0;
 
 	/* gdb may print attach news before the plan line */
-	if (!one || ranks_cmd(s, one, &plan, "cli python crdbg_release_plan()") || !plan ||
+	if (!one || ranks_cli(s, one, &plan, "python crdbg_release_plan()") || !plan ||
 	    !(p = strstr(plan, "plan ")) || sscanf(p, "plan %d", &sel) != 1) {
 		dbg_error(s, "%s: rank %u: cannot find its parked threads: %.200s", what, id,
 			  plan ? plan : "no reply");
 		goto out;
 	}
-	ranks_cmd(s, one, NULL, "cli set scheduler-locking on");
+	ranks_cli(s, one, NULL, "set scheduler-locking on");
 	strtok_r(p, " ", &save);
 	strtok_r(NULL, " ", &save);
 	while ((tok = strtok_r(NULL, " \n", &save))) {
@@ -561,11 +577,11 @@ static void release(struct dbg_session *s, sdm_id id, const char *what)
 
 		if (sscanf(tok, "%d:%llu", &num, &pc) != 2)
 			continue;
-		if (ranks_cmd(s, one, NULL, "cli thread %d", num) ||
-		    ranks_cmd(s, one, NULL, "cli tbreak *%llu thread %d", pc, num))
+		if (ranks_cli(s, one, NULL, "thread %d", num) ||
+		    ranks_cli(s, one, NULL, "tbreak *%llu thread %d", pc, num))
 			continue;
 		stop = run_to_stop(s, one);
-		if (!ranks_cmd(s, one, &at, "cli output (unsigned long)$pc == %llu", pc) && at &&
+		if (!ranks_cli(s, one, &at, "output (unsigned long)$pc == %llu", pc) && at &&
 		    !strcmp(at, "1")) {
 			free(at);
 			free(stop);
@@ -576,18 +592,19 @@ static void release(struct dbg_session *s, sdm_id id, const char *what)
 		free(at);
 		free(stop);
 	}
-	ranks_cmd(s, one, NULL, "cli set scheduler-locking off");
-	ranks_cmd(s, one, NULL, "cli set var MPIR_debug_with_checkpoint = 0");
+	ranks_cli(s, one, NULL, "set scheduler-locking off");
+	ranks_cli(s, one, NULL, "set var MPIR_debug_with_checkpoint = 0");
 	if (sel)
-		ranks_cmd(s, one, NULL, "cli thread %d", sel);
+		ranks_cli(s, one, NULL, "thread %d", sel);
 out:
 	free(plan);
 	sdm_set_free(one);
 }
 
 /* Each rank of set: attach its gdb to the pid of its info line, release. */
-static void attach_and_release(struct dbg_session *s, struct sdm_idset *set, const char *what)
+static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const char *what)
 {
+	struct dbg_session *s = ck->s;
 	struct sdm_idset *ok = sdm_set_new();
 	sdm_id id;
 
@@ -596,16 +613,16 @@ static void attach_and_release(struct dbg_session *s, struct sdm_idset *set, con
 	sdm_set_for_each(id, set) {
 		struct sdm_idset *one = one_rank(id);
 
-		if (!ck[id].info_pid)
+		if (!ck->rank[id].info_pid)
 			goto next;
-		if (ck[id].info_pid != ck[id].pid)
-			dbg_info(s, "%s: rank %u is now pid %d", what, id, ck[id].info_pid);
-		if (one && !ranks_cmd(s, one, NULL, "cli attach %d", ck[id].info_pid))
+		if (ck->rank[id].info_pid != ck->rank[id].pid)
+			dbg_info(s, "%s: rank %u is now pid %d", what, id, ck->rank[id].info_pid);
+		if (one && !ranks_cli(s, one, NULL, "attach %d", ck->rank[id].info_pid))
 			sdm_set_add_element(ok, id);
 		else
 			dbg_error(s, "%s: rank %u: gdb cannot attach to pid %d", what, id,
-				  ck[id].info_pid);
-		ck[id].pid = ck[id].info_pid;
+				  ck->rank[id].info_pid);
+		ck->rank[id].pid = ck->rank[id].info_pid;
 next:
 		sdm_set_free(one);
 	}
@@ -617,11 +634,12 @@ next:
 
 /* ---- the commands ---- */
 
-static struct sdm_idset *checkable_ranks(struct dbg_session *s)
+static struct sdm_idset *checkable_ranks(struct dbg_ckpt *ck)
 {
+	struct dbg_session *s = ck->s;
 	struct sdm_idset *all = sdm_set_new(), *live = NULL;
 
-	if (s->launcher && !s->job_launched) {
+	if (ck->mpir && !dbg_mpir_launched(ck->mpir)) {
 		dbg_error(s, "a job joined with crdbg attach cannot be checkpointed from the console: its ranks announce themselves on mpirun's output, which does not come here (start it with crdbg debug --preload LIB -- mpirun ...)");
 		sdm_set_free(all);
 		return NULL;
@@ -633,7 +651,7 @@ static struct sdm_idset *checkable_ranks(struct dbg_session *s)
 		dbg_error(s, "no live rank");
 		goto fail;
 	}
-	if (ck_init(s) || !all_stopped(s, live) || define_helpers(s, live))
+	if (!all_stopped(s, live) || define_helpers(ck, live))
 		goto fail;
 	return live;
 fail:
@@ -666,25 +684,26 @@ static void child_handle(struct dbg_session *s, struct ck_child *c, const char *
  * its ranks, once our gdb has let go of mpirun; the ranks' info lines
  * come through mpirun's output. Returns whether mpirun was detached.
  */
-static bool checkpoint_job(struct dbg_session *s)
+static bool checkpoint_job(struct dbg_ckpt *ck)
 {
 	char pid[16], err[256], *args[] = { "checkpoint", pid, "--debug", NULL };
 
-	if (dbg_mpir_detach(s, err, sizeof(err))) {
-		child_failed(&ck_job, err);
+	if (dbg_mpir_detach(ck->mpir, err, sizeof(err))) {
+		child_failed(&ck->job, err);
 		return false;
 	}
-	snprintf(pid, sizeof(pid), "%d", s->mpirun_pid);
-	if (child_start(&ck_job, false, args)) {
+	snprintf(pid, sizeof(pid), "%d", dbg_mpir_pid(ck->mpir));
+	if (child_start(&ck->job, false, args)) {
 		snprintf(err, sizeof(err), "cannot run crdbg: %s", strerror(errno));
-		child_failed(&ck_job, err);
+		child_failed(&ck->job, err);
 	}
 	return true;
 }
 
-void dbg_checkpoint(struct dbg_session *s)
+void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 {
-	struct sdm_idset *live = checkable_ranks(s);
+	struct dbg_session *s = ck->s;
+	struct sdm_idset *live = checkable_ranks(ck);
 	char handles[4096] = "", h[256], who[32];
 	char park[64];
 	bool mpirun_detached = false;
@@ -694,46 +713,46 @@ void dbg_checkpoint(struct dbg_session *s)
 	if (!live)
 		return;
 	sdm_set_for_each(id, live) {
-		ck[id].pid = rank_pid(s, id);
-		ck[id].info_pid = 0;
-		if (ck[id].pid <= 0) {
+		ck->rank[id].pid = rank_pid(s, id);
+		ck->rank[id].info_pid = 0;
+		if (ck->rank[id].pid <= 0) {
 			dbg_error(s, "checkpoint: rank %u has no process", id);
 			goto out;
 		}
 	}
-	snprintf(park, sizeof(park), "cli python crdbg_park(%llu)",
+	snprintf(park, sizeof(park), "python crdbg_park(%llu)",
 		 (unsigned long long)(CRDBG_HOOK_DEBUG_SET | CRDBG_CRS_STATE_PARK));
-	if (ranks_cmd(s, live, NULL, "%s", park) ||
-	    ranks_cmd(s, live, NULL, "cli set var MPIR_checkpoint_debug_gate = 0") ||
-	    ranks_cmd(s, live, NULL, "cli set var MPIR_debug_with_checkpoint = 1")) {
-		ranks_cmd(s, live, NULL, "cli python crdbg_unpark()");
+	if (ranks_cli(s, live, NULL, "%s", park) ||
+	    ranks_cli(s, live, NULL, "set var MPIR_checkpoint_debug_gate = 0") ||
+	    ranks_cli(s, live, NULL, "set var MPIR_debug_with_checkpoint = 1")) {
+		ranks_cli(s, live, NULL, "python crdbg_unpark()");
 		dbg_error(s, "checkpoint: the ranks cannot be parked (is libcrdbg preloaded?)");
 		goto out;
 	}
-	if (ranks_cmd(s, live, NULL, "cli detach")) {
+	if (ranks_cli(s, live, NULL, "detach")) {
 		dbg_error(s, "checkpoint: a rank's gdb cannot detach");
 		goto out;
 	}
-	if (s->launcher) {
-		mpirun_detached = checkpoint_job(s);
+	if (ck->mpir) {
+		mpirun_detached = checkpoint_job(ck);
 	} else {
 		sdm_set_for_each(id, live) {
 			char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL };
 
-			snprintf(pid, sizeof(pid), "%d", ck[id].pid);
-			if (child_start(&ck[id].child, false, args))
+			snprintf(pid, sizeof(pid), "%d", ck->rank[id].pid);
+			if (child_start(&ck->rank[id].child, false, args))
 				dbg_error(s, "checkpoint: rank %u: cannot run crdbg: %s", id,
 					  strerror(errno));
 		}
 	}
-	wait_info_lines(s, live, true, true, "checkpoint");
-	if (s->launcher) {
-		child_handle(s, &ck_job, "", h, sizeof(h));
+	wait_info_lines(ck, live, true, true, "checkpoint");
+	if (ck->mpir) {
+		child_handle(s, &ck->job, "", h, sizeof(h));
 		hl = snprintf(handles, sizeof(handles), "%s", h);
 	} else {
 		sdm_set_for_each(id, live) {
 			snprintf(who, sizeof(who), "rank %u: ", id);
-			child_handle(s, &ck[id].child, who, h, sizeof(h));
+			child_handle(s, &ck->rank[id].child, who, h, sizeof(h));
 			if (!h[0])
 				continue;
 			dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, h);
@@ -744,13 +763,13 @@ void dbg_checkpoint(struct dbg_session *s)
 	if (mpirun_detached) {
 		char err[256];
 
-		if (dbg_mpir_reattach(s, err, sizeof(err)))
+		if (dbg_mpir_reattach(ck->mpir, err, sizeof(err)))
 			dbg_error(s, "checkpoint: %s", err);
 	}
-	attach_and_release(s, live, "checkpoint");
+	attach_and_release(ck, live, "checkpoint");
 	if (hl) {
 		dbg_info(s, CRS_HANDLE_PREFIX "%s", handles);
-		snprintf(ck_last, sizeof(ck_last), "%s", handles);
+		snprintf(ck->last, sizeof(ck->last), "%s", handles);
 	}
 out:
 	sdm_set_free(live);
@@ -763,10 +782,11 @@ static void wait_gone(pid_t pid)
 		usleep(50 * 1000);
 }
 
-void dbg_restart(struct dbg_session *s, const char *arg)
+void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 {
-	struct sdm_idset *live = checkable_ranks(s);
-	char *list = strdup(*arg ? arg : ck_last), *save = NULL, **handle = NULL, *h;
+	struct dbg_session *s = ck->s;
+	struct sdm_idset *live = checkable_ranks(ck);
+	char *list = strdup(*arg ? arg : ck->last), *save = NULL, **handle = NULL, *h;
 	sdm_id id;
 
 	if (!live || !list)
@@ -785,22 +805,22 @@ void dbg_restart(struct dbg_session *s, const char *arg)
 			goto out;
 		}
 		handle[id] = h;
-		ck[id].pid = rank_pid(s, id);
-		ck[id].info_pid = 0;
-		if (!s->launcher)
+		ck->rank[id].pid = rank_pid(s, id);
+		ck->rank[id].info_pid = 0;
+		if (!ck->mpir)
 			h = strtok_r(NULL, ", \t", &save);
 	}
-	if (s->launcher && strtok_r(NULL, ", \t", &save)) {
+	if (ck->mpir && strtok_r(NULL, ", \t", &save)) {
 		dbg_error(s, "restart: an MPI job has one checkpoint handle, not one per rank");
 		goto out;
 	}
 	/* mpirun first: it must not see its ranks die and end the job. */
-	if (s->launcher && s->mpirun_pid > 0)
-		kill(s->mpirun_pid, SIGKILL);
-	ranks_cmd(s, live, NULL, "cli kill");
+	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0)
+		kill(dbg_mpir_pid(ck->mpir), SIGKILL);
+	ranks_cli(s, live, NULL, "kill");
 	sdm_set_for_each(id, live)
-		wait_gone(ck[id].pid);
-	if (s->launcher) {
+		wait_gone(ck->rank[id].pid);
+	if (ck->mpir) {
 		char *args[] = { "restart", h, "--debug", NULL };
 
 		/*
@@ -808,26 +828,26 @@ void dbg_restart(struct dbg_session *s, const char *arg)
 		 * gdb's FIFOs, and the ranks' stdout ptys mpirun made must get
 		 * their old indexes back.
 		 */
-		wait_gone(s->mpirun_pid);
-		if (child_start(&ck_job, false, args))
+		wait_gone(dbg_mpir_pid(ck->mpir));
+		if (child_start(&ck->job, false, args))
 			dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
 	} else {
 		sdm_set_for_each(id, live) {
 			char *args[] = { "restart", handle[id], "--debug", NULL };
 
-			if (child_start(&ck[id].child, true, args))
+			if (child_start(&ck->rank[id].child, true, args))
 				dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
 					  strerror(errno));
 		}
 	}
-	wait_info_lines(s, live, false, false, "restart");
-	if (s->launcher && s->mpirun_pid > 0 && !kill(s->mpirun_pid, 0)) {
+	wait_info_lines(ck, live, false, false, "restart");
+	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0 && !kill(dbg_mpir_pid(ck->mpir), 0)) {
 		char err[256];
 
-		if (dbg_mpir_reattach(s, err, sizeof(err)))
+		if (dbg_mpir_reattach(ck->mpir, err, sizeof(err)))
 			dbg_error(s, "restart: %s", err);
 	}
-	attach_and_release(s, live, "restart");
+	attach_and_release(ck, live, "restart");
 out:
 	free(handle);
 	free(list);
@@ -835,9 +855,59 @@ out:
 }
 
 /* Forward what restarted ranks write on the terminals CRIU gave them. */
-void dbg_ckpt_output(struct dbg_session *s)
+static void on_pump(void *priv)
 {
-	for (uint32_t i = 0; ck && i < ck_n; i++)
-		if (ck[i].child.forward)
-			child_poll(s, i, &ck[i].child);
+	struct dbg_ckpt *ck = priv;
+
+	for (uint32_t i = 0; i < ck->n; i++)
+		if (ck->rank[i].child.forward)
+			child_poll(ck->s, i, &ck->rank[i].child);
+}
+
+static const struct dbg_listener ckpt_listener = {
+	.pump = on_pump,
+	.line = on_line,
+};
+
+static void child_init(struct ck_child *c)
+{
+	c->fd = -1;
+	c->status = -1;
+}
+
+struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir)
+{
+	struct dbg_ckpt *ck = calloc(1, sizeof(*ck));
+
+	if (!ck)
+		return NULL;
+	ck->rank = calloc(s->n, sizeof(*ck->rank));
+	if (!ck->rank)
+		goto fail;
+	ck->s = s;
+	ck->mpir = mpir;
+	ck->n = s->n;
+	child_init(&ck->job);
+	for (uint32_t i = 0; i < ck->n; i++)
+		child_init(&ck->rank[i].child);
+	if (dbg_session_listen(s, &ckpt_listener, ck) < 0)
+		goto fail;
+	return ck;
+fail:
+	free(ck->rank);
+	free(ck);
+	return NULL;
+}
+
+void dbg_ckpt_free(struct dbg_ckpt *ck)
+{
+	if (!ck)
+		return;
+	for (uint32_t i = 0; i < ck->n; i++)
+		if (ck->rank[i].child.fd >= 0)
+			close(ck->rank[i].child.fd);
+	if (ck->job.fd >= 0)
+		close(ck->job.fd);
+	free(ck->rank);
+	free(ck);
 }

@@ -2,7 +2,9 @@
 /*
  * Console commands: a line is "[RANKS] COMMAND ARGS", RANKS in the id-set
  * form (0-3,7); without it the command goes to the focus set. Commands
- * the console does not know go to every gdb as console commands.
+ * the console does not know go to every gdb as console commands. The
+ * table at the end is the one list of commands: dispatch, help and
+ * completion read it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,20 +13,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "crdbg/console.h"
+#include "crdbg/dbgproto.h"
+#include "crdbg/merge.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "checkpoint.h"
+#include "commands.h"
+#include "mpir.h"
 #include "session.h"
 
-#define DBG_CMD_MAX	3900	/* fits the backend's 4096 with its prefix */
-
-const char *const dbg_command_names[] = {
-	"backtrace", "break", "bt", "checkpoint", "continue", "echo", "finish", "focus",
-	"gdb", "help", "input", "interrupt", "next", "nexti", "print", "quit",
-	"restart", "stacks", "status", "step", "stepi", "timeout", "wait", "where",
-	NULL,
-};
+#define DBG_CMD_MAX	3900	/* fits DBGP_CMD_MAX with the verb */
+#define DBG_HELP_MAX	4096
 
 static uint64_t now_ms(void)
 {
@@ -69,12 +69,12 @@ static int acc_add(struct sdm_fe_result *acc, uint8_t type,
  * ^C (then the running ranks are interrupted). One merged report.
  */
 static void run_control(struct dbg_session *s, const struct sdm_idset *set,
-			const char *display, const char *first)
+			const char *display, const struct dbgp_cmd *first)
 {
 	struct sdm_fe_result acc = { 0 }, r;
 	struct sdm_idset *pending = dbg_live(s, set);
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
-	char cmd[DBG_CMD_MAX + 64];
+	struct dbgp_cmd cmd = *first;
 	bool interrupting = false;
 	int rc;
 
@@ -82,14 +82,13 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 		return;
 	if (sdm_set_is_empty(pending))
 		dbg_error(s, "no live rank in the set");
-	snprintf(cmd, sizeof(cmd), "%s", first);
 	while (!sdm_set_is_empty(pending)) {
 		if (*s->interrupted && !interrupting) {
 			*s->interrupted = 0;
 			interrupting = true;
-			snprintf(cmd, sizeof(cmd), "interrupt %d", DBG_SLICE_MS);
+			cmd = (struct dbgp_cmd){ .verb = DBGP_INTERRUPT, .wait_ms = DBG_SLICE_MS };
 		}
-		rc = dbg_send(s, pending, cmd, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r);
+		rc = dbg_send(s, pending, &cmd, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r);
 		if (rc < 0) {
 			dbg_error(s, "%.60s: %s", display, strerror(-rc));
 			break;
@@ -101,7 +100,7 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 
 			text = dbg_event_text(s, ev->type, ev->src,
 					      (const char *)ev->payload, &error);
-			if (!error && !strcmp(text, "running"))
+			if (!error && dbgp_reply_kind(text) == DBGP_REPLY_RUNNING)
 				continue;
 			acc_add(&acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY,
 				ev->src, text);
@@ -112,10 +111,10 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 		if ((deadline && now_ms() >= deadline) ||
 		    (s->terminate && *s->terminate))
 			break;
-		snprintf(cmd, sizeof(cmd), "wait %d", DBG_SLICE_MS);
+		cmd = (struct dbgp_cmd){ .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
 	}
 	if (!sdm_set_is_empty(pending))
-		acc_add(&acc, SDM_MSG_REPLY, pending, "running");
+		acc_add(&acc, SDM_MSG_REPLY, pending, DBGP_RUNNING);
 	dbg_pump_output(s, 0);
 	dbg_flush_lines(s);
 	dbg_print_result(s, display, &acc);
@@ -125,7 +124,7 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 
 /* Send cmd to the live ranks of set, print the merged replies. */
 static void simple(struct dbg_session *s, const struct sdm_idset *set,
-		   const char *display, const char *cmd)
+		   const char *display, const struct dbgp_cmd *cmd)
 {
 	struct sdm_idset *live = dbg_live(s, set);
 	struct sdm_fe_result r;
@@ -175,11 +174,21 @@ static void status_row(struct dbg_session *s, sdm_id id, const char *state,
 	}
 }
 
+/* A status reply of a lost rank, or a reply saying it is lost. */
+static bool is_lost(const char *text)
+{
+	struct dbgp_status st;
+
+	return dbgp_reply_kind(text) == DBGP_REPLY_LOST ||
+	       (!dbgp_parse_status(text, &st) && !strcmp(st.state, "lost"));
+}
+
 /* One row per rank: state, gdb pid, program pid, where it is. */
 static void status(struct dbg_session *s, const struct sdm_idset *set)
 {
 	/* Lost ranks too: a live server says why its gdb is gone. */
 	struct sdm_idset *live = sdm_set_copy(set);
+	struct dbgp_cmd cmd = { .verb = DBGP_STATUS };
 	struct sdm_fe_result r = { 0 };
 	char **row = calloc(s->n, sizeof(*row));
 	bool failed = false;
@@ -187,7 +196,7 @@ static void status(struct dbg_session *s, const struct sdm_idset *set)
 
 	if (!live || !row)
 		goto out;
-	if (dbg_send(s, live, "status", DBG_CMD_TIMEOUT, &r) < 0) {
+	if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0) {
 		dbg_error(s, "status: no reply");
 		goto out;
 	}
@@ -202,7 +211,7 @@ static void status(struct dbg_session *s, const struct sdm_idset *set)
 				break;
 			free(row[id]);
 			row[id] = strdup(text);
-			if (error || !strncmp(text, "lost", 4))
+			if (error || is_lost(text))
 				s->state[id] = DBG_LOST;
 		}
 		failed |= error;
@@ -213,21 +222,16 @@ static void status(struct dbg_session *s, const struct sdm_idset *set)
 		fprintf(s->out, "%-6s %-8s %-8s %-8s %s\n", "rank", "state",
 			"gdb", "pid", "where");
 	sdm_set_for_each(id, set) {
-		char state[16] = "-", where[512] = "";
-		int gdb = 0, pid = 0, used = 0;
+		struct dbgp_status st = { .where = "" };
 
 		if (id >= s->n)
 			break;
-		if (row[id] && sscanf(row[id], "%15s gdb=%d pid=%d %n", state,
-				      &gdb, &pid, &used) >= 3) {
-			snprintf(where, sizeof(where), "%s", row[id] + used);
-		} else {
-			snprintf(state, sizeof(state), "%s",
+		if (!row[id] || dbgp_parse_status(row[id], &st)) {
+			snprintf(st.state, sizeof(st.state), "%s",
 				 state_word(s->state[id]));
-			if (row[id])
-				snprintf(where, sizeof(where), "%s", row[id]);
+			st.where = row[id] ? row[id] : "";
 		}
-		status_row(s, id, state, gdb, pid, where);
+		status_row(s, id, st.state, st.gdb_pid, st.pid, st.where);
 	}
 	fflush(s->out);
 out:
@@ -242,13 +246,14 @@ out:
 static void stacks(struct dbg_session *s, const struct sdm_idset *set)
 {
 	struct sdm_idset *live = dbg_live(s, set);
+	struct dbgp_cmd cmd = { .verb = DBGP_STACK };
 	struct con_stacks *t = con_stacks_new();
 	struct sdm_fe_result r = { 0 }, errs = { 0 };
 	sdm_id id;
 
 	if (!live || !t)
 		goto out;
-	if (dbg_send(s, live, "stack", DBG_CMD_TIMEOUT, &r) < 0) {
+	if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0) {
 		dbg_error(s, "stacks: no reply");
 		goto out;
 	}
@@ -288,29 +293,6 @@ out:
 	sdm_fe_result_free(&errs);
 	con_stacks_free(t);
 	sdm_set_free(live);
-}
-
-static void help(struct dbg_session *s)
-{
-	dbg_info(s,
-		 "[RANKS] COMMAND   run COMMAND on RANKS (e.g. [0-3,7]) instead of the focus\n"
-		 "focus [RANKS|all] show or set the ranks commands go to\n"
-		 "break LOC         set a breakpoint (file.c:LINE or function)\n"
-		 "continue, step, next, finish, stepi, nexti\n"
-		 "                  resume; waits until every rank stops (^C interrupts)\n"
-		 "interrupt         stop the running ranks\n"
-		 "wait              wait for running ranks to stop\n"
-		 "timeout SECONDS   longest wait of a run command (0: no limit)\n"
-		 "print EXPR        evaluate EXPR; identical values are merged\n"
-		 "bt                backtrace of each rank, merged\n"
-		 "stacks            merged stacks of all ranks as a tree\n"
-		 "status            state, gdb pid, program pid and position per rank\n"
-		 "input TEXT        TEXT and a newline to the programs' stdin (rank 0 by default)\n"
-		 "checkpoint        checkpoint every rank (libcrdbg, crdbg.ko); prints the handles\n"
-		 "restart [H[,H..]] restart the ranks (default: last checkpoint), same place\n"
-		 "echo TEXT         print TEXT\n"
-		 "gdb CMD           any gdb command (unknown commands go to gdb too)\n"
-		 "quit              end the session (the programs are killed)");
 }
 
 /* Parse "[SET]" at *p; ret gets the ranks. 0, or -errno after a message. */
@@ -364,21 +346,302 @@ static void focus(struct dbg_session *s, const char *arg)
 	free(str);
 }
 
-static bool is(const char *w, const char *a, const char *b)
+
+/* ---- the commands ---- */
+
+struct dbg_command;
+
+/* One command as typed. */
+struct dbg_call {
+	const struct dbg_command *cmd;	/* NULL: not the console's, for gdb */
+	struct sdm_idset *set;		/* the [RANKS] prefix, or the focus */
+	bool prefixed;
+	const char *arg;		/* after the command word */
+	const char *display;		/* the line without the prefix */
+};
+
+#define DBG_MAX_ALIASES	2
+
+struct dbg_command {
+	const char *name;
+	const char *alias[DBG_MAX_ALIASES + 1];	/* NULL terminated */
+	const char *args;			/* for help; NULL: none */
+	const char *help;			/* NULL: hidden */
+	/* Returns 1 to end the session. */
+	int (*run)(struct dbg_console *c, const struct dbg_call *call);
+};
+
+static int cmd_help(struct dbg_console *c, const struct dbg_call *call);
+
+/* Send cmd (verb with call's argument as its text) to call's ranks. */
+static int send_text(struct dbg_console *c, const struct dbg_call *call,
+		     enum dbgp_verb verb)
 {
-	return !strcmp(w, a) || (b && !strcmp(w, b));
+	struct dbgp_cmd cmd = { .verb = verb, .arg = call->arg };
+
+	simple(c->s, call->set, call->display, &cmd);
+	return 0;
 }
 
-int dbg_execute(struct dbg_session *s, const char *line)
+static int run_wait(struct dbg_console *c, const struct dbg_call *call,
+		    enum dbgp_verb verb)
 {
-	struct sdm_idset *set = sdm_set_new();
-	char word[32], cmd[DBG_CMD_MAX + 64], display[DBG_CMD_MAX + 1];
-	const char *p = line, *arg;
-	bool prefixed = false;
+	struct dbgp_cmd cmd = { .verb = verb, .wait_ms = DBG_SLICE_MS };
+
+	run_control(c->s, call->set, call->display, &cmd);
+	return 0;
+}
+
+static int cmd_quit(struct dbg_console *c, const struct dbg_call *call)
+{
+	(void)c;
+	(void)call;
+	return 1;
+}
+
+static int cmd_echo(struct dbg_console *c, const struct dbg_call *call)
+{
+	dbg_info(c->s, "%s", call->arg);
+	return 0;
+}
+
+static int cmd_focus(struct dbg_console *c, const struct dbg_call *call)
+{
+	focus(c->s, call->arg);
+	return 0;
+}
+
+static int cmd_timeout(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct dbg_session *s = c->s;
+
+	if (*call->arg)
+		s->wait_s = atoi(call->arg) > 0 ? atoi(call->arg) : 0;
+	dbg_info(s, "timeout: %d s%s", s->wait_s, s->wait_s ? "" : " (none)");
+	return 0;
+}
+
+static int cmd_status(struct dbg_console *c, const struct dbg_call *call)
+{
+	status(c->s, call->set);
+	return 0;
+}
+
+static int cmd_stacks(struct dbg_console *c, const struct dbg_call *call)
+{
+	stacks(c->s, call->set);
+	return 0;
+}
+
+static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!*call->arg) {
+		dbg_error(c->s, "print: an expression is needed");
+		return 0;
+	}
+	return send_text(c, call, DBGP_PRINT);
+}
+
+static int cmd_break(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!*call->arg) {
+		dbg_error(c->s, "break: a location is needed");
+		return 0;
+	}
+	return send_text(c, call, DBGP_BREAK);
+}
+
+static int cmd_bt(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct dbgp_cmd cmd = { .verb = DBGP_BT };
+
+	simple(c->s, call->set, call->display, &cmd);
+	return 0;
+}
+
+/* continue, step, ...: the command's name is the protocol's run kind. */
+static int cmd_exec(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct dbgp_cmd cmd = { .verb = DBGP_EXEC, .wait_ms = DBG_SLICE_MS };
+	int kind = dbgp_exec_parse(call->cmd->name);
+
+	if (kind < 0) {
+		dbg_error(c->s, "%s: not a run command of the gdb backend", call->cmd->name);
+		return 0;
+	}
+	cmd.exec = kind;
+	run_control(c->s, call->set, call->display, &cmd);
+	return 0;
+}
+
+static int cmd_start(struct dbg_console *c, const struct dbg_call *call)
+{
+	return run_wait(c, call, DBGP_START);
+}
+
+static int cmd_interrupt(struct dbg_console *c, const struct dbg_call *call)
+{
+	return run_wait(c, call, DBGP_INTERRUPT);
+}
+
+static int cmd_wait(struct dbg_console *c, const struct dbg_call *call)
+{
+	return run_wait(c, call, DBGP_WAIT);
+}
+
+static int cmd_input(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (c->mpir) {
+		dbg_mpir_input(c->mpir, call->prefixed ? call->set : NULL, call->arg);
+		return 0;
+	}
+	/* Like mpirun: stdin goes to rank 0 unless ranks are named. */
+	if (!call->prefixed) {
+		sdm_set_clear(call->set);
+		sdm_set_add_element(call->set, 0);
+	}
+	return send_text(c, call, DBGP_INPUT);
+}
+
+static int cmd_checkpoint(struct dbg_console *c, const struct dbg_call *call)
+{
+	(void)call;
+	if (!c->ckpt)
+		dbg_error(c->s, "checkpoint: not available in this session (out of memory)");
+	else
+		dbg_ckpt_checkpoint(c->ckpt);
+	return 0;
+}
+
+static int cmd_restart(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!c->ckpt)
+		dbg_error(c->s, "restart: not available in this session (out of memory)");
+	else
+		dbg_ckpt_restart(c->ckpt, call->arg);
+	return 0;
+}
+
+static int cmd_gdb(struct dbg_console *c, const struct dbg_call *call)
+{
+	return send_text(c, call, DBGP_CLI);
+}
+
+static const struct dbg_command commands[] = {
+	{ "focus", { NULL }, "[RANKS|all]", "show or set the ranks commands go to", cmd_focus },
+	{ "break", { "b" }, "LOC", "set a breakpoint (file.c:LINE or function)", cmd_break },
+	{ "continue", { "c" }, NULL, "resume; waits until every rank stops (^C interrupts)",
+	  cmd_exec },
+	{ "step", { "s" }, NULL, "one line, into calls; waits as continue does", cmd_exec },
+	{ "next", { "n" }, NULL, "one line, over calls; waits as continue does", cmd_exec },
+	{ "finish", { "fin" }, NULL, "run until the function returns; waits likewise", cmd_exec },
+	{ "stepi", { "si" }, NULL, "one instruction, into calls; waits likewise", cmd_exec },
+	{ "nexti", { "ni" }, NULL, "one instruction, over calls; waits likewise", cmd_exec },
+	{ "start", { NULL }, NULL, NULL, cmd_start },	/* the session's first run to main */
+	{ "interrupt", { NULL }, NULL, "stop the running ranks", cmd_interrupt },
+	{ "wait", { NULL }, NULL, "wait for running ranks to stop", cmd_wait },
+	{ "timeout", { NULL }, "SECONDS", "longest wait of a run command (0: no limit)",
+	  cmd_timeout },
+	{ "print", { "p" }, "EXPR", "evaluate EXPR; identical values are merged", cmd_print },
+	{ "bt", { "backtrace", "where" }, NULL, "backtrace of each rank, merged", cmd_bt },
+	{ "stacks", { NULL }, NULL, "merged stacks of all ranks as a tree", cmd_stacks },
+	{ "status", { NULL }, NULL, "state, gdb pid, program pid and position per rank",
+	  cmd_status },
+	{ "input", { NULL }, "TEXT", "TEXT and a newline to the programs' stdin (rank 0 by default)",
+	  cmd_input },
+	{ "checkpoint", { NULL }, NULL, "checkpoint every rank (libcrdbg, crdbg.ko); prints the handles",
+	  cmd_checkpoint },
+	{ "restart", { NULL }, "[H[,H..]]", "restart the ranks (default: last checkpoint), same place",
+	  cmd_restart },
+	{ "echo", { NULL }, "TEXT", "print TEXT", cmd_echo },
+	{ "gdb", { NULL }, "CMD", "any gdb command (unknown commands go to gdb too)", cmd_gdb },
+	{ "help", { "h" }, "[COMMAND]", "this list, or one command's line", cmd_help },
+	{ "quit", { "q", "exit" }, NULL, "end the session (the programs are killed)", cmd_quit },
+};
+
+static const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
+
+/* "name ARGS" of a command, as help shows it. */
+static void help_line(char *buf, size_t size, size_t *len, const struct dbg_command *d)
+{
+	char left[64];
+	int n;
+
+	snprintf(left, sizeof(left), "%s%s%s", d->name, d->args ? " " : "",
+		 d->args ? d->args : "");
+	n = snprintf(buf + *len, size - *len, "%s%-17s %s", *len ? "\n" : "", left, d->help);
+	for (int i = 0; n > 0 && d->alias[i] && (size_t)n < size - *len; i++)
+		n += snprintf(buf + *len + n, size - *len - n, "%s%s%s", i ? ", " : " (also ",
+			      d->alias[i], d->alias[i + 1] ? "" : ")");
+	if (n > 0)
+		*len = *len + n < size - 1 ? *len + n : size - 1;
+}
+
+static const struct dbg_command *find_command(const char *word)
+{
+	for (size_t i = 0; i < ncommands; i++) {
+		const struct dbg_command *d = &commands[i];
+
+		if (!strcmp(word, d->name))
+			return d;
+		for (int k = 0; d->alias[k]; k++)
+			if (!strcmp(word, d->alias[k]))
+				return d;
+	}
+	return NULL;
+}
+
+static int cmd_help(struct dbg_console *c, const struct dbg_call *call)
+{
+	const struct dbg_command *one = *call->arg ? find_command(call->arg) : NULL;
+	char buf[DBG_HELP_MAX];
+	size_t len = 0;
+
+	if (*call->arg && (!one || !one->help)) {
+		dbg_error(c->s, "help: no command '%.60s', try \"help\"", call->arg);
+		return 0;
+	}
+	if (one) {
+		help_line(buf, sizeof(buf), &len, one);
+		dbg_info(c->s, "%s", buf);
+		return 0;
+	}
+	len = snprintf(buf, sizeof(buf), "%-17s %s", "[RANKS] COMMAND",
+		       "run COMMAND on RANKS (e.g. [0-3,7]) instead of the focus");
+	for (size_t i = 0; i < ncommands; i++)
+		if (commands[i].help)
+			help_line(buf, sizeof(buf), &len, &commands[i]);
+	dbg_info(c->s, "%s\nany other command goes to gdb as it is", buf);
+	return 0;
+}
+
+
+const char *dbg_command_word(size_t i)
+{
+	for (size_t k = 0; k < ncommands; k++) {
+		const struct dbg_command *d = &commands[k];
+
+		if (!d->help)
+			continue;
+		if (!i--)
+			return d->name;
+		for (int a = 0; d->alias[a]; a++)
+			if (strlen(d->alias[a]) >= 3 && !i--)
+				return d->alias[a];
+	}
+	return NULL;
+}
+
+int dbg_execute(struct dbg_console *c, const char *line)
+{
+	struct dbg_session *s = c->s;
+	struct dbg_call call = { .set = sdm_set_new() };
+	char word[32], display[DBG_CMD_MAX + 1];
+	const char *p = line;
 	size_t wl;
 	int quit = 0;
 
-	if (!set)
+	if (!call.set)
 		return 0;
 	while (isspace((unsigned char)*p))
 		p++;
@@ -389,101 +652,32 @@ int dbg_execute(struct dbg_session *s, const char *line)
 		goto out;
 	}
 	if (*p == '[') {
-		if (parse_prefix(s, &p, set) < 0)
+		if (parse_prefix(s, &p, call.set) < 0)
 			goto out;
-		prefixed = true;
+		call.prefixed = true;
 	} else {
-		sdm_set_assign(set, s->focus);
+		sdm_set_assign(call.set, s->focus);
 	}
 	while (isspace((unsigned char)*p))
 		p++;
 	snprintf(display, sizeof(display), "%s", p);
+	call.display = display;
 	wl = strcspn(p, " \t");
 	if (!wl)
 		goto out;
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), p);
-	arg = p + wl;
-	while (isspace((unsigned char)*arg))
-		arg++;
-
-	if (is(word, "quit", "q") || !strcmp(word, "exit")) {
-		quit = 1;
-	} else if (is(word, "help", "h")) {
-		help(s);
-	} else if (!strcmp(word, "echo")) {
-		dbg_info(s, "%s", arg);
-	} else if (!strcmp(word, "focus")) {
-		focus(s, arg);
-	} else if (!strcmp(word, "timeout")) {
-		if (*arg)
-			s->wait_s = atoi(arg) > 0 ? atoi(arg) : 0;
-		dbg_info(s, "timeout: %d s%s", s->wait_s,
-			 s->wait_s ? "" : " (none)");
-	} else if (!strcmp(word, "status")) {
-		status(s, set);
-	} else if (!strcmp(word, "stacks")) {
-		stacks(s, set);
-	} else if (is(word, "print", "p")) {
-		if (!*arg) {
-			dbg_error(s, "print: an expression is needed");
-			goto out;
-		}
-		snprintf(cmd, sizeof(cmd), "print %s", arg);
-		simple(s, set, display, cmd);
-	} else if (is(word, "break", "b")) {
-		if (!*arg) {
-			dbg_error(s, "break: a location is needed");
-			goto out;
-		}
-		snprintf(cmd, sizeof(cmd), "break %s", arg);
-		simple(s, set, display, cmd);
-	} else if (is(word, "bt", "backtrace") || !strcmp(word, "where")) {
-		simple(s, set, display, "bt");
-	} else if (is(word, "continue", "c") || is(word, "step", "s") ||
-		   is(word, "next", "n") || is(word, "finish", "fin") ||
-		   is(word, "stepi", "si") || is(word, "nexti", "ni")) {
-		static const char *const full[][2] = {
-			{ "c", "continue" }, { "s", "step" }, { "n", "next" },
-			{ "fin", "finish" }, { "si", "stepi" }, { "ni", "nexti" },
-		};
-		const char *kind = word;
-
-		for (size_t i = 0; i < sizeof(full) / sizeof(full[0]); i++)
-			if (!strcmp(word, full[i][0]))
-				kind = full[i][1];
-		snprintf(cmd, sizeof(cmd), "exec %d %s", DBG_SLICE_MS, kind);
-		run_control(s, set, display, cmd);
-	} else if (!strcmp(word, "start")) {
-		snprintf(cmd, sizeof(cmd), "start %d", DBG_SLICE_MS);
-		run_control(s, set, display, cmd);
-	} else if (!strcmp(word, "interrupt")) {
-		snprintf(cmd, sizeof(cmd), "interrupt %d", DBG_SLICE_MS);
-		run_control(s, set, display, cmd);
-	} else if (!strcmp(word, "wait")) {
-		snprintf(cmd, sizeof(cmd), "wait %d", DBG_SLICE_MS);
-		run_control(s, set, display, cmd);
-	} else if (!strcmp(word, "input") && s->launcher) {
-		dbg_mpir_input(s, prefixed ? set : NULL, arg);
-	} else if (!strcmp(word, "input")) {
-		/* Like mpirun: stdin goes to rank 0 unless ranks are named. */
-		if (!prefixed) {
-			sdm_set_clear(set);
-			sdm_set_add_element(set, 0);
-		}
-		snprintf(cmd, sizeof(cmd), "input %s", arg);
-		simple(s, set, display, cmd);
-	} else if (!strcmp(word, "checkpoint")) {
-		dbg_checkpoint(s);
-	} else if (!strcmp(word, "restart")) {
-		dbg_restart(s, arg);
-	} else if (!strcmp(word, "gdb")) {
-		snprintf(cmd, sizeof(cmd), "cli %s", arg);
-		simple(s, set, display, cmd);
+	call.arg = p + wl;
+	while (isspace((unsigned char)*call.arg))
+		call.arg++;
+	call.cmd = find_command(word);
+	if (call.cmd) {
+		quit = call.cmd->run(c, &call);
 	} else {
-		snprintf(cmd, sizeof(cmd), "cli %s", p);
-		simple(s, set, display, cmd);
+		/* Not ours: the whole command goes to gdb. */
+		call.arg = p;
+		send_text(c, &call, DBGP_CLI);
 	}
 out:
-	sdm_set_free(set);
+	sdm_set_free(call.set);
 	return quit;
 }

@@ -15,10 +15,14 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "crdbg/debugger.h"
+#include "crdbg/console.h"
+#include "crdbg/dbgproto.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "checkpoint.h"
+#include "commands.h"
+#include "mpir.h"
 #include "session.h"
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
@@ -61,7 +65,7 @@ static char *complete_command(const char *text, int state)
 		i = 0;
 		len = strlen(text);
 	}
-	while ((name = dbg_command_names[i])) {
+	while ((name = dbg_command_word(i))) {
 		i++;
 		if (!strncmp(name, text, len))
 			return strdup(name);
@@ -91,8 +95,9 @@ static char **complete(const char *text, int start, int end)
 }
 
 /* Run the lines of f; 1 if one of them was quit. */
-static int run_file(struct dbg_session *s, FILE *f)
+static int run_file(struct dbg_console *c, FILE *f)
 {
+	struct dbg_session *s = c->s;
 	char line[DBG_LINE_BYTES];
 
 	while (!terminate && fgets(line, sizeof(line), f)) {
@@ -100,7 +105,7 @@ static int run_file(struct dbg_session *s, FILE *f)
 		if (!line[strspn(line, " \t")])
 			continue;
 		echo_command(s, line);
-		if (dbg_execute(s, line))
+		if (dbg_execute(c, line))
 			return 1;
 	}
 	return 0;
@@ -113,8 +118,9 @@ static void history_path(char *buf, size_t size)
 	snprintf(buf, size, "%s/.crdbg_history", home ? home : ".");
 }
 
-static void interactive(struct dbg_session *s)
+static void interactive(struct dbg_console *c)
 {
+	struct dbg_session *s = c->s;
 	char hist[512], prompt[96];
 	char *line;
 
@@ -141,7 +147,7 @@ static void interactive(struct dbg_session *s)
 		}
 		if (line[strspn(line, " \t")])
 			add_history(line);
-		if (dbg_execute(s, line)) {
+		if (dbg_execute(c, line)) {
 			free(line);
 			break;
 		}
@@ -151,40 +157,24 @@ static void interactive(struct dbg_session *s)
 	history_truncate_file(hist, 1000);
 }
 
-static char *load_command(char *const *argv)
-{
-	size_t len = 6;
-	char *cmd;
-
-	for (int i = 0; argv[i]; i++)
-		len += strlen(argv[i]) + 1;
-	cmd = malloc(len);
-	if (!cmd)
-		return NULL;
-	strcpy(cmd, "load ");
-	for (int i = 0; argv[i]; i++) {
-		if (i)
-			strcat(cmd, "\x1f");
-		strcat(cmd, argv[i]);
-	}
-	return cmd;
-}
-
 /* Every gdb loads the program; then all run to main. */
-static int load_and_start(struct dbg_session *s)
+static int load_and_start(struct dbg_console *c)
 {
+	struct dbg_session *s = c->s;
 	struct sdm_idset *all = sdm_set_new();
+	struct dbgp_cmd load = { .verb = DBGP_LOAD };
 	struct sdm_fe_result r = { 0 };
+	char spec[DBGP_CMD_MAX + 1];
 	bool failed = false;
-	char *cmd = NULL;
 	int rc = -ENOMEM;
 
 	if (!all || sdm_set_add_range(all, 0, s->n - 1) < 0)
 		goto out;
-	cmd = load_command(s->argv);
-	if (!cmd)
+	rc = dbgp_load_spec(spec, sizeof(spec), s->argv);
+	if (rc < 0)
 		goto out;
-	rc = dbg_send(s, all, cmd, DBG_LOAD_TIMEOUT, &r);
+	load.arg = spec;
+	rc = dbg_send(s, all, &load, DBG_LOAD_TIMEOUT, &r);
 	if (rc < 0)
 		goto out;
 	for (unsigned int i = 0; i < r.nev; i++)
@@ -192,10 +182,9 @@ static int load_and_start(struct dbg_session *s)
 	if (failed)
 		dbg_print_result(s, "load", &r);
 	sdm_fe_result_free(&r);
-	dbg_execute(s, "start");
+	dbg_execute(c, "start");
 	rc = 0;
 out:
-	free(cmd);
 	sdm_set_free(all);
 	return rc;
 }
@@ -209,12 +198,89 @@ static bool is_mpirun(const char *path)
 	       !strcmp(base, "orterun");
 }
 
+/*
+ * The job's ranks under their gdbs, stopped (direct launch: at main), and
+ * the parts that follow the session registered. 0, or -1 after a message.
+ */
+static int start_job(struct dbg_console *c, const struct dbg_opts *o)
+{
+	char err[512] = "";
+	int rc;
+
+	if (o->attach_pid || is_mpirun(o->argv[0])) {
+		c->mpir = dbg_mpir_new(c->s);
+		rc = c->mpir ? dbg_mpir_start(c->mpir, o->attach_pid ? NULL : o->argv,
+					      o->attach_pid, o->bindir, err, sizeof(err))
+			     : -ENOMEM;
+		if (rc < 0) {
+			fprintf(stderr, "crdbg: MPIR process acquisition failed: %s\n",
+				err[0] ? err : strerror(-rc));
+			return -1;
+		}
+	} else {
+		rc = dbg_session_start(c->s, o->nranks, o->bindir, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "crdbg: cannot start the debug session: %s\n",
+				err[0] ? err : strerror(-rc));
+			return -1;
+		}
+	}
+	/* Without it (ENOMEM) checkpoint and restart say so; the rest works. */
+	c->ckpt = dbg_ckpt_new(c->s, c->mpir);
+	if (c->mpir)
+		return 0;
+	rc = load_and_start(c);
+	if (rc < 0) {
+		fprintf(stderr, "crdbg: cannot load %s: %s\n", o->argv[0],
+			strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* The -ex commands, the --batch file, then the prompt or stdin. */
+static void run_commands(struct dbg_console *c, const struct dbg_opts *o)
+{
+	struct dbg_session *s = c->s;
+	int quit = 0;
+
+	for (unsigned int i = 0; i < o->nex && !quit && !terminate; i++) {
+		echo_command(s, o->ex[i]);
+		quit = dbg_execute(c, o->ex[i]);
+	}
+	if (!quit && o->batch) {
+		FILE *f = strcmp(o->batch, "-") ? fopen(o->batch, "r") : stdin;
+
+		if (!f) {
+			fprintf(stderr, "crdbg: cannot read %s: %s\n", o->batch,
+				strerror(errno));
+			s->errors++;
+		} else {
+			run_file(c, f);
+			if (f != stdin)
+				fclose(f);
+		}
+		quit = 1;
+	}
+	if (!quit && o->nex && !isatty(STDIN_FILENO))
+		quit = 1;	/* like gdb -batch -ex ... with no terminal */
+	if (quit || terminate)
+		return;
+	/* Like gdb: a session ended at the prompt exits 0. */
+	if (isatty(STDIN_FILENO)) {
+		interactive(c);
+		s->errors = 0;
+	} else {
+		run_file(c, stdin);
+	}
+}
+
 int dbg_main(const struct dbg_opts *o)
 {
 	struct dbg_session s = { 0 };
+	struct dbg_console c = { .s = &s };
 	struct sigaction sa = { 0 };
-	char err[512] = "";
-	int rc, quit = 0;
+	bool started = false;
 
 	if (!o->attach_pid && strchr(o->argv[0], '/') &&
 	    access(o->argv[0], X_OK) < 0) {
@@ -238,65 +304,17 @@ int dbg_main(const struct dbg_opts *o)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	s.terminate = &terminate;
-	if (o->attach_pid || is_mpirun(o->argv[0])) {
-		rc = dbg_mpir_start(&s, o->attach_pid ? NULL : o->argv,
-				    o->attach_pid, o->bindir, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "crdbg: MPIR process acquisition failed: %s\n",
-				err[0] ? err : strerror(-rc));
-			dbg_session_stop(&s);
-			return 1;
-		}
-		goto started;
-	}
-	rc = dbg_session_start(&s, o->nranks, o->bindir, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "crdbg: cannot start the debug session: %s\n",
-			err[0] ? err : strerror(-rc));
-		dbg_session_stop(&s);
-		return 1;
-	}
-	rc = load_and_start(&s);
-	if (rc < 0) {
-		fprintf(stderr, "crdbg: cannot load %s: %s\n", o->argv[0],
-			strerror(-rc));
-		dbg_session_stop(&s);
-		return 1;
-	}
-started:
+	if (start_job(&c, o) < 0)
+		goto out;
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
-	for (unsigned int i = 0; i < o->nex && !quit && !terminate; i++) {
-		echo_command(&s, o->ex[i]);
-		quit = dbg_execute(&s, o->ex[i]);
-	}
-	if (!quit && o->batch) {
-		FILE *f = strcmp(o->batch, "-") ? fopen(o->batch, "r") : stdin;
-
-		if (!f) {
-			fprintf(stderr, "crdbg: cannot read %s: %s\n", o->batch,
-				strerror(errno));
-			s.errors++;
-		} else {
-			run_file(&s, f);
-			if (f != stdin)
-				fclose(f);
-		}
-		quit = 1;
-	}
-	if (!quit && o->nex && !isatty(STDIN_FILENO))
-		quit = 1;	/* like gdb -batch -ex ... with no terminal */
-	if (!quit && !terminate) {
-		/* Like gdb: a session ended at the prompt exits 0. */
-		if (isatty(STDIN_FILENO)) {
-			interactive(&s);
-			s.errors = 0;
-		} else {
-			run_file(&s, stdin);
-		}
-	}
+	run_commands(&c, o);
 	dbg_pump_output(&s, 0);
 	dbg_flush_lines(&s);
+	started = true;
+out:
 	dbg_session_stop(&s);
-	return s.errors ? 1 : 0;
+	dbg_ckpt_free(c.ckpt);
+	dbg_mpir_free(c.mpir);
+	return started && !s.errors ? 0 : 1;
 }

@@ -1,38 +1,66 @@
 # SPDX-License-Identifier: GPL-2.0
-# Console output helpers (rank-set reply merging, merged stacks) in
-# $(B)/usr/libconsole.a, on top of the SDM id sets: link it before
-# $(B)/sdm/libsdmcore.a.
+# The parallel debugger's console (`crdbg debug`, crdbg/console.h):
+# session, MPIR, checkpoint, commands and the readline front, in
+# $(B)/usr/libconsole.a, linked into crdbg with the SDM front end, the
+# rank merging, the debugger protocol and the MI driver.
 
-CONSOLE_SRCS := usr/console/merge.c usr/console/stacks.c usr/console/json.c
+CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
+		usr/console/mpir.c usr/console/checkpoint.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 CONSOLE_LIB  := $(B)/usr/libconsole.a
-# sdm/core.mk is read after this file: name its library by path.
-CONSOLE_SDM  := $(B)/sdm/libsdmcore.a
 
-$(CONSOLE_OBJS): USR_CFLAGS += -Isdm/include
+$(CONSOLE_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include
 
 $(CONSOLE_LIB): $(CONSOLE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/tests/host/gdbmi/test_console: tests/host/gdbmi/test_console.c $(CONSOLE_LIB) $(CONSOLE_SDM)
+# usr/merge, usr/dbgproto and sdm/ fragments are read after this file:
+# name their libraries by path.
+CLI_LIBS   += $(CONSOLE_LIB) $(B)/usr/libmerge.a $(B)/usr/libdbgproto.a \
+	      $(B)/sdm/libsdmnet.a $(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a
+CLI_LDLIBS += -lreadline -lcrypto
+
+ALL_TARGETS += $(CONSOLE_LIB)
+
+-include $(CONSOLE_OBJS:.o=.d)
+
+# End-to-end tests of `crdbg debug` and the program they debug (-g -O0).
+DEBUGGER_TDIR  := $(B)/tests/host/debug
+DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug
+
+$(DEBUGGER_TDIR)/prog_debug: tests/host/debug/prog_debug.c
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -Isdm/include -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
-		-o $@ $< $(CONSOLE_LIB) $(CONSOLE_SDM)
+	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
-# The same over real gdbs (usr/gdbmi/gdbmi.mk builds the library and
-# prog_ranks; it is read after this file, so they are named by path).
-$(B)/tests/host/gdbmi/test_console_gdb: tests/host/gdbmi/test_console_gdb.c $(CONSOLE_LIB) \
-		$(B)/usr/libgdbmi.a $(CONSOLE_SDM) | $(B)/tests/host/gdbmi/prog_ranks
+$(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/host/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
+		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -Isdm/include -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
-		-DGDBMI_PROG_DIR=\"$(B)/tests/host/gdbmi\" \
-		-o $@ $< $(CONSOLE_LIB) $(B)/usr/libgdbmi.a $(CONSOLE_SDM)
+	$(CC) $(TEST_CFLAGS) -Wno-sign-compare -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
+		-DCRDBG_RUNTIME=\"$(B)/usr/libcrdbg.so\" -o $@ $<
 
-CONSOLE_TESTS := $(B)/tests/host/gdbmi/test_console $(B)/tests/host/gdbmi/test_console_gdb
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS)
+HOST_TESTS  += $(DEBUGGER_TESTS)
+-include $(DEBUGGER_TESTS:=.d)
 
-ALL_TARGETS += $(CONSOLE_LIB) $(CONSOLE_TESTS)
-HOST_TESTS  += $(CONSOLE_TESTS)
+# The MPI program of the MPIR tests, when Open MPI's mpicc is there.
+ifneq ($(shell command -v mpicc 2>/dev/null),)
+$(DEBUGGER_TDIR)/mpi_debug: tests/host/debug/mpi_debug.c
+	@mkdir -p $(dir $@)
+	mpicc -g -O0 -Wall -Wextra -Werror -o $@ $<
 
--include $(CONSOLE_OBJS:.o=.d) $(CONSOLE_TESTS:=.d)
+ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug
+endif
+
+# Benchmark: start-up to main and print round trip against N (make bench).
+$(DEBUGGER_TDIR)/bench_debug: tests/host/debug/bench_debug.c | $(DEBUGGER_TDIR)/prog_debug $(B)/crdbg
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/bench_debug
+BENCH_CMDS  += $(DEBUGGER_TDIR)/bench_debug
+-include $(DEBUGGER_TDIR)/bench_debug.d

@@ -24,10 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crdbg/dbgproto.h"
 #include "crdbg/gdbmi.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "mpir.h"
 #include "session.h"
 
 #define MPIR_TIMEOUT_MS		180000
@@ -35,6 +37,13 @@
 #define MPIR_MAX_RANKS		4096
 #define MPIR_PATH_MAX		1024
 #define MPIR_EXEC_WAIT_MS	10000
+
+struct dbg_mpir {
+	struct dbg_session *s;
+	struct mi_driver *launcher;	/* the gdb holding mpirun */
+	bool job_launched;		/* we started the job */
+	int mpirun_pid;
+};
 
 static long read_long(struct mi_driver *d, const char *expr, int *ret_err)
 {
@@ -199,7 +208,7 @@ static int attach_ranks(struct dbg_session *s, const struct proc *p, long n)
 	struct sdm_fe_result acc = { 0 };
 	uint32_t *req = calloc(n, sizeof(*req));
 	struct sdm_idset *one = sdm_set_new();
-	char cmd[MPIR_PATH_MAX + 32];
+	char cmd[DBGP_CMD_MAX + 1];
 	int rc = 0;
 
 	if (!req || !one) {
@@ -207,11 +216,16 @@ static int attach_ranks(struct dbg_session *s, const struct proc *p, long n)
 		goto out;
 	}
 	for (long i = 0; i < n; i++) {
+		struct dbgp_cmd c = { .verb = DBGP_ATTACH, .pid = p[i].pid, .arg = p[i].exe };
+		int len = dbgp_encode(cmd, sizeof(cmd), &c);
+
+		if (len < 0) {
+			rc = len;
+			goto out;
+		}
 		sdm_set_clear(one);
 		sdm_set_add_element(one, i);
-		snprintf(cmd, sizeof(cmd), "attach %d %s", p[i].pid, p[i].exe);
-		rc = sdm_fe_submit(s->fe, one, cmd, strlen(cmd), DBG_LOAD_TIMEOUT,
-				   &req[i]);
+		rc = sdm_fe_submit(s->fe, one, cmd, len, DBG_LOAD_TIMEOUT, &req[i]);
 		if (rc < 0)
 			goto out;
 	}
@@ -274,9 +288,12 @@ static char **preload_argv(char *const *argv, const char *lib)
 	return v;
 }
 
-int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
+int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
 		   const char *bindir, char *err, size_t errlen)
 {
+	struct dbgp_cmd gate = { .verb = DBGP_CLI,
+				 .arg = "set var *(int *)&MPIR_debug_gate = 1" };
+	struct dbg_session *s = m->s;
 	struct mi_driver_opts o = { 0 };
 	struct sdm_fe_result r;
 	const char *preload = getenv("CRDBG_DEBUG_PRELOAD");
@@ -314,28 +331,28 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 		 */
 		setenv("PMIX_MCA_gds", "hash", 0);
 	}
-	rc = mi_driver_start(&o, &s->launcher);
+	rc = mi_driver_start(&o, &m->launcher);
 	if (pargv)
 		free(pargv[2]);
 	free(pargv);
 	if (rc) {
-		s->launcher = NULL;
+		m->launcher = NULL;
 		snprintf(err, errlen, "cannot start gdb for mpirun: %s",
 			 strerror(-rc));
 		return rc;
 	}
 	if (launching) {
-		s->job_launched = true;
-		rc = launch(s->launcher, err, errlen);
-		s->mpirun_pid = mi_driver_inferior_pid(s->launcher);
+		m->job_launched = true;
+		rc = launch(m->launcher, err, errlen);
+		m->mpirun_pid = mi_driver_inferior_pid(m->launcher);
 	} else {
-		rc = mi_attach(s->launcher, mpirun_pid);
+		rc = mi_attach(m->launcher, mpirun_pid);
 		if (rc)
-			fail(s->launcher, rc, err, errlen, "cannot attach to mpirun");
-		s->mpirun_pid = mpirun_pid;
+			fail(m->launcher, rc, err, errlen, "cannot attach to mpirun");
+		m->mpirun_pid = mpirun_pid;
 	}
 	if (!rc)
-		rc = read_proctable(s->launcher, &procs, &n, err, errlen);
+		rc = read_proctable(m->launcher, &procs, &n, err, errlen);
 	if (rc)
 		return rc;
 	rc = dbg_session_start(s, n, bindir, err, errlen);
@@ -352,37 +369,38 @@ int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
 	}
 	/* Release the ranks held in MPI_Init (gdb holds them now). */
 	all = dbg_live(s, s->focus);
-	if (all && dbg_send(s, all, "cli set var *(int *)&MPIR_debug_gate = 1",
-			    DBG_CMD_TIMEOUT, &r) == 0)
+	if (all && dbg_send(s, all, &gate, DBG_CMD_TIMEOUT, &r) == 0)
 		sdm_fe_result_free(&r);
 	sdm_set_free(all);
-	rc = mi_continue(s->launcher);
+	rc = mi_continue(m->launcher);
 	if (rc)
-		return fail(s->launcher, rc, err, errlen, "cannot resume mpirun");
+		return fail(m->launcher, rc, err, errlen, "cannot resume mpirun");
 	return 0;
 }
 
-void dbg_mpir_output(struct dbg_session *s)
+/* Forward mpirun's output (the ranks' stdout passes through it). */
+static void forward_output(struct dbg_mpir *m)
 {
 	struct mi_record *rec;
 	char buf[4096];
 	ssize_t n;
 
-	if (!s->launcher || !mi_driver_alive(s->launcher))
+	if (!m->launcher || !mi_driver_alive(m->launcher))
 		return;
-	mi_driver_pump(s->launcher, 0);
-	while (mi_driver_next_event(s->launcher, 0, &rec) > 0)
+	mi_driver_pump(m->launcher, 0);
+	while (mi_driver_next_event(m->launcher, 0, &rec) > 0)
 		mi_record_free(rec);
-	while ((n = mi_driver_read_output(s->launcher, buf, sizeof(buf), 0)) > 0)
-		dbg_rank_output(s, DBG_MPIRUN, buf, n);
-	fflush(s->out);
+	while ((n = mi_driver_read_output(m->launcher, buf, sizeof(buf), 0)) > 0)
+		dbg_rank_output(m->s, DBG_MPIRUN, buf, n);
+	fflush(m->s->out);
 }
 
-void dbg_mpir_input(struct dbg_session *s, const struct sdm_idset *set, const char *text)
+void dbg_mpir_input(struct dbg_mpir *m, const struct sdm_idset *set, const char *text)
 {
+	struct dbg_session *s = m->s;
 	int rc;
 
-	if (!s->job_launched) {
+	if (!m->job_launched) {
 		dbg_error(s, "input: the stdin of a job joined with crdbg attach is not the console's");
 		return;
 	}
@@ -390,32 +408,32 @@ void dbg_mpir_input(struct dbg_session *s, const struct sdm_idset *set, const ch
 		dbg_error(s, "input: mpirun forwards its stdin to rank 0 only");
 		return;
 	}
-	rc = mi_driver_write_input(s->launcher, text, strlen(text));
+	rc = mi_driver_write_input(m->launcher, text, strlen(text));
 	if (!rc)
-		rc = mi_driver_write_input(s->launcher, "\n", 1);
+		rc = mi_driver_write_input(m->launcher, "\n", 1);
 	if (rc)
 		dbg_error(s, "input: cannot write to mpirun's stdin: %s", strerror(-rc));
 }
 
-int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen)
+int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
 {
 	struct mi_stop st;
 	int rc;
 
-	if (!s->launcher || s->mpirun_pid <= 0) {
+	if (!m->launcher || m->mpirun_pid <= 0) {
 		snprintf(err, errlen, "no mpirun to detach from");
 		return -ESRCH;
 	}
-	dbg_mpir_output(s);
+	forward_output(m);
 	/*
 	 * Not -exec-interrupt: gdb would signal mpirun's process group. gdb
 	 * does not pass a SIGINT on at the detach.
 	 */
-	if (kill(s->mpirun_pid, SIGINT))
-		return fail(s->launcher, -errno, err, errlen, "cannot stop mpirun");
-	rc = mi_wait_stop(s->launcher, DBG_CMD_TIMEOUT, &st);
+	if (kill(m->mpirun_pid, SIGINT))
+		return fail(m->launcher, -errno, err, errlen, "cannot stop mpirun");
+	rc = mi_wait_stop(m->launcher, DBG_CMD_TIMEOUT, &st);
 	if (rc <= 0)
-		return fail(s->launcher, rc ? rc : -ETIMEDOUT, err, errlen,
+		return fail(m->launcher, rc ? rc : -ETIMEDOUT, err, errlen,
 			    "mpirun did not stop");
 	if (st.exited) {
 		mi_stop_release(&st);
@@ -423,40 +441,44 @@ int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen)
 		return -ESRCH;
 	}
 	mi_stop_release(&st);
-	rc = mi_detach(s->launcher);
+	rc = mi_detach(m->launcher);
 	if (rc) {
-		fail(s->launcher, rc, err, errlen, "cannot detach from mpirun");
-		mi_continue(s->launcher);	/* as it was: running, ours */
+		fail(m->launcher, rc, err, errlen, "cannot detach from mpirun");
+		mi_continue(m->launcher);	/* as it was: running, ours */
 		return rc;
 	}
 	return 0;
 }
 
-int dbg_mpir_reattach(struct dbg_session *s, char *err, size_t errlen)
+int dbg_mpir_reattach(struct dbg_mpir *m, char *err, size_t errlen)
 {
-	int rc = mi_attach(s->launcher, s->mpirun_pid);
+	int rc = mi_attach(m->launcher, m->mpirun_pid);
 
 	if (!rc)
-		rc = mi_continue(s->launcher);
+		rc = mi_continue(m->launcher);
 	if (rc)
-		return fail(s->launcher, rc, err, errlen, "cannot attach to mpirun again");
+		return fail(m->launcher, rc, err, errlen, "cannot attach to mpirun again");
 	return 0;
 }
 
-void dbg_mpir_stop(struct dbg_session *s)
+/* The session ends: kill a launched job, or leave it running. */
+static void on_stop(void *priv)
 {
+	struct dbgp_cmd kill_cmd = { .verb = DBGP_CLI, .arg = "kill" };
+	struct dbg_mpir *m = priv;
+	struct dbg_session *s = m->s;
 	struct sdm_fe_result r;
 	struct sdm_idset *all;
 
-	if (!s->launcher)
+	if (!m->launcher)
 		return;
-	if (s->job_launched && s->fe) {
+	if (m->job_launched && s->fe) {
 		/* Our job: it ends with the session. */
 		all = sdm_set_new();
 		if (all && sdm_set_add_range(all, 0, s->n - 1) == 0) {
 			struct sdm_idset *live = dbg_live(s, all);
 
-			if (live && dbg_send(s, live, "cli kill", DBG_CMD_TIMEOUT,
+			if (live && dbg_send(s, live, &kill_cmd, DBG_CMD_TIMEOUT,
 					     &r) == 0)
 				sdm_fe_result_free(&r);
 			sdm_set_free(live);
@@ -467,12 +489,54 @@ void dbg_mpir_stop(struct dbg_session *s)
 	 * Ours, even when gdb only attached to it (after a checkpoint, or
 	 * restored): gdb would detach at its exit.
 	 */
-	dbg_mpir_output(s);
-	if (s->job_launched && s->mpirun_pid > 0 &&
-	    mi_driver_inferior_pid(s->launcher) == s->mpirun_pid)
-		kill(s->mpirun_pid, SIGKILL);
+	forward_output(m);
+	if (m->job_launched && m->mpirun_pid > 0 &&
+	    mi_driver_inferior_pid(m->launcher) == m->mpirun_pid)
+		kill(m->mpirun_pid, SIGKILL);
 	dbg_flush_lines(s);
 	/* Kills mpirun if we started it, detaches if we attached. */
-	mi_driver_free(s->launcher);
-	s->launcher = NULL;
+	mi_driver_free(m->launcher);
+	m->launcher = NULL;
+}
+
+static void on_pump(void *priv)
+{
+	forward_output(priv);
+}
+
+static const struct dbg_listener mpir_listener = {
+	.pump = on_pump,
+	.stop = on_stop,
+};
+
+struct dbg_mpir *dbg_mpir_new(struct dbg_session *s)
+{
+	struct dbg_mpir *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->s = s;
+	if (dbg_session_listen(s, &mpir_listener, m) < 0) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void dbg_mpir_free(struct dbg_mpir *m)
+{
+	if (!m)
+		return;
+	mi_driver_free(m->launcher);
+	free(m);
+}
+
+bool dbg_mpir_launched(const struct dbg_mpir *m)
+{
+	return m->job_launched;
+}
+
+int dbg_mpir_pid(const struct dbg_mpir *m)
+{
+	return m->mpirun_pid;
 }

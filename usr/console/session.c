@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "crdbg/console.h"
+#include "crdbg/dbgproto.h"
+#include "crdbg/merge.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
@@ -42,6 +43,17 @@ static void default_bindir(char *buf, size_t size)
 	if (slash)
 		*slash = 0;
 	snprintf(buf, size, "%.4000s/sdm", exe);
+}
+
+int dbg_session_listen(struct dbg_session *s, const struct dbg_listener *ops,
+		       void *priv)
+{
+	if (s->nlisteners == DBG_MAX_LISTENERS)
+		return -ENOSPC;
+	s->listener[s->nlisteners].ops = ops;
+	s->listener[s->nlisteners].priv = priv;
+	s->nlisteners++;
+	return 0;
 }
 
 int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
@@ -91,14 +103,16 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 
 void dbg_session_stop(struct dbg_session *s)
 {
-	dbg_mpir_stop(s);
+	for (unsigned int i = s->nlisteners; i-- > 0;)
+		if (s->listener[i].ops->stop)
+			s->listener[i].ops->stop(s->listener[i].priv);
 	if (s->fe)
 		sdm_fe_stop(s->fe);
 	s->fe = NULL;
 	for (uint32_t i = 0; s->line && i < s->n; i++)
 		free(s->line[i].buf);
 	free(s->line);
-	free(s->mpirun_line.buf);
+	free(s->launcher_line.buf);
 	free(s->state);
 	sdm_set_free(s->focus);
 }
@@ -121,12 +135,19 @@ struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set)
 }
 
 int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
-	     const char *cmd, uint32_t timeout_ms, struct sdm_fe_result *ret)
+	     const struct dbgp_cmd *cmd, uint32_t timeout_ms,
+	     struct sdm_fe_result *ret)
 {
+	char buf[DBGP_CMD_MAX + 1];
+	int len;
+
 	memset(ret, 0, sizeof(*ret));
+	len = dbgp_encode(buf, sizeof(buf), cmd);
+	if (len < 0)
+		return len;
 	if (sdm_set_is_empty(set))
 		return 0;
-	return sdm_fe_command(s->fe, set, cmd, timeout_ms, ret);
+	return sdm_fe_command(s->fe, set, buf, timeout_ms, ret);
 }
 
 static void set_state(struct dbg_session *s, const struct sdm_idset *src,
@@ -148,31 +169,40 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
 {
 	static char buf[512];
 
+	enum dbgp_reply_kind kind = dbgp_reply_kind(payload);
+
 	*ret_error = type == SDM_MSG_ERROR;
-	if (type != SDM_MSG_ERROR || !strncmp(payload, "error:", 6) ||
-	    !strncmp(payload, "lost:", 5))
+	if (type != SDM_MSG_ERROR || kind == DBGP_REPLY_ERROR ||
+	    kind == DBGP_REPLY_LOST)
 		return payload;
 	/* Made by the SDM: the server (and so its gdb) is gone. */
 	set_state(s, src, DBG_LOST);
-	snprintf(buf, sizeof(buf), "lost: %s", payload);
+	snprintf(buf, sizeof(buf), DBGP_LOST "%s", payload);
 	return buf;
 }
 
 void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
 		    const char *text, bool error)
 {
-	if (!strncmp(text, "lost:", 5)) {
+	switch (dbgp_reply_kind(text)) {
+	case DBGP_REPLY_LOST:
 		set_state(s, src, DBG_LOST);
-		return;
+		break;
+	case DBGP_REPLY_STOPPED:
+		if (!error)
+			set_state(s, src, DBG_STOPPED);
+		break;
+	case DBGP_REPLY_RUNNING:
+		if (!error)
+			set_state(s, src, DBG_RUNNING);
+		break;
+	case DBGP_REPLY_EXITED:
+		if (!error)
+			set_state(s, src, DBG_EXITED);
+		break;
+	default:
+		break;
 	}
-	if (error)
-		return;
-	if (!strncmp(text, "stopped:", 8))
-		set_state(s, src, DBG_STOPPED);
-	else if (!strcmp(text, "running"))
-		set_state(s, src, DBG_RUNNING);
-	else if (!strncmp(text, "exited:", 7))
-		set_state(s, src, DBG_EXITED);
 }
 
 void dbg_json_str(FILE *f, const char *str)
@@ -184,9 +214,10 @@ void dbg_json_str(FILE *f, const char *str)
 static void message(struct dbg_session *s, const char *type,
 		    const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char *buf;
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return;
 	if (s->json) {
 		fprintf(s->out, "{\"type\":\"%s\",\"text\":", type);
 		dbg_json_str(s->out, buf);
@@ -195,6 +226,7 @@ static void message(struct dbg_session *s, const char *type,
 		fprintf(s->out, "%s\n", buf);
 	}
 	fflush(s->out);
+	free(buf);
 }
 
 void dbg_info(struct dbg_session *s, const char *fmt, ...)
@@ -216,12 +248,6 @@ void dbg_error(struct dbg_session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Length of the text of a reply before the fields of a stop, if any. */
-static size_t human_len(const char *text)
-{
-	return strcspn(text, "\x1e");
-}
-
 static bool json_number(const char *key, size_t klen, const char *v,
 			size_t vlen)
 {
@@ -239,30 +265,22 @@ static bool json_number(const char *key, size_t klen, const char *v,
 	return true;
 }
 
-/* {"type":"stop"|"exit","ranks":...,KEY:VALUE...} from "K=V\x1fK=V". */
+/* {"type":"stop"|"exit","ranks":...,KEY:VALUE...} from a stop's fields. */
 static void json_stop(struct dbg_session *s, const char *ranks, bool exited,
 		      const char *fields)
 {
-	const char *f = fields;
+	struct dbgp_field f;
 
 	fprintf(s->out, "{\"type\":\"%s\",\"ranks\":", exited ? "exit" : "stop");
 	dbg_json_str(s->out, ranks);
-	while (*f) {
-		size_t len = strcspn(f, "\x1f\x1e");
-		const char *eq = memchr(f, '=', len);
-
-		if (eq && eq > f) {
-			size_t klen = eq - f, vlen = len - klen - 1;
-
-			fputc(',', s->out);
-			con_json_string(s->out, f, klen);
-			fputc(':', s->out);
-			if (json_number(f, klen, eq + 1, vlen))
-				fwrite(eq + 1, 1, vlen, s->out);
-			else
-				con_json_string(s->out, eq + 1, vlen);
-		}
-		f += len + !!f[len];
+	while (dbgp_next_field(&fields, &f)) {
+		fputc(',', s->out);
+		con_json_string(s->out, f.key, f.klen);
+		fputc(':', s->out);
+		if (json_number(f.key, f.klen, f.value, f.vlen))
+			fwrite(f.value, 1, f.vlen, s->out);
+		else
+			con_json_string(s->out, f.value, f.vlen);
 	}
 	fputs("}\n", s->out);
 }
@@ -271,14 +289,15 @@ static void json_event(struct dbg_session *s, const char *cmd,
 		       const struct sdm_fe_event *ev)
 {
 	char *ranks = sdm_set_to_string(ev->src);
-	const char *text;
+	const char *text, *fields;
 	bool error;
 
 	text = dbg_event_text(s, ev->type, ev->src, (const char *)ev->payload,
 			      &error);
-	if (!error && text[human_len(text)]) {
-		json_stop(s, ranks ? ranks : "", !strncmp(text, "exited:", 7),
-			  text + human_len(text) + 1);
+	fields = dbgp_reply_fields(text);
+	if (!error && fields) {
+		json_stop(s, ranks ? ranks : "",
+			  dbgp_reply_kind(text) == DBGP_REPLY_EXITED, fields);
 	} else {
 		fputs("{\"type\":\"reply\",\"cmd\":", s->out);
 		dbg_json_str(s->out, cmd);
@@ -337,11 +356,11 @@ static void merge_human(struct con_merge *m, const struct sdm_idset *src,
 {
 	char *t;
 
-	if (!text[human_len(text)]) {
+	if (!dbgp_reply_fields(text)) {
 		con_merge_add_set(m, src, text);
 		return;
 	}
-	t = strndup(text, human_len(text));
+	t = strndup(text, dbgp_reply_text_len(text));
 	if (t)
 		con_merge_add_set(m, src, t);
 	free(t);
@@ -407,6 +426,14 @@ static bool gdb_tty_warning(const char *line, size_t len)
 	return len >= sizeof(w) - 1 && !memcmp(line, w, sizeof(w) - 1);
 }
 
+static void tell_line(struct dbg_session *s, sdm_id id, const char *line,
+		      size_t len)
+{
+	for (unsigned int i = 0; i < s->nlisteners; i++)
+		if (s->listener[i].ops->line)
+			s->listener[i].ops->line(s->listener[i].priv, id, line, len);
+}
+
 static void take_output(struct dbg_session *s, sdm_id id, int stream,
 			const char *buf, size_t len)
 {
@@ -414,7 +441,7 @@ static void take_output(struct dbg_session *s, sdm_id id, int stream,
 
 	if (id >= s->n && id != DBG_MPIRUN)
 		return;
-	lb = id == DBG_MPIRUN ? &s->mpirun_line : &s->line[id];
+	lb = id == DBG_MPIRUN ? &s->launcher_line : &s->line[id];
 	if (!lb->buf) {
 		lb->buf = malloc(DBG_LINE_MAX);
 		if (!lb->buf)
@@ -424,7 +451,7 @@ static void take_output(struct dbg_session *s, sdm_id id, int stream,
 		if (buf[i] == '\r')
 			continue;
 		if (buf[i] == '\n' || lb->len == DBG_LINE_MAX) {
-			dbg_ckpt_line(s, id, lb->buf, lb->len);
+			tell_line(s, id, lb->buf, lb->len);
 			if (!gdb_tty_warning(lb->buf, lb->len))
 				emit_line(s, id, stream, lb->buf, lb->len);
 			lb->len = 0;
@@ -442,8 +469,9 @@ void dbg_pump_output(struct dbg_session *s, int ms)
 	int stream;
 	ssize_t n;
 
-	dbg_mpir_output(s);
-	dbg_ckpt_output(s);
+	for (unsigned int i = 0; i < s->nlisteners; i++)
+		if (s->listener[i].ops->pump)
+			s->listener[i].ops->pump(s->listener[i].priv);
 	if (!s->fe)
 		return;
 	while ((n = sdm_fe_read_output(s->fe, ms, &id, &stream, buf,
@@ -467,9 +495,9 @@ void dbg_flush_lines(struct dbg_session *s)
 			s->line[i].len = 0;
 		}
 	}
-	if (s->mpirun_line.len) {
-		emit_line(s, DBG_MPIRUN, 1, s->mpirun_line.buf, s->mpirun_line.len);
-		s->mpirun_line.len = 0;
+	if (s->launcher_line.len) {
+		emit_line(s, DBG_MPIRUN, 1, s->launcher_line.buf, s->launcher_line.len);
+		s->launcher_line.len = 0;
 	}
 	fflush(s->out);
 }

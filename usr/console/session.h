@@ -3,6 +3,15 @@
  * A debug session as the console sees it: the SDM front end, what each
  * rank is doing, the focus set, and the printing of replies (merged by
  * rank set, or as JSON lines) and of the programs' forwarded output.
+ *
+ * The console's layers, each using only those below it:
+ *   console.c      the front: options, readline, batch files
+ *   commands.c     the command table: dispatch, help, completion
+ *   checkpoint.c   checkpoint/restart of the job (uses mpir.c for mpirun)
+ *   mpir.c         MPIR acquisition of a job from mpirun
+ *   session.c      this: SDM requests, rank states, printing
+ * The parts above hear of the session's events through struct
+ * dbg_listener; the session never calls them by name.
  */
 #ifndef CRDBG_CONSOLE_SESSION_H
 #define CRDBG_CONSOLE_SESSION_H
@@ -15,7 +24,7 @@ struct sdm_fe;
 struct sdm_idset;
 struct sdm_fe_result;
 struct con_merge;
-struct mi_driver;
+struct dbgp_cmd;
 
 enum dbg_rank_state {
 	DBG_NONE,	/* not started */
@@ -30,12 +39,34 @@ struct dbg_linebuf {
 	size_t len;
 };
 
+/*
+ * A part of the console that follows the session: MPIR acquisition and
+ * checkpoint/restart register one. The session calls every hook of every
+ * listener (NULL hooks are skipped) and never names a part itself.
+ */
+struct dbg_listener {
+	/*
+	 * Output is being read: hand what this part's own sources wrote
+	 * (mpirun's gdb, a restarted rank's terminal) to dbg_rank_output().
+	 */
+	void (*pump)(void *priv);
+	/* A complete output line of rank id, or of the launcher (DBG_MPIRUN). */
+	void (*line)(void *priv, uint32_t id, const char *line, size_t len);
+	/* The session ends; the SDM tree is still up. Last registered first. */
+	void (*stop)(void *priv);
+};
+
+#define DBG_MAX_LISTENERS	4
+/* Output id of the job's launcher (mpirun): its ranks write through it. */
+#define DBG_MPIRUN		UINT32_MAX
+
 struct dbg_session {
 	struct sdm_fe *fe;
 	char *const *argv;		/* the program and its arguments */
 	uint32_t n;
 	enum dbg_rank_state *state;
 	struct dbg_linebuf *line;	/* partial output lines, per rank */
+	struct dbg_linebuf launcher_line; /* the same for DBG_MPIRUN */
 	struct sdm_idset *focus;	/* default target of commands */
 	bool json;
 	FILE *out;
@@ -43,11 +74,11 @@ struct dbg_session {
 	volatile int *interrupted;	/* set by SIGINT */
 	volatile int *terminate;	/* set by SIGTERM, SIGHUP */
 	unsigned int errors;		/* commands that failed somewhere: exit 1 */
-	/* MPIR: the gdb holding mpirun, and whether we started the job. */
-	struct mi_driver *launcher;
-	bool job_launched;
-	int mpirun_pid;
-	struct dbg_linebuf mpirun_line;	/* a partial line of mpirun's output */
+	struct {
+		const struct dbg_listener *ops;
+		void *priv;
+	} listener[DBG_MAX_LISTENERS];
+	unsigned int nlisteners;
 };
 
 /* Timeouts (ms) of the SDM requests. */
@@ -55,16 +86,25 @@ struct dbg_session {
 #define DBG_LOAD_TIMEOUT	180000
 #define DBG_SLICE_MS		500	/* one wait round of a run command */
 
+/*
+ * Start the SDM tree with n servers (GDB backend); listeners may be
+ * registered before. 0 or -errno with err set.
+ */
 int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 		      char *err, size_t errlen);
+/* The listeners' stop hooks, then the SDM tree. */
 void dbg_session_stop(struct dbg_session *s);
 
 /* The ranks of set that are not lost (malloc'd; NULL on ENOMEM). */
 struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set);
 
-/* Send a backend command to set and collect the replies. 0 or -errno. */
+/*
+ * Send a debugger protocol command (crdbg/dbgproto.h) to set and collect
+ * the replies. 0 or -errno (-ENOSPC, -EINVAL: cmd cannot be encoded).
+ */
 int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
-	     const char *cmd, uint32_t timeout_ms, struct sdm_fe_result *ret);
+	     const struct dbgp_cmd *cmd, uint32_t timeout_ms,
+	     struct sdm_fe_result *ret);
 
 /*
  * Reply text of an event as the console shows it, and whether it is an
@@ -81,7 +121,7 @@ void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
 
 /*
  * Print merged replies of cmd (text or JSON). Stop and exit replies carry
- * their fields after a \x1e (sdm/backend-gdb.c): text mode prints and
+ * their fields after DBGP_FIELDS (crdbg/dbgproto.h): text mode prints and
  * merges what is before it, JSON prints {"type":"stop"|"exit",...}.
  * dbg_print_result counts a command with an error reply in s->errors.
  */
@@ -104,50 +144,11 @@ void dbg_flush_lines(struct dbg_session *s);
 /* JSON string escaping onto f. */
 void dbg_json_str(FILE *f, const char *s);
 
-/*
- * mpir.c: MPIR process acquisition. Run mpirun (argv) under a local gdb,
- * or attach to the running mpirun pid (argv NULL); read MPIR_proctable;
- * start the session with one server per rank and attach each rank's gdb.
- * Prints the attach result. 0 or -errno with err set.
- */
-int dbg_mpir_start(struct dbg_session *s, char *const *argv, int mpirun_pid,
-		   const char *bindir, char *err, size_t errlen);
-/* Before the session stops: kill a launched job, or leave it running. */
-void dbg_mpir_stop(struct dbg_session *s);
-/* Forward mpirun's output (the ranks' stdout passes through it). */
-void dbg_mpir_output(struct dbg_session *s);
-/*
- * input TEXT in an MPIR session: to mpirun's stdin, which it forwards to
- * rank 0 (set: the ranks named, or NULL). Refused for an attached job.
- */
-void dbg_mpir_input(struct dbg_session *s, const struct sdm_idset *set, const char *text);
-/*
- * For a checkpoint of the whole job: stop mpirun in our gdb and detach
- * (CRIU cannot take a traced process), and attach again afterwards, to
- * the same pid (the original, or its restored copy). 0 or -errno, err set.
- */
-int dbg_mpir_detach(struct dbg_session *s, char *err, size_t errlen);
-int dbg_mpir_reattach(struct dbg_session *s, char *err, size_t errlen);
-
-/*
- * checkpoint.c: "checkpoint" and "restart HANDLE[,HANDLE...]" of the whole
- * job (libcrdbg preloaded, crdbg.ko loaded); output of restarted ranks.
- */
-void dbg_checkpoint(struct dbg_session *s);
-void dbg_restart(struct dbg_session *s, const char *handles);
-void dbg_ckpt_output(struct dbg_session *s);
-/*
- * Every complete output line of a rank, or of mpirun (id DBG_MPIRUN, the
- * ranks of an MPIR job write through it): notes "MPIR debug info)" pids.
- */
-#define DBG_MPIRUN	UINT32_MAX
-void dbg_ckpt_line(struct dbg_session *s, uint32_t id, const char *line, size_t len);
 /* Program output of rank id (or DBG_MPIRUN), as if its server had forwarded it. */
 void dbg_rank_output(struct dbg_session *s, uint32_t id, const char *buf, size_t len);
 
-/* commands.c: run one console line. Returns 1 to quit, else 0. */
-int dbg_execute(struct dbg_session *s, const char *line);
-/* Names of the console commands, NULL terminated (for completion). */
-extern const char *const dbg_command_names[];
+/* Register a part's hooks (ops must outlive s). 0 or -ENOSPC. */
+int dbg_session_listen(struct dbg_session *s, const struct dbg_listener *ops,
+		       void *priv);
 
 #endif /* CRDBG_CONSOLE_SESSION_H */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "crdbg/console.h"
+#include "crdbg/merge.h"
 #include "sdm/idset.h"
 
 static int add_ranks(struct con_merge *m, const char *set, const char *reply)

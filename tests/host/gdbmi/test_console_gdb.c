@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "crdbg/console.h"
+#include "crdbg/merge.h"
 #include "crdbg/gdbmi.h"
 
 #ifndef GDBMI_PROG_DIR

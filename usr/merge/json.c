@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "crdbg/console.h"
+#include "crdbg/merge.h"
 
 /* Length of the valid UTF-8 sequence at s (at most len bytes), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t len)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crdbg/console.h"
+#include "crdbg/merge.h"
 #include "sdm/idset.h"
 
 struct node {

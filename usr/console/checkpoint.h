@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Checkpoint and restart of the whole job from the console (checkpoint.c):
+ * ranks running with libcrdbg, on one node. The part registers with the
+ * session: it watches every output line for the ranks' "MPIR debug info)"
+ * announcements and forwards what restarted ranks write on the terminals
+ * it gave them. An MPIR job goes through its mpirun (mpir.h).
+ */
+#ifndef CRDBG_CONSOLE_CHECKPOINT_H
+#define CRDBG_CONSOLE_CHECKPOINT_H
+
+struct dbg_session;
+struct dbg_mpir;
+struct dbg_ckpt;
+
+/*
+ * A new checkpoint part of s, once s is started (it has s->n ranks);
+ * mpir: the job's MPIR part, or NULL. Registered with s. NULL on ENOMEM
+ * or ENOSPC.
+ */
+struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir);
+/* After dbg_session_stop(). Accepts NULL. */
+void dbg_ckpt_free(struct dbg_ckpt *ck);
+
+/* "checkpoint": every rank, left where it was; prints the handles. */
+void dbg_ckpt_checkpoint(struct dbg_ckpt *ck);
+/* "restart [H,...]": default, the handles of the last checkpoint. */
+void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *handles);
+
+#endif /* CRDBG_CONSOLE_CHECKPOINT_H */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The console's commands (commands.c): one table of {name, aliases,
+ * arguments, help, handler} drives dispatch, help and completion. A line
+ * is "[RANKS] COMMAND ARGS"; a word the table does not know goes to every
+ * gdb of the set as a gdb console command.
+ */
+#ifndef CRDBG_CONSOLE_COMMANDS_H
+#define CRDBG_CONSOLE_COMMANDS_H
+
+#include <stddef.h>
+
+struct dbg_session;
+struct dbg_mpir;
+struct dbg_ckpt;
+
+/* What the commands act on. */
+struct dbg_console {
+	struct dbg_session *s;
+	struct dbg_mpir *mpir;	/* a job acquired through MPIR, else NULL */
+	struct dbg_ckpt *ckpt;	/* checkpoint and restart; NULL: refused */
+};
+
+/* Run one console line. Returns 1 to quit, else 0. */
+int dbg_execute(struct dbg_console *c, const char *line);
+
+/*
+ * Completion: the i-th word a command can be typed as (names, and aliases
+ * of three letters or more; hidden commands left out), NULL after the last.
+ */
+const char *dbg_command_word(size_t i);
+
+#endif /* CRDBG_CONSOLE_COMMANDS_H */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MPIR process acquisition (mpir.c): a job's ranks found through its
+ * mpirun, which runs (or is attached to) under a gdb of the console's.
+ * The part registers with the session: it forwards mpirun's output (the
+ * ranks write through it) and, when the session ends, kills a job it
+ * launched or leaves an attached one running.
+ */
+#ifndef CRDBG_CONSOLE_MPIR_H
+#define CRDBG_CONSOLE_MPIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct dbg_session;
+struct sdm_idset;
+struct dbg_mpir;
+
+/* A new MPIR part of s, registered with it. NULL on ENOMEM or ENOSPC. */
+struct dbg_mpir *dbg_mpir_new(struct dbg_session *s);
+/* After dbg_session_stop(). Accepts NULL. */
+void dbg_mpir_free(struct dbg_mpir *m);
+
+/*
+ * Run mpirun (argv) under our gdb, or attach to the running mpirun_pid
+ * (argv NULL); read MPIR_proctable; start the session with one server per
+ * rank and attach each rank's gdb. Prints the attach result. With
+ * CRDBG_DEBUG_PRELOAD set the job is made checkpointable. 0 or -errno
+ * with err set.
+ */
+int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
+		   const char *bindir, char *err, size_t errlen);
+
+/* Whether we started the job (else crdbg attach joined it). */
+bool dbg_mpir_launched(const struct dbg_mpir *m);
+/* mpirun's pid (the original, or its restored copy). */
+int dbg_mpir_pid(const struct dbg_mpir *m);
+
+/*
+ * input TEXT: to mpirun's stdin, which it forwards to rank 0 (set: the
+ * ranks named, or NULL). Refused for an attached job.
+ */
+void dbg_mpir_input(struct dbg_mpir *m, const struct sdm_idset *set, const char *text);
+
+/*
+ * For a checkpoint of the whole job: stop mpirun in our gdb and detach
+ * (CRIU cannot take a traced process), and attach again afterwards, to
+ * the same pid (the original, or its restored copy). 0 or -errno, err set.
+ */
+int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen);
+int dbg_mpir_reattach(struct dbg_mpir *m, char *err, size_t errlen);
+
+#endif /* CRDBG_CONSOLE_MPIR_H */

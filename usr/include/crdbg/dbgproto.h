@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The debugger protocol: what the console (usr/console/) sends to the GDB
+ * backend of each SDM server, and what the backend answers. One text
+ * command per SDM command, at most DBGP_CMD_MAX bytes, no NUL and no
+ * newline; exactly one text reply per command (an SDM error event for
+ * errors), so identical replies of many ranks aggregate in the tree.
+ *
+ * Commands (VERB, one space, arguments):
+ *
+ *   load PROG[\x1fARG...]   start gdb on PROG (CRDBG_RANK=id in its env)
+ *                          reply "loaded"
+ *   attach PID PROG        start gdb on PROG and attach it to PID
+ *                          reply: a stop ("stopped: attached, FRAME")
+ *   start WAIT             temporary breakpoint at main, run, wait for it
+ *   exec WAIT KIND         KIND: continue, step, next, finish, stepi,
+ *                          nexti; the reply is the stop, or "running"
+ *                          after WAIT ms
+ *   wait WAIT              the current stop, or wait for one
+ *                          ("not started" before start)
+ *   interrupt WAIT         stop a running program (reply: the stop)
+ *   print EXPR             "EXPR = VALUE"
+ *   break LOC              "breakpoint N at FILE:LINE"
+ *   bt                     "#0  func at file:line" lines
+ *   stack                  function names, outermost first, one a line
+ *   status                 "STATE gdb=PID pid=PID WHERE[, pc 0xADDR]"
+ *   cli CMD                any gdb console command; its console output
+ *   input TEXT             TEXT and a newline to the program's stdin
+ *
+ * WAIT is in milliseconds, decimal, at most DBGP_WAIT_MAX_MS.
+ *
+ * Replies. A stop or an exit is described as
+ *
+ *   "stopped: breakpoint 1, main at prog.c:12"
+ *   "stopped: end-stepping-range, main at prog.c:13"
+ *   "stopped: signal SIGINT, pause"
+ *   "stopped: attached, main at prog.c:12"
+ *   "exited: code 0"  /  "exited: signal SIGSEGV"
+ *
+ * and, in the replies of start, exec, wait, interrupt and attach (not in
+ * status), followed by the stop's fields for machines: DBGP_FIELDS
+ * (\x1e), then KEY=VALUE pairs separated by DBGP_FIELD_SEP (\x1f), from
+ * gdb's *stopped record (keys reason, bkptno, signal, code, func, file,
+ * line, pc); control bytes in values become '?':
+ *
+ *   "...main at prog.c:12\x1ereason=breakpoint-hit\x1fbkptno=1\x1ffunc=main
+ *    \x1ffile=prog.c\x1fline=12\x1fpc=0x401136"
+ *
+ * The reply stays one byte string, so the tree still merges identical
+ * stops. A run command whose WAIT passed answers "running". Errors are
+ * error events whose text starts with "error: "; a rank whose gdb died
+ * answers every command with "lost: WHY" (an error event too).
+ *
+ * The console makes the SDM's own errors (a server gone) "lost: ..." as
+ * well, so a reply's kind (dbgp_reply_kind) is all it looks at.
+ */
+#ifndef CRDBG_DBGPROTO_H
+#define CRDBG_DBGPROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DBGP_CMD_MAX		4096	/* bytes of a command, without a NUL */
+#define DBGP_ARGS_MAX		62	/* arguments of load */
+#define DBGP_WAIT_MAX_MS	86400000ul
+
+/* Separators. */
+#define DBGP_ARG_SEP		'\x1f'	/* between load's PROG and ARGs */
+#define DBGP_FIELDS		'\x1e'	/* ends a stop's text, starts its fields */
+#define DBGP_FIELD_SEP		'\x1f'	/* between KEY=VALUE fields */
+
+/* Reply prefixes and whole replies. */
+#define DBGP_STOPPED		"stopped: "
+#define DBGP_EXITED		"exited: "
+#define DBGP_ERROR		"error: "
+#define DBGP_LOST		"lost: "
+#define DBGP_RUNNING		"running"
+#define DBGP_LOADED		"loaded"
+#define DBGP_NOT_STARTED	"not started"
+
+enum dbgp_verb {
+	DBGP_LOAD,
+	DBGP_ATTACH,
+	DBGP_START,
+	DBGP_EXEC,
+	DBGP_WAIT,
+	DBGP_INTERRUPT,
+	DBGP_PRINT,
+	DBGP_BREAK,
+	DBGP_BT,
+	DBGP_STACK,
+	DBGP_STATUS,
+	DBGP_CLI,
+	DBGP_INPUT,
+	__DBGP_VERB_LAST
+};
+
+enum dbgp_exec {
+	DBGP_EXEC_CONTINUE,
+	DBGP_EXEC_STEP,
+	DBGP_EXEC_NEXT,
+	DBGP_EXEC_FINISH,
+	DBGP_EXEC_STEPI,
+	DBGP_EXEC_NEXTI,
+	__DBGP_EXEC_LAST
+};
+
+/* One command. Which fields a verb uses is in the table above. */
+struct dbgp_cmd {
+	enum dbgp_verb verb;
+	unsigned long wait_ms;	/* start, exec, wait, interrupt */
+	enum dbgp_exec exec;	/* exec */
+	int pid;		/* attach */
+	/*
+	 * load: PROG[\x1fARG...] (dbgp_split_load() splits it); attach:
+	 * PROG; print, break, cli, input: their text (may be empty).
+	 */
+	const char *arg;
+};
+
+/* "load", "exec", ...; NULL for a value out of range. */
+const char *dbgp_verb_name(enum dbgp_verb verb);
+/* "continue", "step", ...; NULL for a value out of range. */
+const char *dbgp_exec_name(enum dbgp_exec exec);
+/* The run command KIND names (e.g. "next"), or -EINVAL. */
+int dbgp_exec_parse(const char *name);
+
+/*
+ * Write cmd into buf (NUL terminated). Returns its length, -ENOSPC when
+ * buf is too small or the command longer than DBGP_CMD_MAX, -EINVAL for
+ * a field the protocol cannot carry (a verb or kind out of range, a
+ * newline in a text, pid <= 0, a wait above DBGP_WAIT_MAX_MS).
+ */
+int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd);
+/*
+ * load's text "PROG\x1fARG..." from a NULL terminated argv. Its length,
+ * -ENOSPC (buf, or the command it makes, too small), -E2BIG (more than
+ * DBGP_ARGS_MAX ARGs), -EINVAL (no PROG, a newline).
+ */
+int dbgp_load_spec(char *buf, size_t size, char *const *argv);
+
+/*
+ * Parse the len bytes at buf (a NUL after them is not needed: buf gets
+ * one, so it must have room for len + 1 bytes); ret->arg points into buf.
+ *   -EMSGSIZE  longer than DBGP_CMD_MAX
+ *   -EBADMSG   a NUL or a newline in it
+ *   -ENOENT    no known verb (or a verb without the arguments it needs)
+ *   -EINVAL    a known verb with bad arguments: ret->verb is set and
+ *              ret->arg points at them (attach without PID PROG, exec
+ *              with an unknown KIND, load without PROG, a bad WAIT)
+ */
+int dbgp_parse(char *buf, size_t len, struct dbgp_cmd *ret);
+/*
+ * Split load's PROG[\x1fARG...] in place: the separators become NULs,
+ * ret_args[] gets the ARGs and a NULL (room for max + 1 pointers; ARGs
+ * beyond max stay in the last one). Returns the number of ARGs.
+ */
+size_t dbgp_split_load(char *spec, const char **ret_args, size_t max);
+
+enum dbgp_reply_kind {
+	DBGP_REPLY_OTHER,	/* a value, a breakpoint, cli output, ... */
+	DBGP_REPLY_STOPPED,
+	DBGP_REPLY_EXITED,
+	DBGP_REPLY_RUNNING,
+	DBGP_REPLY_ERROR,
+	DBGP_REPLY_LOST,
+};
+
+enum dbgp_reply_kind dbgp_reply_kind(const char *reply);
+/* Length of the text of a reply, before the fields of a stop if any. */
+size_t dbgp_reply_text_len(const char *reply);
+/* The fields of a stop (after DBGP_FIELDS), or NULL when it has none. */
+const char *dbgp_reply_fields(const char *reply);
+
+/* One KEY=VALUE field, pointing into the reply; not NUL terminated. */
+struct dbgp_field {
+	const char *key;
+	size_t klen;
+	const char *value;
+	size_t vlen;
+};
+/*
+ * Take the next field at *cursor (from dbgp_reply_fields) and move the
+ * cursor past it. 1 and ret set, or 0 at the end. A piece without '='
+ * or with an empty key is skipped.
+ */
+int dbgp_next_field(const char **cursor, struct dbgp_field *ret);
+
+/* What gdb said about a stop or an exit (its *stopped record). */
+struct dbgp_stop {
+	bool exited;
+	bool attached;		/* "stopped: attached": no reason field */
+	const char *reason;	/* gdb's: "breakpoint-hit", ...; NULL or "" */
+	int bkptno;		/* breakpoint-hit */
+	const char *signal;	/* signal-received, or exited-signalled */
+	int exit_code;
+	const char *func;	/* the frame; NULL or "??" when unknown */
+	const char *file;
+	int line;
+	uint64_t pc;
+};
+
+/* "func at file:line", or "func" without a line. As snprintf. */
+int dbgp_frame_text(char *buf, size_t size, const char *func,
+		    const char *file, int line);
+/* "stopped: ..." or "exited: ..." as above. As snprintf. */
+int dbgp_stop_text(char *buf, size_t size, const struct dbgp_stop *st);
+/*
+ * Its fields, "\x1eKEY=VALUE\x1f..." (empty when there are none); a field
+ * that does not fit is left out. Returns the length written.
+ */
+size_t dbgp_stop_fields(char *buf, size_t size, const struct dbgp_stop *st);
+
+/* The reply of status. */
+struct dbgp_status {
+	char state[16];		/* stopped, running, exited, lost, ... */
+	int gdb_pid;
+	int pid;
+	const char *where;	/* points into the reply; may be "" */
+};
+
+/* "STATE gdb=PID pid=PID WHERE[, pc 0xPC]" (pc 0: none). As snprintf. */
+int dbgp_status_text(char *buf, size_t size, const char *state, int gdb_pid,
+		     int pid, const char *where, uint64_t pc);
+/* 0, or -EINVAL when reply is not a status line. */
+int dbgp_parse_status(const char *reply, struct dbgp_status *ret);
+
+#endif /* CRDBG_DBGPROTO_H */

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# Merging of what many ranks reply (crdbg/merge.h: rank-set reply
+# merging, merged stacks, JSON strings) in $(B)/usr/libmerge.a, on top of
+# the SDM id sets: link it before $(B)/sdm/libsdmcore.a.
+
+MERGE_SRCS := usr/merge/merge.c usr/merge/stacks.c usr/merge/json.c
+MERGE_OBJS := $(MERGE_SRCS:%.c=$(B)/%.o)
+MERGE_LIB  := $(B)/usr/libmerge.a
+# sdm/core.mk is read after this file: name its library by path.
+MERGE_SDM  := $(B)/sdm/libsdmcore.a
+
+$(MERGE_OBJS): USR_CFLAGS += -Isdm/include
+
+$(MERGE_LIB): $(MERGE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/tests/host/gdbmi/test_console: tests/host/gdbmi/test_console.c $(MERGE_LIB) $(MERGE_SDM)
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -Isdm/include -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
+		-o $@ $< $(MERGE_LIB) $(MERGE_SDM)
+
+# The same over real gdbs (usr/gdbmi/gdbmi.mk builds the library and
+# prog_ranks; it is read after this file, so they are named by path).
+$(B)/tests/host/gdbmi/test_console_gdb: tests/host/gdbmi/test_console_gdb.c $(MERGE_LIB) \
+		$(B)/usr/libgdbmi.a $(MERGE_SDM) | $(B)/tests/host/gdbmi/prog_ranks
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -Isdm/include -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
+		-DGDBMI_PROG_DIR=\"$(B)/tests/host/gdbmi\" \
+		-o $@ $< $(MERGE_LIB) $(B)/usr/libgdbmi.a $(MERGE_SDM)
+
+MERGE_TESTS := $(B)/tests/host/gdbmi/test_console $(B)/tests/host/gdbmi/test_console_gdb
+
+ALL_TARGETS += $(MERGE_LIB) $(MERGE_TESTS)
+HOST_TESTS  += $(MERGE_TESTS)
+
+-include $(MERGE_OBJS:.o=.d) $(MERGE_TESTS:=.d)
