@@ -82,7 +82,7 @@ static int parse(int argc, char **argv, struct dbg_opts *o, int *ret_i)
 				cli_error("debug: --preload needs a library");
 				return 2;
 			}
-			setenv("CRDBG_DEBUG_PRELOAD", argv[i], 1);
+			o->preload = argv[i];
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else {

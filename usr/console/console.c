@@ -174,6 +174,7 @@ static int load_and_start(struct dbg_console *c)
 	if (rc < 0)
 		goto out;
 	load.arg = spec;
+	load.preload = s->preload;
 	rc = dbg_send(s, all, &load, DBG_LOAD_TIMEOUT, &r);
 	if (rc < 0)
 		goto out;
@@ -292,6 +293,7 @@ int dbg_main(const struct dbg_opts *o)
 	s.json = o->json;
 	s.interrupted = &interrupted;
 	s.argv = o->argv;
+	s.preload = o->preload && *o->preload ? o->preload : NULL;
 	s.wait_s = o->batch || o->nex || !isatty(STDIN_FILENO) ?
 		   DBG_BATCH_WAIT_S : 0;
 	/*

@@ -296,7 +296,7 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
 	struct dbg_session *s = m->s;
 	struct mi_driver_opts o = { 0 };
 	struct sdm_fe_result r;
-	const char *preload = getenv("CRDBG_DEBUG_PRELOAD");
+	const char *preload = s->preload;
 	struct sdm_idset *all;
 	struct proc *procs = NULL;
 	char **pargv = NULL;

@@ -24,9 +24,9 @@ void dbg_mpir_free(struct dbg_mpir *m);
 /*
  * Run mpirun (argv) under our gdb, or attach to the running mpirun_pid
  * (argv NULL); read MPIR_proctable; start the session with one server per
- * rank and attach each rank's gdb. Prints the attach result. With
- * CRDBG_DEBUG_PRELOAD set the job is made checkpointable. 0 or -errno
- * with err set.
+ * rank and attach each rank's gdb. Prints the attach result. With the
+ * session's preload set the job is made checkpointable. 0 or -errno with
+ * err set.
  */
 int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
 		   const char *bindir, char *err, size_t errlen);

@@ -63,6 +63,7 @@ struct dbg_listener {
 struct dbg_session {
 	struct sdm_fe *fe;
 	char *const *argv;		/* the program and its arguments */
+	const char *preload;		/* LD_PRELOAD for the program only, or NULL */
 	uint32_t n;
 	enum dbg_rank_state *state;
 	struct dbg_linebuf *line;	/* partial output lines, per rank */

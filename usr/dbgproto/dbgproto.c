@@ -91,9 +91,14 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 			return -EINVAL;
 		return fits(snprintf(buf, size, "%s %d %s", verb, cmd->pid, arg), size);
 	case DBGP_LOAD:
-		if (!*arg || *arg == DBGP_ARG_SEP)
+		if (!*arg || *arg == DBGP_ARG_SEP || strchr(arg, DBGP_OPTS_END))
 			return -EINVAL;
-		break;
+		if (!cmd->preload)
+			break;
+		if (!*cmd->preload || strpbrk(cmd->preload, "\n\x1e\x1f"))
+			return -EINVAL;
+		return fits(snprintf(buf, size, "%s preload=%s%c%s", verb, cmd->preload,
+				     DBGP_OPTS_END, arg), size);
 	default:
 		break;
 	}
@@ -118,8 +123,8 @@ int dbgp_load_spec(char *buf, size_t size, char *const *argv)
 
 		if (i > DBGP_ARGS_MAX)
 			return -E2BIG;
-		if (strchr(argv[i], '\n'))
-			return -EINVAL;
+		if (strpbrk(argv[i], "\n\x1e\x1f"))
+			return -EINVAL;	/* the protocol's separators */
 		n = snprintf(buf + len, size - len, "%s%s", i ? (char[]){ DBGP_ARG_SEP, 0 } : "",
 			     argv[i]);
 		if (n < 0 || (size_t)n >= size - len)
@@ -214,6 +219,27 @@ static int parse_args(enum dbgp_verb verb, const char *p, struct dbgp_cmd *ret)
 	}
 }
 
+/* load's "KEY=VALUE[\x1f...]\x1e" before PROG, cut off in place. */
+static int parse_load_opts(char *spec, struct dbgp_cmd *ret)
+{
+	char *end = strchr(spec, DBGP_OPTS_END), *opt, *next;
+
+	if (!end)
+		return 0;
+	*end = 0;
+	ret->arg = end + 1;
+	for (opt = spec; opt; opt = next) {
+		next = strchr(opt, DBGP_ARG_SEP);
+		if (next)
+			*next++ = 0;
+		if (!strncmp(opt, "preload=", 8) && opt[8])
+			ret->preload = opt + 8;
+		else
+			return -EINVAL;	/* an option this end does not know */
+	}
+	return *ret->arg && *ret->arg != DBGP_ARG_SEP ? 0 : -EINVAL;
+}
+
 int dbgp_parse(char *buf, size_t len, struct dbgp_cmd *ret)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -232,6 +258,8 @@ int dbgp_parse(char *buf, size_t len, struct dbgp_cmd *ret)
 		if (rc == -ENOENT)
 			return rc;
 		ret->verb = v;
+		if (!rc && v == DBGP_LOAD)
+			rc = parse_load_opts(buf + (ret->arg - buf), ret);
 		return rc;
 	}
 	return -ENOENT;

@@ -1,40 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The GDB backend: each SDM server drives one gdb (usr/gdbmi's MI driver)
- * for its process. Commands are text, one per SDM command; every command
- * gets exactly one reply (text; an error event for errors), so identical
- * replies from many servers aggregate in the tree.
- *
- *   load PROG[\x1fARG...]   start gdb on PROG (CRDBG_RANK=id in its env)
- *   attach PID PROG        start gdb on PROG and attach it to PID
- *   start WAIT             temporary breakpoint at main, run, wait for it
- *   exec WAIT KIND         KIND: continue, step, next, finish; the reply
- *                          is the stop, or "running" after WAIT ms
- *   wait WAIT              the current stop, or wait for one
- *   interrupt WAIT         stop a running program (reply: the stop)
- *   print EXPR             "EXPR = VALUE"
- *   break LOC              "breakpoint N at FILE:LINE"
- *   bt                     "#0  func at file:line" lines
- *   stack                  function names, outermost first, one a line
- *   status                 "STATE gdb=PID pid=PID WHERE[, pc 0xADDR]"
- *   cli CMD                any gdb console command; its console output
- *   input TEXT             TEXT and a newline to the program's stdin
- *
- * Stops are described as
- *   "stopped: breakpoint 1, main at prog.c:12"
- *   "stopped: end-stepping-range, main at prog.c:13"
- *   "stopped: signal SIGINT, pause"
- *   "exited: code 0"  /  "exited: signal SIGSEGV"
- * and, in the replies of start, exec, wait, interrupt and attach (not in
- * status), followed by the stop's fields for machines: \x1e, then
- * KEY=VALUE pairs separated by \x1f, from gdb's *stopped record (keys
- * reason, bkptno, signal, code, func, file, line, pc), e.g.
- *   "...main at prog.c:12\x1ereason=breakpoint-hit\x1fbkptno=1\x1ffunc=main
- *    \x1ffile=prog.c\x1fline=12\x1fpc=0x401136"
- * The console strips them from what it prints (and --json prints them).
- * The program's output (gdb's pty) is forwarded upstream through iof.h.
- * A gdb that dies makes the rank "lost": every later command answers
- * with an error saying so.
+ * for its process. The commands it understands and the replies it gives
+ * are the debugger protocol of <crdbg/dbgproto.h>, parsed and formatted
+ * with libdbgproto: every command gets exactly one reply, so identical
+ * replies from many servers aggregate in the tree. The program's output
+ * (gdb's pty, or FIFOs for a checkpointable program) is forwarded
+ * upstream through sdm/iof.h. A gdb that dies makes the rank "lost":
+ * every later command answers with an error saying so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,13 +18,12 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <crdbg/dbgproto.h>
 #include <crdbg/gdbmi.h>
 #include "sdm/server.h"
 
 #include "backends.h"
 
-#define GDBB_CMD_MAX	4096
-#define GDBB_ARGS_MAX	62
 #define GDBB_WATCH_MAX	4
 #define GDBB_REPLY_MAX	(60u << 10)
 #define GDBB_START_MS	120000
@@ -132,7 +104,7 @@ static void mark_lost(struct gdbb *g)
 {
 	if (g->state == GDBB_LOST)
 		return;
-	snprintf(g->lost, sizeof(g->lost), "lost: %s",
+	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "%s",
 		 g->d ? mi_driver_error(g->d) : "gdb is gone");
 	g->state = GDBB_LOST;
 	unwatch_all(g);
@@ -144,59 +116,22 @@ static void mark_lost(struct gdbb *g)
 
 static void describe_frame(char *buf, size_t size, const struct mi_frame *f)
 {
-	if (f->file && f->line)
-		snprintf(buf, size, "%s at %s:%d", f->func, f->file, f->line);
-	else
-		snprintf(buf, size, "%s", f->func);
+	dbgp_frame_text(buf, size, f->func, f->file, f->line);
 }
 
-/* One KEY=VALUE field of g->info; control bytes of VALUE become '?'. */
-static void info_add(struct gdbb *g, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void info_add(struct gdbb *g, const char *key, const char *fmt, ...)
+/* Where the program stopped (g->where) and the stop's fields (g->info). */
+static void describe_stop(struct gdbb *g, const struct dbgp_stop *st)
 {
-	size_t len = strlen(g->info);
-	char *p;
-	va_list ap;
-
-	if (len + strlen(key) + 3 >= sizeof(g->info))
-		return;
-	len += snprintf(g->info + len, sizeof(g->info) - len, "%c%s=",
-			len ? '\x1f' : '\x1e', key);
-	p = g->info + len;
-	va_start(ap, fmt);
-	vsnprintf(p, sizeof(g->info) - len, fmt, ap);
-	va_end(ap);
-	for (; *p; p++)
-		if ((unsigned char)*p < 0x20)
-			*p = '?';
+	dbgp_stop_text(g->where, sizeof(g->where), st);
+	dbgp_stop_fields(g->info, sizeof(g->info), st);
 }
 
-static void info_frame(struct gdbb *g, const struct mi_frame *f)
+static void stop_at_frame(struct dbgp_stop *st, const struct mi_frame *f)
 {
-	if (f->func && strcmp(f->func, "??"))
-		info_add(g, "func", "%s", f->func);
-	if (f->file)
-		info_add(g, "file", "%s", f->file);
-	if (f->line)
-		info_add(g, "line", "%d", f->line);
-	if (f->addr)
-		info_add(g, "pc", "0x%llx", (unsigned long long)f->addr);
-}
-
-static void info_stop(struct gdbb *g, const struct mi_stop *st)
-{
-	g->info[0] = 0;
-	if (st->reason[0])
-		info_add(g, "reason", "%s", st->reason);
-	if (st->bkptno && !strcmp(st->reason, "breakpoint-hit"))
-		info_add(g, "bkptno", "%d", st->bkptno);
-	if (st->signal)
-		info_add(g, "signal", "%s", st->signal);
-	if (st->exited && !st->signal)
-		info_add(g, "code", "%d", st->exit_code);
-	if (!st->exited)
-		info_frame(g, &st->frame);
+	st->func = f->func;
+	st->file = f->file;
+	st->line = f->line;
+	st->pc = f->addr;
 }
 
 /* The last stop as a run command's reply: where, then its fields. */
@@ -213,35 +148,21 @@ static void reply_stop(struct gdbb *g, uint32_t req, bool pending)
 
 static void on_stop(struct gdbb *g, struct mi_record *rec)
 {
+	struct dbgp_stop ds = { 0 };
 	struct mi_stop st;
-	char fr[400];
 
 	mi_stop_from_record(rec, &st);
-	info_stop(g, &st);
-	if (st.exited) {
-		g->state = GDBB_EXITED;
-		if (st.signal)
-			snprintf(g->where, sizeof(g->where), "exited: signal %s",
-				 st.signal);
-		else
-			snprintf(g->where, sizeof(g->where), "exited: code %d",
-				 st.exit_code);
-	} else {
-		g->state = GDBB_STOPPED;
+	ds.exited = st.exited;
+	ds.reason = st.reason;
+	ds.bkptno = st.bkptno;
+	ds.signal = st.signal;
+	ds.exit_code = st.exit_code;
+	if (!st.exited)
+		stop_at_frame(&ds, &st.frame);
+	describe_stop(g, &ds);
+	g->state = st.exited ? GDBB_EXITED : GDBB_STOPPED;
+	if (!st.exited)
 		g->pc = st.frame.addr;
-		describe_frame(fr, sizeof(fr), &st.frame);
-		if (!strcmp(st.reason, "breakpoint-hit"))
-			snprintf(g->where, sizeof(g->where),
-				 "stopped: breakpoint %d, %s", st.bkptno, fr);
-		else if (!strcmp(st.reason, "signal-received") && st.signal)
-			snprintf(g->where, sizeof(g->where),
-				 "stopped: signal %s, %s", st.signal, fr);
-		else if (st.reason[0])
-			snprintf(g->where, sizeof(g->where), "stopped: %s, %s",
-				 st.reason, fr);
-		else
-			snprintf(g->where, sizeof(g->where), "stopped: %s", fr);
-	}
 	mi_stop_release(&st);
 	reply_stop(g, 0, true);
 }
@@ -323,13 +244,13 @@ static void pend_timeout(void *arg)
 
 	g->pend_timer = 0;
 	drain(g);
-	answer_pending(g, 0, "running");
+	answer_pending(g, 0, DBGP_RUNNING);
 }
 
 /* Reply to req when the program stops, or "running" after wait_ms. */
 static void pend(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 {
-	answer_pending(g, 0, "running");
+	answer_pending(g, 0, DBGP_RUNNING);
 	g->pend_req = req;
 	g->pend_timer = sdm_transport_add_timer(g->host.engine, (int)wait_ms,
 						pend_timeout, g);
@@ -344,79 +265,65 @@ static void fail(struct gdbb *g, uint32_t req, int err)
 		reply(g, req, 1, g->lost);
 		return;
 	}
-	replyf(g, req, 1, "error: %s", mi_driver_error(g->d));
+	replyf(g, req, 1, DBGP_ERROR "%s", mi_driver_error(g->d));
 	drain(g);
 }
 
-static int do_load(struct gdbb *g, uint32_t req, char *spec)
+static int do_load(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 {
-	const char *args[GDBB_ARGS_MAX + 1];
+	const char *args[DBGP_ARGS_MAX + 1];
 	struct mi_driver_opts o = { 0 };
 	char rank[16];
-	char *prog = spec, *p;
-	int n = 0, err;
+	int err;
 
 	if (g->d) {
-		reply(g, req, 1, "error: a program is already loaded");
+		reply(g, req, 1, DBGP_ERROR "a program is already loaded");
 		return 0;
 	}
-	for (p = strchr(spec, '\x1f'); p && n < GDBB_ARGS_MAX;
-	     p = strchr(p, '\x1f')) {
-		*p++ = 0;
-		args[n++] = p;
-	}
-	args[n] = NULL;
-	if (!*prog) {
-		reply(g, req, 1, "error: no program");
-		return 0;
-	}
+	dbgp_split_load((char *)c->arg, args, DBGP_ARGS_MAX);
 	snprintf(rank, sizeof(rank), "%u", g->host.id);
 	setenv("CRDBG_RANK", rank, 1);
-	o.program = prog;
+	o.program = c->arg;
 	o.args = args;
 	o.cmd_timeout_ms = GDBB_START_MS;
-	/* Checkpointable (crdbg debug --preload): no terminal CRIU cannot dump. */
-	o.fifo = getenv("CRDBG_DEBUG_PRELOAD") && *getenv("CRDBG_DEBUG_PRELOAD");
+	/* Checkpointable (preload=): no terminal CRIU cannot dump. */
+	o.fifo = c->preload != NULL;
 	err = mi_driver_start(&o, &g->d);
 	if (err) {
 		g->d = NULL;
-		replyf(g, req, 1, "error: cannot start gdb: %s", strerror(-err));
+		replyf(g, req, 1, DBGP_ERROR "cannot start gdb: %s", strerror(-err));
 		return 0;
 	}
 	g->gdb_pid = mi_driver_gdb_pid(g->d);
 	g->state = GDBB_LOADED;
 	watch_driver(g);
-	/* crdbg debug --preload: only the program gets the library. */
-	if (getenv("CRDBG_DEBUG_PRELOAD") && *getenv("CRDBG_DEBUG_PRELOAD"))
+	/* Only the program gets the library, not gdb or its shell. */
+	if (c->preload)
 		mi_driver_cmd(g->d, NULL, "-interpreter-exec console \"set environment LD_PRELOAD %s\"",
-			      getenv("CRDBG_DEBUG_PRELOAD"));
-	reply(g, req, 0, "loaded");
+			      c->preload);
+	reply(g, req, 0, DBGP_LOADED);
 	return 0;
 }
 
 /* "attach PID PROG": gdb on PROG attaches to the running PID. */
-static int do_attach(struct gdbb *g, uint32_t req, const char *arg)
+static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 {
+	struct dbgp_stop ds = { .attached = true };
 	struct mi_driver_opts o = { 0 };
 	struct mi_frames fr;
-	char fdesc[400];
-	int pid = 0, used = 0, err;
+	int err;
 
 	if (g->d) {
-		reply(g, req, 1, "error: a program is already loaded");
+		reply(g, req, 1, DBGP_ERROR "a program is already loaded");
 		return 0;
 	}
-	if (sscanf(arg, "%d %n", &pid, &used) < 1 || pid <= 0 || !arg[used]) {
-		reply(g, req, 1, "error: attach wants PID PROGRAM");
-		return 0;
-	}
-	o.program = arg + used;
+	o.program = prog;
 	o.cmd_timeout_ms = GDBB_START_MS;
 	o.no_pty = true;
 	err = mi_driver_start(&o, &g->d);
 	if (err) {
 		g->d = NULL;
-		replyf(g, req, 1, "error: cannot start gdb: %s", strerror(-err));
+		replyf(g, req, 1, DBGP_ERROR "cannot start gdb: %s", strerror(-err));
 		return 0;
 	}
 	g->gdb_pid = mi_driver_gdb_pid(g->d);
@@ -429,17 +336,15 @@ static int do_attach(struct gdbb *g, uint32_t req, const char *arg)
 	}
 	g->pid = pid;
 	g->state = GDBB_STOPPED;
-	snprintf(g->where, sizeof(g->where), "stopped: attached");
-	g->info[0] = 0;
 	if (mi_backtrace(g->d, 1, &fr) == 0) {
 		if (fr.n) {
 			g->pc = fr.frames[0].addr;
-			info_frame(g, &fr.frames[0]);
-			describe_frame(fdesc, sizeof(fdesc), &fr.frames[0]);
-			snprintf(g->where, sizeof(g->where),
-				 "stopped: attached, %s", fdesc);
+			stop_at_frame(&ds, &fr.frames[0]);
 		}
+		describe_stop(g, &ds);
 		mi_frames_release(&fr);
+	} else {
+		describe_stop(g, &ds);
 	}
 	reply_stop(g, req, false);
 	drain(g);
@@ -454,7 +359,7 @@ static bool need_program(struct gdbb *g, uint32_t req)
 		return false;
 	}
 	if (!g->d) {
-		reply(g, req, 1, "error: no program loaded");
+		reply(g, req, 1, DBGP_ERROR "no program loaded");
 		return false;
 	}
 	return true;
@@ -467,11 +372,11 @@ static bool need_stopped(struct gdbb *g, uint32_t req)
 	if (g->state == GDBB_STOPPED)
 		return true;
 	if (g->state == GDBB_RUNNING)
-		reply(g, req, 1, "error: the program is running");
+		reply(g, req, 1, DBGP_ERROR "the program is running");
 	else if (g->state == GDBB_EXITED)
-		reply(g, req, 1, "error: the program is not being run");
+		reply(g, req, 1, DBGP_ERROR "the program is not being run");
 	else
-		reply(g, req, 1, "error: the program is not started");
+		reply(g, req, 1, DBGP_ERROR "the program is not started");
 	return false;
 }
 
@@ -493,7 +398,7 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 	if (!need_program(g, req))
 		return 0;
 	if (g->state != GDBB_LOADED) {
-		reply(g, req, 1, "error: the program is already started");
+		reply(g, req, 1, DBGP_ERROR "the program is already started");
 		return 0;
 	}
 	err = mi_driver_cmd(g->d, NULL, "-break-insert -t main");
@@ -504,26 +409,20 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 }
 
 static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
-		   const char *kind)
+		   enum dbgp_exec kind)
 {
-	static const char *const map[][2] = {
-		{ "continue", "-exec-continue" }, { "step", "-exec-step" },
-		{ "next", "-exec-next" }, { "finish", "-exec-finish" },
-		{ "stepi", "-exec-step-instruction" },
-		{ "nexti", "-exec-next-instruction" },
+	static const char *const mi[__DBGP_EXEC_LAST] = {
+		[DBGP_EXEC_CONTINUE] = "-exec-continue",
+		[DBGP_EXEC_STEP] = "-exec-step",
+		[DBGP_EXEC_NEXT] = "-exec-next",
+		[DBGP_EXEC_FINISH] = "-exec-finish",
+		[DBGP_EXEC_STEPI] = "-exec-step-instruction",
+		[DBGP_EXEC_NEXTI] = "-exec-next-instruction",
 	};
-	const char *mi = NULL;
 
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(kind, map[i][0]))
-			mi = map[i][1];
-	if (!mi) {
-		replyf(g, req, 1, "error: unknown run command '%.64s'", kind);
-		return 0;
-	}
 	if (!need_stopped(g, req))
 		return 0;
-	running(g, req, wait_ms, mi_driver_cmd(g->d, NULL, "%s", mi));
+	running(g, req, wait_ms, mi_driver_cmd(g->d, NULL, "%s", mi[kind]));
 	return 0;
 }
 
@@ -539,7 +438,7 @@ static int do_wait(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 		reply(g, req, 1, g->lost);
 		return 0;
 	case GDBB_LOADED:
-		reply(g, req, 0, "not started");
+		reply(g, req, 0, DBGP_NOT_STARTED);
 		return 0;
 	case GDBB_RUNNING:
 		break;
@@ -590,7 +489,7 @@ static int do_break(struct gdbb *g, uint32_t req, const char *loc)
 	if (!need_program(g, req))
 		return 0;
 	if (g->state == GDBB_RUNNING) {
-		reply(g, req, 1, "error: the program is running");
+		reply(g, req, 1, DBGP_ERROR "the program is running");
 		return 0;
 	}
 	err = mi_break(g->d, loc, &bp);
@@ -671,26 +570,25 @@ static int do_frames(struct gdbb *g, uint32_t req, bool names_only)
 
 static int do_status(struct gdbb *g, uint32_t req)
 {
+	char buf[sizeof(g->where) + 128];
+
 	drain(g);
-	if (g->state == GDBB_LOST) {
-		replyf(g, req, 0, "lost gdb=%d pid=%d %s", (int)g->gdb_pid,
-		       (int)g->pid, g->lost + 6);
-		return 0;
-	}
-	if (g->state == GDBB_STOPPED && g->pc)
-		replyf(g, req, 0, "%s gdb=%d pid=%d %s, pc 0x%llx",
-		       state_name[g->state], (int)g->gdb_pid, (int)g->pid,
-		       g->where, (unsigned long long)g->pc);
+	if (g->state == GDBB_LOST)
+		dbgp_status_text(buf, sizeof(buf), "lost", g->gdb_pid, g->pid,
+				 g->lost + strlen(DBGP_LOST), 0);
+	else if (g->state == GDBB_STOPPED)
+		dbgp_status_text(buf, sizeof(buf), state_name[g->state], g->gdb_pid,
+				 g->pid, g->where, g->pc);
 	else
-		replyf(g, req, 0, "%s gdb=%d pid=%d %s", state_name[g->state],
-		       (int)g->gdb_pid, (int)g->pid,
-		       g->state == GDBB_EXITED ? g->where : "");
+		dbgp_status_text(buf, sizeof(buf), state_name[g->state], g->gdb_pid,
+				 g->pid, g->state == GDBB_EXITED ? g->where : "", 0);
+	reply(g, req, 0, buf);
 	return 0;
 }
 
 static int do_cli(struct gdbb *g, uint32_t req, const char *cmd)
 {
-	char quoted[GDBB_CMD_MAX * 2 + 8];
+	char quoted[DBGP_CMD_MAX * 2 + 8];
 	char *text;
 	size_t n;
 	int err;
@@ -721,7 +619,7 @@ static int do_cli(struct gdbb *g, uint32_t req, const char *cmd)
 /* "input TEXT": TEXT and a newline to the program's stdin (its pty). */
 static int do_input(struct gdbb *g, uint32_t req, const char *text)
 {
-	char buf[GDBB_CMD_MAX + 2];
+	char buf[DBGP_CMD_MAX + 2];
 	int n, err;
 
 	if (!need_program(g, req))
@@ -729,7 +627,7 @@ static int do_input(struct gdbb *g, uint32_t req, const char *text)
 	n = snprintf(buf, sizeof(buf), "%s\n", text);
 	err = mi_driver_write_input(g->d, buf, n);
 	if (err == -ENOTTY) {
-		reply(g, req, 1, "error: this program's stdin is not ours (attached)");
+		reply(g, req, 1, DBGP_ERROR "this program's stdin is not ours (attached)");
 		return 0;
 	}
 	if (err) {
@@ -740,46 +638,82 @@ static int do_input(struct gdbb *g, uint32_t req, const char *text)
 	return 0;
 }
 
+/* A known verb whose arguments dbgp_parse() refused. */
+static void bad_arguments(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
+{
+	switch (c->verb) {
+	case DBGP_EXEC:
+		replyf(g, req, 1, DBGP_ERROR "unknown run command '%.64s'", c->arg);
+		break;
+	case DBGP_ATTACH:
+		reply(g, req, 1, DBGP_ERROR "attach wants PID PROGRAM");
+		break;
+	case DBGP_LOAD:
+		reply(g, req, 1, DBGP_ERROR "load wants [preload=LIB\\x1e]PROGRAM[\\x1fARG...]");
+		break;
+	default:
+		replyf(g, req, 1, DBGP_ERROR "%s wants a wait in milliseconds, up to %lu",
+		       dbgp_verb_name(c->verb), DBGP_WAIT_MAX_MS);
+		break;
+	}
+}
+
 static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
 {
 	struct gdbb *g = priv;
-	char c[GDBB_CMD_MAX + 1], kind[32];
-	unsigned long ms;
-	int used = 0;
+	char buf[DBGP_CMD_MAX + 1];
+	struct dbgp_cmd c;
+	int rc;
 
-	if (len > GDBB_CMD_MAX || memchr(cmd, 0, len) || memchr(cmd, '\n', len)) {
-		reply(g, req, 1, "error: malformed command");
+	if (len > DBGP_CMD_MAX) {
+		reply(g, req, 1, DBGP_ERROR "malformed command");
 		return 0;
 	}
-	memcpy(c, cmd, len);
-	c[len] = 0;
-	if (!strncmp(c, "load ", 5))
-		return do_load(g, req, c + 5);
-	if (!strncmp(c, "attach ", 7))
-		return do_attach(g, req, c + 7);
-	if (sscanf(c, "start %lu", &ms) == 1)
-		return do_start(g, req, ms);
-	if (sscanf(c, "exec %lu %31s", &ms, kind) == 2)
-		return do_exec(g, req, ms, kind);
-	if (sscanf(c, "wait %lu", &ms) == 1)
-		return do_wait(g, req, ms, false);
-	if (sscanf(c, "interrupt %lu", &ms) == 1)
-		return do_wait(g, req, ms, true);
-	if (sscanf(c, "print %n", &used) == 0 && used)
-		return do_print(g, req, c + used);
-	if (sscanf(c, "break %n", &used) == 0 && used)
-		return do_break(g, req, c + used);
-	if (!strcmp(c, "bt"))
+	memcpy(buf, cmd, len);
+	rc = dbgp_parse(buf, len, &c);
+	if (rc == -EMSGSIZE || rc == -EBADMSG) {
+		reply(g, req, 1, DBGP_ERROR "malformed command");
+		return 0;
+	}
+	if (rc == -ENOENT) {
+		replyf(g, req, 1, DBGP_ERROR "unknown command '%.64s'", buf);
+		return 0;
+	}
+	if (rc < 0) {
+		bad_arguments(g, req, &c);
+		return 0;
+	}
+	switch (c.verb) {
+	case DBGP_LOAD:
+		return do_load(g, req, &c);
+	case DBGP_ATTACH:
+		return do_attach(g, req, c.pid, c.arg);
+	case DBGP_START:
+		return do_start(g, req, c.wait_ms);
+	case DBGP_EXEC:
+		return do_exec(g, req, c.wait_ms, c.exec);
+	case DBGP_WAIT:
+		return do_wait(g, req, c.wait_ms, false);
+	case DBGP_INTERRUPT:
+		return do_wait(g, req, c.wait_ms, true);
+	case DBGP_PRINT:
+		return do_print(g, req, c.arg);
+	case DBGP_BREAK:
+		return do_break(g, req, c.arg);
+	case DBGP_BT:
 		return do_frames(g, req, false);
-	if (!strcmp(c, "stack"))
+	case DBGP_STACK:
 		return do_frames(g, req, true);
-	if (!strcmp(c, "status"))
+	case DBGP_STATUS:
 		return do_status(g, req);
-	if (!strncmp(c, "cli ", 4))
-		return do_cli(g, req, c + 4);
-	if (!strncmp(c, "input ", 6))
-		return do_input(g, req, c + 6);
-	replyf(g, req, 1, "error: unknown command '%.64s'", c);
+	case DBGP_CLI:
+		return do_cli(g, req, c.arg);
+	case DBGP_INPUT:
+		return do_input(g, req, c.arg);
+	default:
+		break;
+	}
+	replyf(g, req, 1, DBGP_ERROR "unknown command '%.64s'", buf);
 	return 0;
 }
 

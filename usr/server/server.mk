@@ -10,9 +10,10 @@ DBGSERVER      := $(B)/sdm/crdbg-server
 
 $(DBGSERVER_OBJS): USR_CFLAGS += -Isdm/include
 
-$(DBGSERVER): $(DBGSERVER_OBJS) $(B)/sdm/libsdmnet.a $(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a
+$(DBGSERVER): $(DBGSERVER_OBJS) $(B)/sdm/libsdmnet.a $(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a \
+	      $(B)/usr/libdbgproto.a
 	$(CC) $(USR_CFLAGS) -o $@ $(DBGSERVER_OBJS) $(B)/sdm/libsdmnet.a \
-		$(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a -lcrypto
+		$(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a $(B)/usr/libdbgproto.a -lcrypto
 
 ALL_TARGETS += $(DBGSERVER)
 -include $(DBGSERVER_OBJS:.o=.d)

@@ -99,6 +99,50 @@ TEST(load_argv_round_trips)
 	EXPECT_EQ(NULL, args[3]);
 }
 
+TEST(load_preload_option_round_trips)
+{
+	char *const argv[] = { "/bin/prog", "a=b", NULL };
+	struct dbgp_cmd p, load = { .verb = DBGP_LOAD, .preload = "/lib/libcrdbg.so" };
+	char spec[256], buf[256];
+	int n = dbgp_load_spec(spec, sizeof(spec), argv);
+
+	ASSERT_LT(0, n);
+	load.arg = spec;
+	n = dbgp_encode(buf, sizeof(buf), &load);
+	ASSERT_LT(0, n);
+	EXPECT_STREQ("load preload=/lib/libcrdbg.so\x1e/bin/prog\x1f" "a=b", buf);
+	ASSERT_EQ(0, dbgp_parse(buf, n, &p));
+	ASSERT_EQ(DBGP_LOAD, p.verb);
+	EXPECT_STREQ("/lib/libcrdbg.so", p.preload);
+	EXPECT_STREQ("/bin/prog\x1f" "a=b", p.arg);
+
+	/* Without the option nothing is preloaded, whatever PROG is called. */
+	ASSERT_EQ(0, parse("load preload=x", buf, sizeof(buf), &p));
+	EXPECT_EQ(NULL, p.preload);
+	EXPECT_STREQ("preload=x", p.arg);
+}
+
+TEST(load_options_are_checked)
+{
+	char *const sep_argv[] = { "/bin/prog", "a\x1f" "b", NULL };
+	struct dbgp_cmd p, load = { .verb = DBGP_LOAD, .arg = "/bin/prog" };
+	char buf[256];
+
+	EXPECT_EQ(-EINVAL, parse("load color=red\x1e/bin/prog", buf, sizeof(buf), &p));
+	EXPECT_EQ(-EINVAL, parse("load preload=\x1e/bin/prog", buf, sizeof(buf), &p));
+	EXPECT_EQ(-EINVAL, parse("load preload=/l.so\x1e", buf, sizeof(buf), &p));
+	EXPECT_EQ(-EINVAL, parse("load preload=/l.so\x1e\x1f" "a", buf, sizeof(buf), &p));
+	load.preload = "";
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &load));
+	load.preload = "/l.so\x1e/x";
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &load));
+	load.preload = NULL;
+	load.arg = "/bin/prog\x1e";
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &load));
+	/* An argument holding a separator would be split: refused. */
+	EXPECT_EQ(-EINVAL, dbgp_load_spec(buf, sizeof(buf), sep_argv));
+}
+
 TEST(load_too_many_args_stay_in_the_last)
 {
 	char spec[] = "p\x1f" "a\x1f" "b\x1f" "c";

@@ -19,6 +19,8 @@ struct dbg_opts {
 	bool json;			/* one JSON object per event */
 	const char *bindir;		/* sdm-master/sdm-server; NULL: next to crdbg */
 	int attach_pid;			/* crdbg attach: a running mpirun */
+	const char *preload;		/* --preload LIB: LD_PRELOAD for the program
+					 * only, and a checkpointable job */
 };
 
 /*

@@ -8,7 +8,14 @@
  *
  * Commands (VERB, one space, arguments):
  *
- *   load PROG[\x1fARG...]   start gdb on PROG (CRDBG_RANK=id in its env)
+ *   load [OPTS\x1e]PROG[\x1fARG...]
+ *                          start gdb on PROG (CRDBG_RANK=id in its env).
+ *                          OPTS, KEY=VALUE separated by \x1f, carry the
+ *                          settings of the session (never the server's
+ *                          environment, which a launcher on another node
+ *                          would not carry): preload=LIB gives the program
+ *                          alone LD_PRELOAD=LIB and puts its I/O on FIFOs,
+ *                          so that it can be checkpointed
  *                          reply "loaded"
  *   attach PID PROG        start gdb on PROG and attach it to PID
  *                          reply: a stop ("stopped: attached, FRAME")
@@ -66,7 +73,8 @@
 #define DBGP_WAIT_MAX_MS	86400000ul
 
 /* Separators. */
-#define DBGP_ARG_SEP		'\x1f'	/* between load's PROG and ARGs */
+#define DBGP_ARG_SEP		'\x1f'	/* between load's PROG and ARGs, and OPTS */
+#define DBGP_OPTS_END		'\x1e'	/* ends load's OPTS */
 #define DBGP_FIELDS		'\x1e'	/* ends a stop's text, starts its fields */
 #define DBGP_FIELD_SEP		'\x1f'	/* between KEY=VALUE fields */
 
@@ -117,6 +125,7 @@ struct dbgp_cmd {
 	 * PROG; print, break, cli, input: their text (may be empty).
 	 */
 	const char *arg;
+	const char *preload;	/* load: LD_PRELOAD for the program; NULL: none */
 };
 
 /* "load", "exec", ...; NULL for a value out of range. */
