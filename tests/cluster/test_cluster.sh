@@ -53,7 +53,7 @@ fi
 mpi=true
 [[ -x $prog ]] && cp "$prog" "$work/" || mpi=false
 out=$work/nodes.out
-"$cluster" --nodes 3 --timeout 300 -- bash -c '
+"$cluster" --nodes 3 --timeout 300 --dir "$work/c3" -- bash -c '
 	srun -N3 -l sh -c "echo \$(hostname) \$(readlink /proc/self/ns/pid) \$(readlink /proc/self/ns/net) \$(ip -4 -o addr show eth0 | awk \"{print \\\$4}\")"
 	echo "head $(hostname) $(readlink /proc/self/ns/pid) $(readlink /proc/self/ns/net)"
 	echo "nodes=$CRDBG_CLUSTER_NODES"
@@ -89,7 +89,7 @@ else
 fi
 check "the command's exit status is the script's" $([[ $rc == 3 ]]; echo $?) "rc=$rc"
 
-"$cluster" --nodes 2 --timeout 3 -- sleep 300 >/dev/null 2>"$work/timeout.err"
+"$cluster" --nodes 2 --timeout 3 --dir "$work/c2" -- sleep 300 >/dev/null 2>"$work/timeout.err"
 rc=$?
 check "a command past --timeout is killed: exit 124" $([[ $rc == 124 ]]; echo $?) "rc=$rc"
 
