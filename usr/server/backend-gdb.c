@@ -269,12 +269,27 @@ static void fail(struct gdbb *g, uint32_t req, int err)
 	drain(g);
 }
 
+/* gdb up and watched; false (and the reply sent) if it did not start. */
+static bool start_gdb(struct gdbb *g, uint32_t req, const struct mi_driver_opts *o)
+{
+	int err = mi_driver_start(o, &g->d);
+
+	if (err) {
+		g->d = NULL;
+		replyf(g, req, 1, DBGP_ERROR "cannot start gdb: %s", strerror(-err));
+		return false;
+	}
+	g->gdb_pid = mi_driver_gdb_pid(g->d);
+	g->state = GDBB_LOADED;
+	watch_driver(g);
+	return true;
+}
+
 static int do_load(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 {
 	const char *args[DBGP_ARGS_MAX + 1];
 	struct mi_driver_opts o = { 0 };
 	char rank[16];
-	int err;
 
 	if (g->d) {
 		reply(g, req, 1, DBGP_ERROR "a program is already loaded");
@@ -288,15 +303,8 @@ static int do_load(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 	o.cmd_timeout_ms = GDBB_START_MS;
 	/* Checkpointable (preload=): no terminal CRIU cannot dump. */
 	o.fifo = c->preload != NULL;
-	err = mi_driver_start(&o, &g->d);
-	if (err) {
-		g->d = NULL;
-		replyf(g, req, 1, DBGP_ERROR "cannot start gdb: %s", strerror(-err));
+	if (!start_gdb(g, req, &o))
 		return 0;
-	}
-	g->gdb_pid = mi_driver_gdb_pid(g->d);
-	g->state = GDBB_LOADED;
-	watch_driver(g);
 	/* Only the program gets the library, not gdb or its shell. */
 	if (c->preload)
 		mi_driver_cmd(g->d, NULL, "-interpreter-exec console \"set environment LD_PRELOAD %s\"",
@@ -320,15 +328,8 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 	o.program = prog;
 	o.cmd_timeout_ms = GDBB_START_MS;
 	o.no_pty = true;
-	err = mi_driver_start(&o, &g->d);
-	if (err) {
-		g->d = NULL;
-		replyf(g, req, 1, DBGP_ERROR "cannot start gdb: %s", strerror(-err));
+	if (!start_gdb(g, req, &o))
 		return 0;
-	}
-	g->gdb_pid = mi_driver_gdb_pid(g->d);
-	g->state = GDBB_LOADED;
-	watch_driver(g);
 	err = mi_attach(g->d, pid);
 	if (err) {
 		fail(g, req, err);
