@@ -37,7 +37,7 @@ $(DEBUGGER_TDIR)/prog_debug: tests/host/debug/prog_debug.c
 $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/host/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
 		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Wno-sign-compare -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+	$(CC) $(TEST_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
 		-DCRDBG_RUNTIME=\"$(B)/usr/libcrdbg.so\" -o $@ $<
 

@@ -18,7 +18,7 @@ $(MERGE_LIB): $(MERGE_OBJS)
 
 $(B)/tests/host/gdbmi/test_console: tests/host/gdbmi/test_console.c $(MERGE_LIB) $(MERGE_SDM)
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -Isdm/include -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
+	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
 		-o $@ $< $(MERGE_LIB) $(MERGE_SDM)
 
 # The same over real gdbs (usr/gdbmi/gdbmi.mk builds the library and
@@ -26,7 +26,7 @@ $(B)/tests/host/gdbmi/test_console: tests/host/gdbmi/test_console.c $(MERGE_LIB)
 $(B)/tests/host/gdbmi/test_console_gdb: tests/host/gdbmi/test_console_gdb.c $(MERGE_LIB) \
 		$(B)/usr/libgdbmi.a $(MERGE_SDM) | $(B)/tests/host/gdbmi/prog_ranks
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -Isdm/include -Wno-unused-parameter -Wno-sign-compare -MMD -MP \
+	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
 		-DGDBMI_PROG_DIR=\"$(B)/tests/host/gdbmi\" \
 		-o $@ $< $(MERGE_LIB) $(B)/usr/libgdbmi.a $(MERGE_SDM)
 
