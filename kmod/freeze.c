@@ -21,7 +21,6 @@
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/refcount.h>
-#include <linux/regset.h>
 #include <linux/sched.h>
 #include <linux/sched/jobctl.h>
 #include <linux/sched/signal.h>
@@ -31,13 +30,13 @@
 #include <linux/task_work.h>
 #include <linux/tracepoint.h>
 #include <linux/mm.h>
-#include <linux/elf.h>
 #include <linux/wait.h>
 #include <asm/user.h>
 
 #include "freeze.h"
 #include "hook.h"
 #include "netlink.h"
+#include "regs.h"
 
 enum {
 	THREAD_QUEUED,		/* work is on the task's task_works list */
@@ -177,6 +176,7 @@ static void thread_arm_locked(struct crdbg_thread *t)
 	}
 }
 
+/* A thread record of @fz for @task, or a spare (task NULL) for arm_all(). */
 static struct crdbg_thread *thread_alloc(struct crdbg_freeze *fz,
 					 struct task_struct *task, gfp_t gfp)
 {
@@ -187,9 +187,11 @@ static struct crdbg_thread *thread_alloc(struct crdbg_freeze *fz,
 	refcount_set(&t->ref, 1);
 	refcount_inc(&fz->ref);
 	t->freeze = fz;
-	get_task_struct(task);
-	t->task = task;
 	t->state = CRDBG_THREAD_PENDING;
+	if (task) {
+		get_task_struct(task);
+		t->task = task;
+	}
 	return t;
 }
 
@@ -200,20 +202,13 @@ static bool skip_task(struct task_struct *p)
 
 static void capture_regs(struct crdbg_regs *regs)
 {
-	const struct user_regset_view *view = task_user_regset_view(current);
 	struct user_regs_struct ur;
-	unsigned int i;
 
 	BUILD_BUG_ON(sizeof(ur) != sizeof(*regs));
-	for (i = 0; i < view->n; i++) {
-		if (view->regsets[i].core_note_type != NT_PRSTATUS)
-			continue;
-		if (regset_get(current, &view->regsets[i], sizeof(ur), &ur) == sizeof(ur)) {
-			memcpy(regs, &ur, sizeof(ur));
-			return;
-		}
-	}
-	memset(regs, 0, sizeof(*regs));
+	if (crdbg_user_regs(&ur))
+		memcpy(regs, &ur, sizeof(ur));
+	else
+		memset(regs, 0, sizeof(*regs));
 }
 
 enum leave_reason {
@@ -408,7 +403,7 @@ static unsigned int arm_all(struct crdbg_freeze *fz, struct list_head *spare)
 		}
 		list_del(&t->node);
 		get_task_struct(p);
-		t->task = p;
+		t->task = p;	/* a spare from thread_alloc() */
 		list_add_tail(&t->node, &fz->threads);
 		thread_arm_locked(t);
 		spin_unlock_irq(&fz->lock);
@@ -520,16 +515,12 @@ int crdbg_freeze(struct task_struct *leader, struct net *net, u32 portid,
 
 	for (missing = get_nr_threads(leader) + 1, rounds = 0; missing; rounds++) {
 		while (missing--) {
-			struct crdbg_thread *t = kzalloc(sizeof(*t), GFP_KERNEL);
+			struct crdbg_thread *t = thread_alloc(fz, NULL, GFP_KERNEL);
 
 			if (!t) {
 				ret = -ENOMEM;
 				goto out_release;
 			}
-			refcount_set(&t->ref, 1);
-			refcount_inc(&fz->ref);
-			t->freeze = fz;
-			t->state = CRDBG_THREAD_PENDING;
 			list_add(&t->node, &spare);
 		}
 		missing = arm_all(fz, &spare);
@@ -801,7 +792,7 @@ static void on_exec(void *data, struct task_struct *p, pid_t old_pid,
 /* __ptrace_unlink(child): a tracer lets go; park the thread again. */
 static int on_ptrace_unlink(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct task_struct *child = (struct task_struct *)regs->di;
+	struct task_struct *child = (struct task_struct *)regs_get_kernel_argument(regs, 0);
 	struct crdbg_freeze *fz;
 	struct crdbg_thread *t;
 	unsigned long irqflags;

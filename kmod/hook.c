@@ -13,7 +13,6 @@
 
 #include <linux/kernel.h>
 #include <linux/crdbg.h>
-#include <linux/elf.h>
 #include <linux/errno.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
@@ -23,7 +22,6 @@
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/ptrace.h>
-#include <linux/regset.h>
 #include <linux/rseq.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -36,6 +34,7 @@
 #include <asm/user.h>
 
 #include "hook.h"
+#include "regs.h"
 #include "netlink.h"
 
 #define RED_ZONE 128
@@ -142,13 +141,9 @@ static void fold_restart(struct pt_regs *regs)
 
 static void frame_regs(struct crdbg_regs *out, const struct pt_regs *regs)
 {
-	const struct user_regset_view *view = task_user_regset_view(current);
 	struct user_regs_struct ur = {};
-	unsigned int i;
 
-	for (i = 0; i < view->n; i++)
-		if (view->regsets[i].core_note_type == NT_PRSTATUS)
-			regset_get(current, &view->regsets[i], sizeof(ur), &ur);
+	crdbg_user_regs(&ur);	/* segments and bases; pt_regs has the rest */
 	ur.r15 = regs->r15;
 	ur.r14 = regs->r14;
 	ur.r13 = regs->r13;

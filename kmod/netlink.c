@@ -46,16 +46,6 @@ static const struct nla_policy hook_policy[CRDBG_A_MAX + 1] = {
 	[CRDBG_A_HOOK_ARG]	= { .type = NLA_U64 },
 };
 
-static bool require(struct genl_info *info, int attr, const char *msg)
-{
-	if (info->attrs[attr])
-		return true;
-	NL_SET_ERR_ATTR_MISS(info->extack, NULL, attr);
-	if (info->extack)
-		info->extack->_msg = msg;	/* a string literal, as NL_SET_ERR_MSG wants */
-	return false;
-}
-
 /* The target process named by CRDBG_A_PID, checked for permission. */
 static struct task_struct *get_target(struct genl_info *info)
 {
@@ -63,8 +53,10 @@ static struct task_struct *get_target(struct genl_info *info)
 	struct task_struct *task;
 	int ret;
 
-	if (!require(info, CRDBG_A_PID, "CRDBG_A_PID (the target process) is required"))
+	if (GENL_REQ_ATTR_CHECK(info, CRDBG_A_PID)) {
+		NL_SET_ERR_MSG(info->extack, "CRDBG_A_PID (the target process) is required");
 		return ERR_PTR(-EINVAL);
+	}
 	rcu_read_lock();
 	task = pid_task(find_vpid(nla_get_u32(info->attrs[CRDBG_A_PID])), PIDTYPE_TGID);
 	if (task)
@@ -250,9 +242,14 @@ static int crdbg_do_push_hook(struct sk_buff *skb, struct genl_info *info)
 	u64 tramp;
 	int ret;
 
-	if (!require(info, CRDBG_A_TRAMPOLINE, "CRDBG_A_TRAMPOLINE is required") ||
-	    !require(info, CRDBG_A_HOOK_ARG, "CRDBG_A_HOOK_ARG is required"))
+	if (GENL_REQ_ATTR_CHECK(info, CRDBG_A_TRAMPOLINE)) {
+		NL_SET_ERR_MSG(info->extack, "CRDBG_A_TRAMPOLINE is required");
 		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, CRDBG_A_HOOK_ARG)) {
+		NL_SET_ERR_MSG(info->extack, "CRDBG_A_HOOK_ARG is required");
+		return -EINVAL;
+	}
 	tramp = nla_get_u64(info->attrs[CRDBG_A_TRAMPOLINE]);
 	if (!tramp || tramp >= TASK_SIZE_MAX) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[CRDBG_A_TRAMPOLINE],
@@ -315,8 +312,18 @@ static const struct genl_ops genl_ops[] = {
 	},
 };
 
+#ifndef GENL_MCAST_CAP_SYS_ADMIN
+#error "crdbg.ko needs GENL_MCAST_CAP_SYS_ADMIN (Linux 6.1.66 or later) to keep its events to root"
+#endif
+
+/*
+ * Events name init-namespace pids, so they go to the initial network
+ * namespace only, and only a listener with CAP_SYS_ADMIN there (in the
+ * initial user namespace) may join: nobody else learns which processes
+ * are frozen.
+ */
 static const struct genl_multicast_group genl_mcgrps[] = {
-	{ .name = CRDBG_MCGRP_EVENTS },
+	{ .name = CRDBG_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_SYS_ADMIN },
 };
 
 static struct genl_family genl_family __ro_after_init = {
@@ -353,7 +360,7 @@ void crdbg_genl_event(u32 event, pid_t pid, pid_t tid)
 	genlmsg_end(msg, hdr);
 	rcu_read_lock();
 	if (READ_ONCE(events_on))
-		genlmsg_multicast_allns(&genl_family, msg, 0, 0);
+		genlmsg_multicast(&genl_family, msg, 0, 0, GFP_ATOMIC);
 	else
 		nlmsg_free(msg);
 	rcu_read_unlock();

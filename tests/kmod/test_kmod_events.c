@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crdbg.ko's multicast group "events" (frozen, thawed, hook ran, exited,
- * released when the owner socket closes) and the QUERY dump that lists
- * every frozen process.
+ * released when the owner socket closes), who may listen to it, and the
+ * QUERY dump that lists every frozen process.
  */
+#include <grp.h>
 #include <linux/genetlink.h>
+#include <sched.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <sys/socket.h>
@@ -149,6 +151,124 @@ TEST_F(events, released_when_owner_closes)
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
 	freeze_backend_close(b2);
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_RELEASED, self->pid, NULL));
+}
+
+#define NOBODY 65534
+
+/* In a child: drop to nobody, with no capability left. 0 or -errno. */
+static int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -errno;
+	return 0;
+}
+
+/* Join the events group on a socket of this process's network namespace. */
+static int join_events(struct crdbg_genl *g, char *err, size_t len)
+{
+	int grp, rc = crdbg_genl_open(g, err, len);
+
+	if (rc)
+		return rc;
+	grp = genl_ctrl_resolve_grp(g->sock, CRDBG_GENL_NAME, CRDBG_MCGRP_EVENTS);
+	if (grp < 0)
+		return -ENOENT;
+	return nl_socket_add_membership(g->sock, grp) ? -EPERM : 0;
+}
+
+/*
+ * Is a message of the crdbg family queued on fd? (The family lookup may
+ * leave libnl's acknowledgements behind: those do not count.)
+ */
+static bool crdbg_message_queued(int fd, int family, char *buf, size_t size)
+{
+	ssize_t len;
+
+	while ((len = recv(fd, buf, size, MSG_DONTWAIT)) > 0) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len))
+			if (h->nlmsg_type == family)
+				return true;
+	}
+	return false;
+}
+
+/* A local user without privileges may not join the group at all. */
+TEST_F(events, unprivileged_listener_is_refused)
+{
+	char err[256];
+	int status;
+	pid_t child = fork();
+
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct crdbg_genl g;
+
+		if (become_nobody())
+			_exit(3);
+		_exit(join_events(&g, err, sizeof(err)) == -EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("uid %d joined crdbg's events group (or could not drop privileges)", NOBODY);
+}
+
+/*
+ * A listener in another network namespace (a container's, where its root
+ * may join the group) hears nothing: events name init-namespace pids and
+ * stay in the initial network namespace. (The listener is root in a new
+ * network namespace rather than an unprivileged user in new user and
+ * network namespaces: the test guest runs chrooted, where unshare()
+ * refuses CLONE_NEWUSER.) The parent sees its own FROZEN and THAWED
+ * events before the child looks, and a multicast is queued on every
+ * listener before the freeze returns, so "nothing queued" is final.
+ */
+TEST_F(events, other_netns_listener_gets_nothing)
+{
+	int go[2], ready[2], status;
+	char c = 0;
+	pid_t child;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct crdbg_genl g;
+		char err[256], buf[4096];
+
+		close(go[1]);
+		close(ready[0]);
+		if (unshare(CLONE_NEWNET))
+			_exit(4);
+		if (join_events(&g, err, sizeof(err)))
+			_exit(3);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(5);
+		_exit(crdbg_message_queued(nl_socket_get_fd(g.sock), g.family, buf,
+					   sizeof(buf)) ? 1 : 0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		TH_LOG("the listener could not %s", WEXITSTATUS(status) == 4 ?
+		       "unshare its network namespace" : "join the group as root");
+		ASSERT_TRUE(false);
+	}
+	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
+	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_THAWED, self->pid, NULL));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("a listener in another network namespace heard the events");
 }
 
 struct listing {

@@ -105,6 +105,9 @@
  * CRDBG_CMD_EVENT (multicast group CRDBG_MCGRP_EVENTS only)
  * --------------------------------------------------------
  *
+ * Sent in the initial network namespace only; joining the group needs
+ * CAP_SYS_ADMIN there (GENL_MCAST_CAP_SYS_ADMIN).
+ *
  *    CRDBG_A_EVENT: NLA_U32, enum crdbg_event
  *    CRDBG_A_PID: NLA_U32, in the initial pid namespace
  *    CRDBG_A_TID: NLA_U32, for CRDBG_EVENT_HOOK_RAN
