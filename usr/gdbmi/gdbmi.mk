@@ -2,7 +2,8 @@
 # GDB/MI parser and driver ($(B)/usr/libgdbmi.a), their host tests and
 # the parser's libFuzzer target.
 
-GDBMI_SRCS := usr/gdbmi/mi-parse.c usr/gdbmi/mi-driver.c
+GDBMI_SRCS := usr/gdbmi/mi-parse.c usr/gdbmi/mi-driver.c usr/gdbmi/mi-pump.c \
+	      usr/gdbmi/mi-spawn.c usr/gdbmi/mi-commands.c
 GDBMI_OBJS := $(GDBMI_SRCS:%.c=$(B)/%.o)
 GDBMI_LIB  := $(B)/usr/libgdbmi.a
 GDBMI_TDIR := $(B)/tests/host/gdbmi

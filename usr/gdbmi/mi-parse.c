@@ -444,20 +444,6 @@ void mi_record_free(struct mi_record *rec)
 		arena_free(rec->arena);	/* rec itself lives in the arena */
 }
 
-const char *mi_record_kind_name(enum mi_record_kind kind)
-{
-	static const char *const names[] = {
-		[MI_REC_RESULT] = "result", [MI_REC_EXEC] = "exec",
-		[MI_REC_STATUS] = "status", [MI_REC_NOTIFY] = "notify",
-		[MI_REC_CONSOLE] = "console", [MI_REC_TARGET] = "target",
-		[MI_REC_LOG] = "log", [MI_REC_PROMPT] = "prompt",
-	};
-
-	if ((unsigned int)kind < ARRAY_SIZE(names))
-		return names[kind];
-	return "?";
-}
-
 /* ------------------------------------------------------------------ */
 /* Incremental parser */
 

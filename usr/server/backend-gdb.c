@@ -404,7 +404,7 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 	}
 	err = mi_driver_cmd(g->d, NULL, "-break-insert -t main");
 	if (!err)
-		err = mi_driver_cmd(g->d, NULL, "-exec-run");
+		err = mi_run(g->d);
 	running(g, req, wait_ms, err);
 	return 0;
 }
@@ -412,18 +412,18 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 		   enum dbgp_exec kind)
 {
-	static const char *const mi[__DBGP_EXEC_LAST] = {
-		[DBGP_EXEC_CONTINUE] = "-exec-continue",
-		[DBGP_EXEC_STEP] = "-exec-step",
-		[DBGP_EXEC_NEXT] = "-exec-next",
-		[DBGP_EXEC_FINISH] = "-exec-finish",
-		[DBGP_EXEC_STEPI] = "-exec-step-instruction",
-		[DBGP_EXEC_NEXTI] = "-exec-next-instruction",
+	static int (*const run[__DBGP_EXEC_LAST])(struct mi_driver *) = {
+		[DBGP_EXEC_CONTINUE] = mi_continue,
+		[DBGP_EXEC_STEP] = mi_step,
+		[DBGP_EXEC_NEXT] = mi_next,
+		[DBGP_EXEC_FINISH] = mi_finish,
+		[DBGP_EXEC_STEPI] = mi_stepi,
+		[DBGP_EXEC_NEXTI] = mi_nexti,
 	};
 
 	if (!need_stopped(g, req))
 		return 0;
-	running(g, req, wait_ms, mi_driver_cmd(g->d, NULL, "%s", mi[kind]));
+	running(g, req, wait_ms, run[kind](g->d));
 	return 0;
 }
 
@@ -448,7 +448,7 @@ static int do_wait(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 		return 0;
 	}
 	if (interrupt) {
-		err = mi_driver_cmd(g->d, NULL, "-exec-interrupt");
+		err = mi_interrupt(g->d);
 		if (err) {
 			fail(g, req, err);
 			return 0;

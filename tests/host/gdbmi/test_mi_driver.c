@@ -174,7 +174,7 @@ TEST_F(gdb, print_and_set_variable)
 	EXPECT_STREQ("42", val);
 	free(val);
 
-	ASSERT_EQ(0, mi_set_var(self->d, "x", "5"));
+	ASSERT_EQ(0, mi_driver_cmd(self->d, NULL, "-gdb-set var x=5"));
 	ASSERT_EQ(0, mi_print(self->d, "x", &val));
 	EXPECT_STREQ("5", val);
 	free(val);
@@ -229,11 +229,11 @@ TEST_F(gdb, step_next_finish_backtrace)
 	mi_frames_release(&bt);
 
 	/* Frame selection: main's x is still 4, square's v is 4. */
-	ASSERT_EQ(0, mi_select_frame(self->d, 1));
+	ASSERT_EQ(0, mi_driver_cmd(self->d, NULL, "-stack-select-frame 1"));
 	ASSERT_EQ(0, mi_print(self->d, "x", &val));
 	EXPECT_STREQ("4", val);
 	free(val);
-	ASSERT_EQ(0, mi_select_frame(self->d, 0));
+	ASSERT_EQ(0, mi_driver_cmd(self->d, NULL, "-stack-select-frame 0"));
 	ASSERT_EQ(0, mi_print(self->d, "v", &val));
 	EXPECT_STREQ("4", val);
 	free(val);
@@ -354,7 +354,7 @@ TEST_F(gdb, delete_breakpoint)
 	ASSERT_EQ(0, start(&self->d, PROG_SIMPLE, NULL));
 	ASSERT_EQ(0, mi_break(self->d, "square", &bp));
 	EXPECT_STREQ("square", bp.func);
-	ASSERT_EQ(0, mi_delete(self->d, bp.number));
+	ASSERT_EQ(0, mi_driver_cmd(self->d, NULL, "-break-delete %d", bp.number));
 	mi_breakpoint_release(&bp);
 	ASSERT_EQ(0, mi_run(self->d));
 	/* No stop in square: the program's output, then its exit. */
@@ -391,7 +391,7 @@ TEST_F(gdb, threads)
 		if (th.threads[i].state && !strcmp(th.threads[i].state, "stopped"))
 			stopped++;
 		/* Each worker's stack has worker_wait above worker. */
-		ASSERT_EQ(0, mi_select_thread(self->d, th.threads[i].id));
+		ASSERT_EQ(0, mi_driver_cmd(self->d, NULL, "-thread-select %d", th.threads[i].id));
 		ASSERT_EQ(0, mi_backtrace(self->d, 0, &bt));
 		for (size_t f = 0; f < bt.n; f++)
 			if (!strcmp(bt.frames[f].func, "worker_wait"))
@@ -400,7 +400,7 @@ TEST_F(gdb, threads)
 	}
 	EXPECT_EQ(4, stopped);
 	EXPECT_EQ(3, workers);
-	EXPECT_EQ(-EREMOTEIO, mi_select_thread(self->d, 99));
+	EXPECT_EQ(-EREMOTEIO, mi_driver_cmd(self->d, NULL, "-thread-select 99"));
 	mi_threads_release(&th);
 }
 
@@ -434,7 +434,7 @@ TEST_F(gdb, interrupt_busy_loop)
 	ASSERT_EQ(1, mi_wait_stop(self->d, WAIT_MS, &stop));
 	EXPECT_STREQ("signal-received", stop.reason);
 	mi_stop_release(&stop);
-	ASSERT_EQ(0, mi_kill(self->d));
+	ASSERT_EQ(0, mi_driver_cmd(self->d, NULL, "-interpreter-exec console kill"));
 }
 
 TEST_F(gdb, program_io_through_pty)

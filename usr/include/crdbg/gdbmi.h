@@ -103,8 +103,6 @@ struct mi_record {
 int mi_parse_line(const char *line, size_t len, struct mi_record **ret_rec);
 void mi_record_free(struct mi_record *rec);	/* accepts NULL */
 
-const char *mi_record_kind_name(enum mi_record_kind kind);
-
 /* Incremental parser: feed any byte chunks, take complete records out. */
 struct mi_parser;
 
@@ -283,7 +281,6 @@ void mi_threads_release(struct mi_threads *t);
 
 /* ret_bp may be NULL. location as for gdb's break: "file.c:12", "func". */
 int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp);
-int mi_delete(struct mi_driver *d, int number);
 int mi_run(struct mi_driver *d);		/* -exec-run */
 int mi_attach(struct mi_driver *d, pid_t pid);	/* -target-attach, waits for the stop */
 int mi_continue(struct mi_driver *d);
@@ -291,16 +288,14 @@ int mi_interrupt(struct mi_driver *d);
 int mi_step(struct mi_driver *d);
 int mi_next(struct mi_driver *d);
 int mi_finish(struct mi_driver *d);
+int mi_stepi(struct mi_driver *d);
+int mi_nexti(struct mi_driver *d);
 /* Value of expr as gdb prints it; *ret_value is malloc'd. */
 int mi_print(struct mi_driver *d, const char *expr, char **ret_value);
-int mi_set_var(struct mi_driver *d, const char *var, const char *value);
 /* max_depth 0: all frames. */
 int mi_backtrace(struct mi_driver *d, int max_depth, struct mi_frames *ret);
 int mi_thread_info(struct mi_driver *d, struct mi_threads *ret);
-int mi_select_thread(struct mi_driver *d, int id);
-int mi_select_frame(struct mi_driver *d, int level);
 int mi_detach(struct mi_driver *d);
-int mi_kill(struct mi_driver *d);
 
 /*
  * Wait for the next *stopped (other async records are dropped, but
