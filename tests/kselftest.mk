@@ -20,7 +20,7 @@ $(KSFT_STAMP):
 	@rm -rf $(B)/include/.ksft
 	@echo '# kselftest headers extracted from $(KSFT_TARBALL)' >$@
 
-# Not for targets that build nothing.
-ifneq ($(filter-out clean help deps print-%,$(or $(MAKECMDGOALS),all)),)
+# Not for targets that build no test.
+ifneq ($(filter-out clean help deps print-% progs install uninstall deb,$(or $(MAKECMDGOALS),all)),)
 include $(KSFT_STAMP)
 endif
