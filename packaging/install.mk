@@ -25,7 +25,7 @@ KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 
 # Every file install puts in place, under $(DESTDIR); uninstall removes these.
 INSTALLED := $(BINDIR)/crdbg $(LIBEXECDIR)/sdm-master $(LIBEXECDIR)/sdm-server \
-	     $(LIBDIR)/libcrdbg.so $(INCLUDEDIR)/crdbg/mpir.h \
+	     $(LIBDIR)/libcrdbg.so.0 $(LIBDIR)/libcrdbg.so $(INCLUDEDIR)/crdbg/mpir.h \
 	     $(MANDIR)/man1/crdbg.1 $(MANDIR)/man3/libcrdbg.3 $(MANDIR)/man4/crdbg.ko.4 \
 	     $(BASHCOMPDIR)/crdbg \
 	     $(addprefix $(DKMSDIR)/,$(notdir $(KMOD_SRCS)) uapi/linux/crdbg.h dkms.conf)
@@ -40,7 +40,8 @@ install: progs
 		$(DESTDIR)$(MANDIR)/man4 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DKMSDIR)/uapi/linux
 	$(INSTALL) -m 755 $(B)/crdbg $(DESTDIR)$(BINDIR)/crdbg
 	$(INSTALL) -m 755 $(B)/sdm/sdm-master $(B)/sdm/sdm-server $(DESTDIR)$(LIBEXECDIR)/
-	$(INSTALL) -m 644 $(B)/usr/libcrdbg.so $(DESTDIR)$(LIBDIR)/libcrdbg.so
+	$(INSTALL) -m 644 $(B)/usr/libcrdbg.so $(DESTDIR)$(LIBDIR)/libcrdbg.so.0
+	ln -sf libcrdbg.so.0 $(DESTDIR)$(LIBDIR)/libcrdbg.so
 	$(INSTALL) -m 644 usr/include/crdbg/mpir.h $(DESTDIR)$(INCLUDEDIR)/crdbg/mpir.h
 	$(INSTALL) -m 644 $(MAN_DIR)/crdbg.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 $(MAN_DIR)/libcrdbg.3 $(DESTDIR)$(MANDIR)/man3/
