@@ -41,7 +41,7 @@ check "bash completion in PREFIX/share/bash-completion/completions" \
 	expect_file 644 "$p/share/bash-completion/completions/crdbg"
 src=$dest/usr/src/crdbg-$version
 check "module source for DKMS in /usr/src/crdbg-$version (every kmod/ file, the UAPI header)" \
-	eval 'for f in kmod/*.c kmod/*.h kmod/Kbuild; do cmp -s "$f" "$src/${f#kmod/}" || exit 1; done; cmp -s kmod/uapi/linux/crdbg.h "$src/uapi/linux/crdbg.h"'
+	eval '(for f in kmod/*.c kmod/*.h kmod/Kbuild; do cmp -s "$f" "$src/${f#kmod/}" || exit 1; done) && cmp -s kmod/uapi/linux/crdbg.h "$src/uapi/linux/crdbg.h"'
 check "dkms.conf names crdbg $version and builds crdbg.ko" \
 	eval 'grep -qx "PACKAGE_VERSION=\"$version\"" "$src/dkms.conf" && grep -qx "BUILT_MODULE_NAME\[0\]=\"crdbg\"" "$src/dkms.conf"'
 
