@@ -13,7 +13,7 @@
 #define OPT_COLUMN	22	/* option descriptions start here */
 
 #define OPT_BACKEND { "--backend kmod|ptrace|auto", \
-	"kmod (crdbg.ko), ptrace (no module) or auto (the default: kmod when it is loaded); CRDBG_BACKEND sets the default" }
+	"kmod (crdbg.ko), ptrace (no module) or auto (the default: kmod when crdbg.ko is loaded or can be, else ptrace); CRDBG_BACKEND sets the default" }
 #define OPT_STORE { "--store DIR", \
 	"the checkpoint store (default " CRS_STORE_DEFAULT ", or $CRDBG_STORE)" }
 #define OPT_VERBOSE { "-v, --verbose", "show every thread's PC at checkpoint and at resume" }
