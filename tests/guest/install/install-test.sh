@@ -84,7 +84,7 @@ sed 's/^/# /' "$work/status"
 # finds the installed libcrdbg through ld.so's cache.
 LD_PRELOAD=libcrdbg.so setsid "$work/ckpt-prog" 2 20 20 >"$work/p.out" 2>"$work/p.err" </dev/null &
 pid=$!
-for i in $(seq 600); do grep -q '^step 5$' "$work/p.out" && break; sleep 0.1; done
+for i in $(seq 3000); do grep -q '^step 5$' "$work/p.out" && break; sleep 0.1; done
 h=$(crdbg checkpoint "$pid" --kill --backend kmod 2>"$work/ck.err")
 rc=$?
 nolib=$(grep -c 'does not use libcrdbg' "$work/ck.err")
@@ -96,7 +96,7 @@ if [ -z "$h" ] && kill -0 "$pid" 2>/dev/null; then
 	grep -E 'Error|Warn' "$work/dump/dump.log" | grep -v 'util.c' | head -n 5 | sed 's/^/# criu: /'
 	kill -9 "$pid"
 fi
-for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+for i in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 touch "$CKPT_GO"
 rc=1
 if [ -n "$h" ]; then
