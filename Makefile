@@ -42,6 +42,8 @@ FUZZ_TARGETS :=
 include $(wildcard usr/*/*.mk)
 include $(wildcard sdm/*.mk)
 include tests/tests.mk
+include tests/kselftest.mk
+include $(wildcard packaging/*.mk)
 
 .PHONY: all help deps prepare kmod check check-host check-guest demo bench fuzz clean
 
@@ -57,6 +59,8 @@ help:
 	@echo "  demo    build, boot a guest and show crdbg at work"
 	@echo "  bench   run the benchmarks, write Documentation/performance.md"
 	@echo "  fuzz    run every fuzz target for FUZZ_SECONDS (default 60) each"
+	@echo "  install / uninstall   PREFIX=$(PREFIX) DESTDIR= (see README)"
+	@echo "  deb     build the crdbg and crdbg-dkms Debian packages into $(B)/deb/"
 	@echo "  clean   remove $(B)/"
 
 deps:
@@ -72,7 +76,7 @@ kmod:
 	$(MAKE) -C $(KDIR) M=$(TOP)/$(B)/kmod CRDBG_TOP=$(TOP) CRDBG_VERSION=$(VERSION) modules
 
 # check and demo install what is missing first (make deps is idempotent),
-# then build: the kselftest headers come from deps, so it must run first.
+# then build.
 check check-host check-guest demo bench: prepare
 
 prepare:

@@ -8,6 +8,8 @@
 
 #include <linux/module.h>
 #include <linux/kernel.h>
+#include <net/genetlink.h>
+#include <linux/crdbg.h>
 
 #include "freeze.h"
 #include "hook.h"
@@ -52,3 +54,5 @@ MODULE_LICENSE("GPL v2");
 MODULE_DESCRIPTION("crdbg: exact freeze and callback push for checkpoint-aware debugging");
 MODULE_AUTHOR("crdbg developers");
 MODULE_VERSION(CRDBG_MODULE_VERSION);
+/* Autoload: resolving the family by name makes genetlink request_module() it. */
+MODULE_ALIAS_GENL_FAMILY(CRDBG_GENL_NAME);

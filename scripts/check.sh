@@ -25,8 +25,10 @@ done
 for g in $guest_groups; do
 	echo "== guest: $g"
 	mkdir -p "$results/guest/$g"
+	# A group may ask for guest options ("# vm-options: --overlay").
+	vmopts=$(sed -n 's/^# vm-options: //p' "$top/tests/guest/$g.sh")
 	for attempt in 1 2; do
-		"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" \
+		"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" $vmopts \
 			--results "$results/guest/$g" -- \
 			"$top/tests/guest/run-group" "$g" >>"$results/guest/$g.log" 2>&1
 		rc=$?

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install the Debian packages crdbg needs to build, test and demo, and
-# extract the kselftest harness headers into the build directory.
-# Idempotent: does nothing when everything is present.
+# Install the Debian packages crdbg needs to build, test, package and
+# demo (the build itself extracts the kselftest headers from
+# linux-source-6.1: tests/kselftest.mk). Idempotent: does nothing when
+# everything is present.
 set -euo pipefail
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD:-$top/build}
 
 packages=(
 	build-essential make pkg-config
@@ -19,6 +17,7 @@ packages=(
 	slurm-wlm munge
 	clang libclang-rt-14-dev libssl-dev
 	iproute2 procps python3 xz-utils cpio util-linux
+	debhelper dkms dh-dkms lintian man-db
 )
 
 missing=()
@@ -36,19 +35,4 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-# kselftest_harness.h and kselftest.h ship only inside linux-source-6.1.
-inc=$build/include
-if [[ ! -f $inc/kselftest_harness.h || ! -f $inc/kselftest.h ]]; then
-	tarball=$(ls /usr/src/linux-source-6.1*.tar.xz | head -n 1)
-	echo "deps: extracting kselftest headers from $tarball"
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-	tar -xJf "$tarball" -C "$tmp" --wildcards \
-		'*/tools/testing/selftests/kselftest_harness.h' \
-		'*/tools/testing/selftests/kselftest.h'
-	mkdir -p "$inc"
-	cp "$tmp"/*/tools/testing/selftests/kselftest_harness.h \
-	   "$tmp"/*/tools/testing/selftests/kselftest.h "$inc/"
 fi

@@ -3,7 +3,8 @@
 
 COMMON_SRCS := $(wildcard usr/common/*.c)
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o)
-CLI_SRCS    := $(wildcard usr/cli/*.c)
+# mkman.c is a build-time generator (usr/cli/man.mk), not part of crdbg.
+CLI_SRCS    := $(filter-out usr/cli/mkman.c,$(wildcard usr/cli/*.c))
 CLI_OBJS    := $(CLI_SRCS:%.c=$(B)/%.o)
 
 # Libraries other fragments add for the CLI to link (e.g. libfreeze.a).

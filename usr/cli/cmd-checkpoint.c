@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "help.h"
 #include <crdbg/crs.h>
 #include <crdbg/mpir-checkpoint.h>
 
@@ -84,17 +85,7 @@ int cmd_checkpoint(int argc, char **argv)
 	int i, n, r;
 
 	if (cli_wants_help(argc, argv)) {
-		printf("usage: crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]\n"
-		       "                        [--backend kmod|ptrace|auto] [--store DIR] [-v]\n"
-		       "Checkpoint PID and its descendants with CRIU into the store\n"
-		       "(default %s, or $CRDBG_STORE). Prints the handle on stdout.\n"
-		       "  --stop       leave the tree stopped afterwards (kill -CONT PID resumes it)\n"
-		       "  --kill       kill the tree once the checkpoint is stored\n"
-		       "  --debug      a debugger will attach: threads wait after the checkpoint\n"
-		       "  --no-debug   no debugger will attach: open MPIR_checkpoint_debug_gate\n"
-		       "  --no-tree    only PID, not its descendants\n"
-		       "  -v           show every thread's PC at checkpoint and at resume\n",
-		       CRS_STORE_DEFAULT);
+		cli_print_help(stdout, "checkpoint");
 		return 0;
 	}
 	for (i = 0; i < argc; i += n) {
@@ -154,11 +145,7 @@ int cmd_restart(int argc, char **argv)
 	int i, n, r, st = 0;
 
 	if (cli_wants_help(argc, argv)) {
-		printf("usage: crdbg restart HANDLE [--debug] [--backend kmod|ptrace|auto] [--store DIR] [-v]\n"
-		       "Verify and restore a checkpoint; crdbg waits for the program and exits\n"
-		       "with its status. With --debug every thread waits in\n"
-		       "MPIR_checkpoint_debugger_breakpoint() and each process prints\n"
-		       "\"MPIR debug info) <host>:<pid>\" on its stderr for the debugger.\n");
+		cli_print_help(stdout, "restart");
 		return 0;
 	}
 	for (i = 0; i < argc; i += n) {
@@ -285,9 +272,7 @@ int cmd_list(int argc, char **argv)
 	int i, n, r;
 
 	if (cli_wants_help(argc, argv)) {
-		printf("usage: crdbg list [--json] [--store DIR]\n"
-		       "List the checkpoints: handle, time, pids, size, debugger attached, program.\n"
-		       "Damaged or incomplete ones show as INVALID with the reason.\n");
+		cli_print_help(stdout, "list");
 		return 0;
 	}
 	for (i = 0; i < argc; i += n) {
@@ -324,7 +309,7 @@ int cmd_rm(int argc, char **argv)
 	int i, n, r;
 
 	if (cli_wants_help(argc, argv)) {
-		printf("usage: crdbg rm HANDLE [--store DIR]\nDelete a checkpoint.\n");
+		cli_print_help(stdout, "rm");
 		return 0;
 	}
 	for (i = 0; i < argc; i += n) {

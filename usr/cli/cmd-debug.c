@@ -8,33 +8,18 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "crdbg/console.h"
 
 #define DEBUG_MAX_RANKS	4096
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: crdbg debug -n N [--batch FILE] [-ex CMD]... [--json] [--] PROGRAM [ARGS...]\n"
-		   "       crdbg debug [OPTIONS] -- mpirun -n N PROGRAM [ARGS...]\n"
-		   "       crdbg attach [OPTIONS] MPIRUN_PID\n"
-		   "  start N copies of PROGRAM (CRDBG_RANK=0..N-1 in their environment),\n"
-		   "  each stopped at main, and open the console ('help' lists its commands);\n"
-		   "  with mpirun (Open MPI), acquire the ranks through MPIR: they are held\n"
-		   "  in MPI_Init; attach does the same for a running job\n"
-		   "  --batch FILE  run the commands in FILE, then quit (- for stdin)\n"
-		   "  -ex CMD       run CMD first (repeatable)\n"
-		   "  --json        print events as JSON objects, one a line\n"
-		   "  --preload LIB LD_PRELOAD=LIB for the program only (e.g. libcrdbg.so,\n"
-		   "                for the console's checkpoint and restart)\n");
-}
-
 /* Options; -1 to go on (*ret_i: first operand), else an exit status. */
-static int parse(int argc, char **argv, struct dbg_opts *o, int *ret_i)
+static int parse(const char *cmd, int argc, char **argv, struct dbg_opts *o, int *ret_i)
 {
 	int i;
 
 	if (cli_wants_help(argc, argv)) {
-		usage(stdout);
+		cli_print_help(stdout, cmd);
 		return 0;
 	}
 	for (i = 0; i < argc; i++) {
@@ -87,7 +72,7 @@ static int parse(int argc, char **argv, struct dbg_opts *o, int *ret_i)
 			o->json = true;
 		} else {
 			cli_error("debug: unknown option '%s'", a);
-			usage(stderr);
+			cli_print_help(stderr, cmd);
 			return 2;
 		}
 	}
@@ -100,12 +85,12 @@ int cmd_debug(int argc, char **argv)
 	struct dbg_opts o = { 0 };
 	int i, rc;
 
-	rc = parse(argc, argv, &o, &i);
+	rc = parse("debug", argc, argv, &o, &i);
 	if (rc >= 0)
 		return rc;
 	if (i >= argc) {
 		cli_error("debug: no program given");
-		usage(stderr);
+		cli_print_help(stderr, "debug");
 		return 2;
 	}
 	if (!o.nranks)
@@ -121,12 +106,12 @@ int cmd_attach(int argc, char **argv)
 	long pid;
 	int i, rc;
 
-	rc = parse(argc, argv, &o, &i);
+	rc = parse("attach", argc, argv, &o, &i);
 	if (rc >= 0)
 		return rc;
 	if (i != argc - 1) {
 		cli_error("attach: give one MPIRUN_PID");
-		usage(stderr);
+		cli_print_help(stderr, "attach");
 		return 2;
 	}
 	pid = strtol(argv[i], &end, 10);

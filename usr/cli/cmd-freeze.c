@@ -15,6 +15,7 @@
 #include <crdbg/freeze.h>
 #include <crdbg/symbolize.h>
 #include "cli.h"
+#include "help.h"
 
 struct freeze_args {
 	enum freeze_backend_kind backend;
@@ -78,13 +79,6 @@ static int open_backend(const char *cmd, const struct freeze_args *a, struct fre
 	return 0;
 }
 
-static void usage(const char *cmd)
-{
-	printf("Usage: crdbg %s [--backend kmod|ptrace|auto] PID\n"
-	       "  --backend  kmod (crdbg.ko), ptrace (no module) or auto (default:\n"
-	       "             kmod when loaded); CRDBG_BACKEND sets the default\n", cmd);
-}
-
 static const char *state_name(enum freeze_thread_state s)
 {
 	switch (s) {
@@ -108,7 +102,7 @@ int cmd_freeze(int argc, char **argv)
 	int n;
 
 	if (cli_wants_help(argc, argv)) {
-		usage("freeze");
+		cli_print_help(stdout, "freeze");
 		return 0;
 	}
 	if (parse_args("freeze", argc, argv, &a) < 0)
@@ -139,7 +133,7 @@ int cmd_thaw(int argc, char **argv)
 	char err[256];
 
 	if (cli_wants_help(argc, argv)) {
-		usage("thaw");
+		cli_print_help(stdout, "thaw");
 		return 0;
 	}
 	if (parse_args("thaw", argc, argv, &a) < 0)
@@ -165,7 +159,7 @@ int cmd_threads(int argc, char **argv)
 	int n, i, ret = 1;
 
 	if (cli_wants_help(argc, argv)) {
-		usage("threads");
+		cli_print_help(stdout, "threads");
 		return 0;
 	}
 	if (parse_args("threads", argc, argv, &a) < 0)

@@ -11,6 +11,7 @@
 
 #include <crdbg/genl.h>
 #include "cli.h"
+#include "help.h"
 
 struct kmod_status {
 	char version[64];
@@ -63,7 +64,7 @@ int cmd_kmod(int argc, char **argv)
 	if (argc == 1 && !strcmp(argv[0], "status"))
 		return kmod_status();
 	if (cli_wants_help(argc, argv)) {
-		printf("Usage: crdbg kmod status\n");
+		cli_print_help(stdout, "kmod");
 		return 0;
 	}
 	cli_error("usage: crdbg kmod status");

@@ -1,31 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crdbg: entry point and command table (iproute2 style). Each command is
- * one line here; its handler receives the arguments after its name.
+ * one line here; its handler receives the arguments after its name. Its
+ * help text is in help.c, the one source of --help and crdbg(1).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 
 struct cli_command {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	const char *help;
 };
 
 static const struct cli_command commands[] = {
-	{ "kmod", cmd_kmod, "status             show whether crdbg.ko is loaded, and its version" },
-	{ "freeze", cmd_freeze, "PID                hold every thread at its exact PC" },
-	{ "thaw", cmd_thaw, "PID                release a frozen process" },
-	{ "threads", cmd_threads, "PID                list a frozen process's threads: tid, state, pc, symbol" },
-	{ "checkpoint", cmd_checkpoint, "PID                checkpoint a process tree (CRIU); prints its handle" },
-	{ "restart", cmd_restart, "HANDLE [--debug]   restore a checkpoint, optionally parked for a debugger" },
-	{ "list", cmd_list, "[--json]           list the checkpoints in the store" },
-	{ "rm", cmd_rm, "HANDLE             delete a checkpoint" },
-	{ "debug", cmd_debug, "-n N PROGRAM       debug N processes in one console" },
-	{ "attach", cmd_attach, "MPIRUN_PID         debug a running MPI job through its mpirun" },
+	{ "kmod", cmd_kmod },
+	{ "freeze", cmd_freeze },
+	{ "thaw", cmd_thaw },
+	{ "threads", cmd_threads },
+	{ "checkpoint", cmd_checkpoint },
+	{ "restart", cmd_restart },
+	{ "list", cmd_list },
+	{ "rm", cmd_rm },
+	{ "debug", cmd_debug },
+	{ "attach", cmd_attach },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -47,28 +48,16 @@ bool cli_wants_help(int argc, char **argv)
 			    !strcmp(argv[0], "help"));
 }
 
-static void usage(FILE *out)
-{
-	size_t i;
-
-	fprintf(out, "Usage: crdbg [--version] [--help] COMMAND [ARGS]\n\n"
-		     "Kernel-assisted, checkpoint-aware parallel debugger.\n\n"
-		     "Commands:\n");
-	for (i = 0; i < NR_COMMANDS; i++)
-		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].help);
-	fprintf(out, "\nRun 'crdbg COMMAND --help' for a command's options.\n");
-}
-
 int main(int argc, char **argv)
 {
 	size_t i;
 
 	if (argc < 2) {
-		usage(stderr);
+		cli_print_usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+		cli_print_usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {

@@ -23,12 +23,19 @@
 #define DBG_INIT_TIMEOUT	30000	/* servers up and connected */
 #define DBG_START_TRIES		3
 
-/* Where sdm-master and crdbg-server are: build/crdbg -> build/sdm */
+/*
+ * Where sdm-master and crdbg-server are: $CRDBG_SDM_BINDIR, else next to
+ * the crdbg program itself: build/crdbg -> build/sdm in the build tree,
+ * PREFIX/bin/crdbg -> PREFIX/libexec/crdbg once installed (or copied).
+ */
 static void default_bindir(char *buf, size_t size)
 {
-	char exe[PATH_MAX];
+	static const char *const rel[] = { "sdm", "../libexec/crdbg" };
+	const size_t nr_rel = sizeof(rel) / sizeof(rel[0]);
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
+	size_t i;
 
 	if (getenv("CRDBG_SDM_BINDIR")) {
 		snprintf(buf, size, "%s", getenv("CRDBG_SDM_BINDIR"));
@@ -42,7 +49,14 @@ static void default_bindir(char *buf, size_t size)
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = 0;
-	snprintf(buf, size, "%.4000s/sdm", exe);
+	for (i = 0; i < nr_rel; i++) {
+		snprintf(probe, sizeof(probe), "%s/%s/crdbg-server", exe, rel[i]);
+		if (access(probe, X_OK) == 0)
+			break;
+	}
+	if (i == nr_rel)
+		i = 0;	/* none there: the error names the build-tree place */
+	snprintf(buf, size, "%.4000s/%s", exe, rel[i]);
 }
 
 int dbg_session_listen(struct dbg_session *s, const struct dbg_listener *ops,

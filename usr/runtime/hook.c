@@ -8,13 +8,9 @@
  */
 #include <errno.h>
 
-#include "runtime.h"
+#include <crdbg/mpir.h>
 
-extern volatile int MPIR_debug_with_checkpoint;
-extern volatile int MPIR_checkpoint_debug_gate;
-void MPIR_checkpoint_debugger_breakpoint(void);
-void MPIR_checkpoint_debugger_waitpoint(void);
-void MPIR_checkpoint_debugger_crs_hook(int state);
+#include "runtime.h"
 
 /* Give up waiting for the other threads to park after this many naps. */
 #define PARK_WAIT_NAPS 100

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <time.h>
 
+#include <crdbg/mpir.h>
+
 #include "runtime.h"
 
 /* 1: this process implements the checkpoint-aware debugging protocol. */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # libcrdbg.so: the MPIR checkpoint runtime loaded into the debugged program
 # (linked or LD_PRELOADed). Built with -g, never stripped, no tail calls, so
-# a debugger sees every MPIR symbol and every frame.
+# a debugger sees every MPIR symbol and every frame. Its soname is
+# libcrdbg.so.0 (make install adds the libcrdbg.so link programs link with).
 
 RT_SRCS := $(wildcard usr/runtime/*.c)
 RT_ASM  := $(wildcard usr/runtime/hook-trampoline.S)
@@ -19,7 +20,7 @@ $(B)/rt/usr/runtime/%.o: usr/runtime/%.S
 
 $(B)/usr/libcrdbg.so: $(RT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(RT_CFLAGS) -shared -Wl,-soname,libcrdbg.so -Wl,-z,defs -o $@ $^ -pthread
+	$(CC) $(RT_CFLAGS) -shared -Wl,-soname,libcrdbg.so.0 -Wl,-z,defs -o $@ $^ -pthread
 
 ALL_TARGETS += $(B)/usr/libcrdbg.so
 -include $(RT_OBJS:.o=.d)

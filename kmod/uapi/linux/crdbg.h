@@ -151,6 +151,22 @@
  * frame->regs holds the registers the thread resumes with (after the
  * restart folding), for the hook to inspect; with KMOD changing them has
  * no effect, with USER they are what the thread resumes with.
+ *
+ * Loading
+ * =======
+ *
+ * The crdbg-dkms package (or "make install" and "dkms install
+ * crdbg/VERSION") builds the module for every installed kernel and
+ * rebuilds it when a new kernel is installed. "modprobe crdbg" loads it;
+ * it also loads itself when a program first resolves the CRDBG_GENL_NAME
+ * generic netlink family (module alias net-pf-16-proto-16-family-crdbg),
+ * as "crdbg kmod status" does. It takes no parameters. CRDBG_HOOK_DEVICE
+ * (/dev/crdbg) is the hook return device described above.
+ *
+ * See also
+ * ========
+ *
+ * crdbg(1), libcrdbg(3)
  */
 
 #ifndef _UAPI_LINUX_CRDBG_H

@@ -17,7 +17,7 @@ struct dbg_opts {
 	const char *ex[DBG_MAX_EX];	/* -ex CMD, in order */
 	unsigned int nex;
 	bool json;			/* one JSON object per event */
-	const char *bindir;		/* sdm-master/sdm-server; NULL: next to crdbg */
+	const char *bindir;		/* sdm-master/crdbg-server; NULL: next to crdbg */
 	int attach_pid;			/* crdbg attach: a running mpirun */
 	const char *preload;		/* --preload LIB: LD_PRELOAD for the program
 					 * only, and a checkpointable job */
