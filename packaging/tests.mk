@@ -3,8 +3,8 @@
 # programs, the man pages and completion against what they describe (host),
 # and the Debian packages on a writable guest root (guest group "install").
 
-HOST_TESTS   += tests/host/install/test-install.sh tests/host/install/test-docs.sh \
-		tests/host/install/test-deb.sh
+HOST_TESTS   += tests/install/test_install.sh tests/install/test_docs.sh \
+		tests/install/test_deb.sh
 
 # The guest group installs the packages `make deb` builds: check builds
 # them after everything else (prepare), into $(B)/deb.

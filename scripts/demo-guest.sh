@@ -26,7 +26,7 @@ step crdbg thaw "$spin"
 kill "$spin"
 
 bold "5. checkpoint, kill, restart without and with the debugger"
-bash "$CRDBG_TOP/tests/guest/crs/demo.sh"
+bash "$CRDBG_TOP/tests/crs/demo.sh"
 
 bold "6. checkpoint and restart inside a debug session (2 ranks, 4 worker threads each)"
 cat >/tmp/demo-session <<'EOS'
@@ -43,7 +43,7 @@ EOS
 cat /tmp/demo-session
 export CRDBG_STORE=/tmp/demo-store
 step crdbg debug -n 2 --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-session \
-	"$CRDBG_BUILD/tests/guest/debug/prog_ckpt"
+	"$CRDBG_BUILD/tests/debug/prog_ckpt"
 step crdbg list
 
 bold "7. a whole Open MPI job (mpirun and 2 ranks) checkpointed, killed and restarted"
@@ -55,7 +55,7 @@ rm -f /tmp/demo-go
 # iteration 3 until /tmp/demo-go exists.
 setsid unshare -n sh -c 'ip link set lo up; exec "$@"' sh \
 	mpirun -n 2 --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
-	-x LD_PRELOAD="$CRDBG_BUILD/usr/libcrdbg.so" "$CRDBG_BUILD/tests/guest/crs/mpi-prog" 8 100 3 /tmp/demo-go \
+	-x LD_PRELOAD="$CRDBG_BUILD/usr/libcrdbg.so" "$CRDBG_BUILD/tests/crs/prog_mpi" 8 100 3 /tmp/demo-go \
 	>>/tmp/demo-mpi.out 2>/dev/null </dev/null &
 mpirun_pid=$!
 for _ in $(seq 600); do [ "$(grep -c 'iter 3 ' /tmp/demo-mpi.out)" = 2 ] && break; sleep 0.1; done
@@ -82,7 +82,7 @@ EOS
 cat /tmp/demo-mpi-session
 step crdbg debug --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-mpi-session \
 	-- mpirun -n 2 --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
-	"$CRDBG_BUILD/tests/host/debug/mpi_debug"
+	"$CRDBG_BUILD/tests/debug/mpi_debug"
 step crdbg list
 
 step rmmod crdbg

@@ -17,7 +17,7 @@ bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 bold "1. a parallel debug session: 3 MPI ranks acquired through mpirun's MPIR interface"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1
-mpi_prog=$build/tests/host/debug/mpi_debug
+mpi_prog=$build/tests/debug/mpi_debug
 set -x
 "$crdbg" debug -ex 'break compute' -ex continue -ex finish -ex 'print value' \
 	-ex '[0] print rank' -ex stacks -ex status -ex continue \

@@ -23,10 +23,10 @@ $(SDM_CORE_LIB): $(SDM_CORE_OBJS)
 	$(AR) rcs $@ $^
 
 # Host tests (kselftest harness).
-SDM_CORE_TESTS := $(addprefix $(B)/tests/host/sdm/test_,\
+SDM_CORE_TESTS := $(addprefix $(B)/tests/sdm/test_,\
 		  idset message route aggregate auth fuzz_smoke)
 
-$(SDM_CORE_TESTS): $(B)/tests/host/sdm/%: tests/host/sdm/%.c $(SDM_CORE_LIB)
+$(SDM_CORE_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(SDM_CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP -DSDM_FUZZ_DIR=\"$(B)/tests/fuzz\" -o $@ $< \
 		$(SDM_CORE_LIB) $(SDM_CORE_LIBS)

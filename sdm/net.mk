@@ -16,7 +16,7 @@ SDM_NET_SRCS   := sdm/transport.c sdm/transport-tcp.c sdm/startup.c \
 		  sdm/frontend.c
 SDM_NET_OBJS   := $(SDM_NET_SRCS:%.c=$(B)/%.o)
 SDM_NET_BINS   := $(B)/sdm/sdm-master $(B)/sdm/sdm-server
-SDM_NET_TESTS  := $(B)/tests/host/sdm/test_sdm_tree
+SDM_NET_TESTS  := $(B)/tests/sdm/test_sdm_tree
 SDM_NET_BENCH  := $(B)/sdm/bench_sdm_tree
 
 $(SDM_NET_OBJS) $(B)/sdm/master.o $(B)/sdm/sdm-server.o: $(B)/%.o: %.c
@@ -34,7 +34,7 @@ $(SDM_NET_BINS): $(SDM_NET_LIB) $(SDM_NET_CORE)
 	$(CC) $(SDM_NET_CFLAGS) -o $@ $(filter %.o,$^) $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
 
 # The test and the benchmark run the executables from $(B)/sdm.
-$(SDM_NET_TESTS): $(B)/tests/host/sdm/%: tests/host/sdm/%.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)
+$(SDM_NET_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -Isdm -MMD -MP \
 		-DSDM_BINDIR=\"$(B)/sdm\" -o $@ $< $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
@@ -45,7 +45,7 @@ $(SDM_NET_BENCH): sdm/bench_sdm_tree.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_
 		$(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
 
 ALL_TARGETS += $(SDM_NET_LIB) $(SDM_NET_BINS)
-ifneq ($(wildcard tests/host/sdm/test_sdm_tree.c),)
+ifneq ($(wildcard tests/sdm/test_sdm_tree.c),)
 ALL_TARGETS += $(SDM_NET_TESTS)
 HOST_TESTS  += $(SDM_NET_TESTS)
 endif

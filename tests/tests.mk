@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # Foundation tests: the CLI on the host, the module in the guest.
 
-$(B)/tests/host/cli/test_cli: tests/host/cli/test_cli.c tests/host/run_cmd.h | $(B)/crdbg
+$(B)/tests/cli/test_cli: tests/cli/test_cli.c tests/lib/run_cmd.h | $(B)/crdbg
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itests/host -o $@ $<
+	$(CC) $(TEST_CFLAGS) -Itests/lib -o $@ $<
 
-$(B)/tests/foundation/test_module: tests/foundation/test_module.c tests/host/run_cmd.h
+$(B)/tests/foundation/test_module: tests/foundation/test_module.c tests/lib/run_cmd.h
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itests/host -o $@ $<
+	$(CC) $(TEST_CFLAGS) -Itests/lib -o $@ $<
 
-HOST_TESTS   += $(B)/tests/host/cli/test_cli
-ALL_TARGETS  += $(B)/tests/host/cli/test_cli $(B)/tests/foundation/test_module
+HOST_TESTS   += $(B)/tests/cli/test_cli
+ALL_TARGETS  += $(B)/tests/cli/test_cli $(B)/tests/foundation/test_module
 GUEST_GROUPS += foundation
 
 # The virtual Slurm cluster (scripts/cluster): the test bed's own test on

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "checkpoint": crdbg checkpoint / restart / list / rm over CRIU
-# on both freeze backends (tests/guest/crs/checkpoint-test.sh).
+# on both freeze backends (tests/crs/test_checkpoint.sh).
 
 ip link set lo up 2>/dev/null
-run_tap checkpoint-ptrace "$CRDBG_TOP/tests/guest/crs/checkpoint-test.sh" ptrace
+run_tap checkpoint-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint.sh" ptrace
 if insmod_crdbg 2>/dev/null; then
-	run_tap checkpoint-kmod "$CRDBG_TOP/tests/guest/crs/checkpoint-test.sh" kmod
+	run_tap checkpoint-kmod "$CRDBG_TOP/tests/crs/test_checkpoint.sh" kmod
 else
 	tap_result checkpoint-kmod 1 "crdbg.ko loads for the kmod-backend checkpoint tests"
 fi

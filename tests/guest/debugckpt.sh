@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "debugckpt": the console's checkpoint and restart of a whole
-# job on crdbg.ko: crdbg debug -n N jobs (tests/guest/debug/debugckpt-test.sh)
-# and an Open MPI job acquired through MPIR (debugmpi-test.sh, on either
+# job on crdbg.ko: crdbg debug -n N jobs (tests/debug/test_debugckpt.sh)
+# and an Open MPI job acquired through MPIR (debugtest_checkpoint_mpi.sh, on either
 # freeze backend).
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then
-	run_tap debugckpt "$CRDBG_TOP/tests/guest/debug/debugckpt-test.sh"
-	run_tap debugmpi-kmod "$CRDBG_TOP/tests/guest/debug/debugmpi-test.sh" kmod
-	run_tap debugmpi-ptrace "$CRDBG_TOP/tests/guest/debug/debugmpi-test.sh" ptrace
+	run_tap debugckpt "$CRDBG_TOP/tests/debug/test_debugckpt.sh"
+	run_tap debugmpi-kmod "$CRDBG_TOP/tests/debug/debugtest_checkpoint_mpi.sh" kmod
+	run_tap debugmpi-ptrace "$CRDBG_TOP/tests/debug/debugtest_checkpoint_mpi.sh" ptrace
 else
 	tap_result debugckpt 1 "crdbg.ko loads for the console checkpoint tests"
 fi

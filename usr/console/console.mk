@@ -27,14 +27,14 @@ ALL_TARGETS += $(CONSOLE_LIB)
 -include $(CONSOLE_OBJS:.o=.d)
 
 # End-to-end tests of `crdbg debug` and the program they debug (-g -O0).
-DEBUGGER_TDIR  := $(B)/tests/host/debug
+DEBUGGER_TDIR  := $(B)/tests/debug
 DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug
 
-$(DEBUGGER_TDIR)/prog_debug: tests/host/debug/prog_debug.c
+$(DEBUGGER_TDIR)/prog_debug: tests/debug/prog_debug.c
 	@mkdir -p $(dir $@)
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
-$(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/host/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
+$(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
 		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
@@ -47,7 +47,7 @@ HOST_TESTS  += $(DEBUGGER_TESTS)
 
 # The MPI program of the MPIR tests, when Open MPI's mpicc is there.
 ifneq ($(shell command -v mpicc 2>/dev/null),)
-$(DEBUGGER_TDIR)/mpi_debug: tests/host/debug/mpi_debug.c
+$(DEBUGGER_TDIR)/mpi_debug: tests/debug/mpi_debug.c
 	@mkdir -p $(dir $@)
 	mpicc -g -O0 -Wall -Wextra -Werror -o $@ $<
 
@@ -56,7 +56,7 @@ $(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug
 endif
 
 # Benchmark: start-up to main and print round trip against N (make bench).
-$(DEBUGGER_TDIR)/bench_debug: tests/host/debug/bench_debug.c | $(DEBUGGER_TDIR)/prog_debug $(B)/crdbg
+$(DEBUGGER_TDIR)/bench_debug: tests/debug/bench_debug.c | $(DEBUGGER_TDIR)/prog_debug $(B)/crdbg
 	@mkdir -p $(dir $@)
 	$(CC) $(USR_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" -o $@ $<

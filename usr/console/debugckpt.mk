@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "debugckpt": the console's checkpoint and restart of a whole
 # job (usr/console/checkpoint.c) under crdbg.ko, in one batch script
-# (tests/guest/debugckpt.sh). It debugs $(B)/tests/host/debug/prog_debug
-# and $(B)/tests/guest/debug/prog_ckpt
+# (tests/guest/debugckpt.sh). It debugs $(B)/tests/debug/prog_debug
+# and $(B)/tests/debug/prog_ckpt
 # with $(B)/usr/libcrdbg.so preloaded, both built by other fragments.
 
 GUEST_GROUPS += debugckpt
 
 # A threaded program whose results depend on every thread's registers.
-$(B)/tests/guest/debug/prog_ckpt: tests/guest/debug/prog_ckpt.c
+$(B)/tests/debug/prog_ckpt: tests/debug/prog_ckpt.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -pthread -Wall -Wextra -Werror -o $@ $<
 
-ALL_TARGETS += $(B)/tests/guest/debug/prog_ckpt
+ALL_TARGETS += $(B)/tests/debug/prog_ckpt

@@ -14,14 +14,14 @@ ALL_TARGETS += $(B)/usr/libcrs.a
 
 # Host tests (kselftest harness, run from the repo root).
 # Unit tests of the service's internals see its private headers.
-CRS_TEST_CFLAGS := $(USR_CFLAGS) -Iusr/crs -Wno-unused-parameter -Wno-sign-compare -Wno-format-overflow -Wno-format-truncation
-CRS_TESTS := $(patsubst tests/host/crs/%.c,$(B)/tests/host/crs/%,$(wildcard tests/host/crs/*-test.c))
+CRS_TEST_CFLAGS := $(TEST_CFLAGS) -Iusr/crs
+CRS_TESTS := $(patsubst tests/crs/%.c,$(B)/tests/crs/%,$(wildcard tests/crs/test_*.c))
 
-$(B)/tests/host/crs/runtime-test: tests/host/crs/runtime-test.c $(B)/usr/libcrdbg.so
+$(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(B)/usr/libcrdbg.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< -ldl -pthread
 
-$(B)/tests/host/crs/%-test: tests/host/crs/%-test.c $(B)/usr/libcrs.a
+$(B)/tests/crs/test_%: tests/crs/test_%.c $(B)/usr/libcrs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(B)/usr/libcrs.a -lcrypto
 
@@ -30,20 +30,20 @@ HOST_TESTS += $(CRS_TESTS)
 -include $(CRS_OBJS:.o=.d)
 
 # Guest group "checkpoint" and the program it checkpoints.
-$(B)/tests/guest/crs/ckpt-prog: tests/guest/crs/ckpt-prog.c
+$(B)/tests/crs/prog_ckpt: tests/crs/prog_ckpt.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $< -pthread -ldl
 
-ALL_TARGETS += $(B)/tests/guest/crs/ckpt-prog
+ALL_TARGETS += $(B)/tests/crs/prog_ckpt
 GUEST_GROUPS += checkpoint
-BENCH_CMDS += tests/guest/crs/bench.sh
+BENCH_CMDS += tests/crs/bench.sh
 
-# The MPI program of tests/guest/crs/mpi-test.sh, when Open MPI's mpicc is there.
+# The MPI program of tests/crs/test_checkpoint_mpi.sh, when Open MPI's mpicc is there.
 ifneq ($(shell command -v mpicc 2>/dev/null),)
-$(B)/tests/guest/crs/mpi-prog: tests/guest/crs/mpi-prog.c
+$(B)/tests/crs/prog_mpi: tests/crs/prog_mpi.c
 	@mkdir -p $(dir $@)
 	mpicc -g -O1 -Wall -Wextra -Werror -o $@ $<
 
-ALL_TARGETS += $(B)/tests/guest/crs/mpi-prog
+ALL_TARGETS += $(B)/tests/crs/prog_mpi
 endif
 GUEST_GROUPS += checkpointmpi

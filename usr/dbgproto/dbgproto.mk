@@ -6,14 +6,14 @@
 DBGPROTO_SRCS := usr/dbgproto/dbgproto.c
 DBGPROTO_OBJS := $(DBGPROTO_SRCS:%.c=$(B)/%.o)
 DBGPROTO_LIB  := $(B)/usr/libdbgproto.a
-DBGPROTO_TEST := $(B)/tests/host/dbgproto/test_dbgproto
+DBGPROTO_TEST := $(B)/tests/dbgproto/test_dbgproto
 
 $(DBGPROTO_LIB): $(DBGPROTO_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(DBGPROTO_TEST): tests/host/dbgproto/test_dbgproto.c $(DBGPROTO_LIB)
+$(DBGPROTO_TEST): tests/dbgproto/test_dbgproto.c $(DBGPROTO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP -o $@ $< $(DBGPROTO_LIB)
 

@@ -16,7 +16,7 @@ FREEZE_TEST_LIBS := $(B)/usr/libfreeze.a $(B)/usr/libcommon.a $(NL_LIBS) -lpthre
 
 $(B)/tests/freeze/%: tests/freeze/%.c $(wildcard tests/freeze/*.h) $(B)/usr/libfreeze.a $(B)/usr/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) $(NL_CFLAGS) -Wno-unused-parameter -Itests/freeze -o $@ $< \
+	$(CC) $(TEST_CFLAGS) $(NL_CFLAGS) -Itests/freeze -o $@ $< \
 		$(FREEZE_TEST_ASM) $(FREEZE_TEST_LIBS)
 
 # test_freeze pushes hooks through the runtime's trampoline on the kmod backend.

@@ -8,7 +8,7 @@ KMOD_TEST_LIBS := $(B)/usr/libfreeze.a $(B)/usr/libcommon.a $(NL_LIBS) -lpthread
 $(B)/tests/kmod/%: tests/kmod/%.c tests/kmod/kmod-test.h usr/runtime/hook-trampoline.S \
 		   $(B)/usr/libfreeze.a $(B)/usr/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) $(NL_CFLAGS) -Itests/kmod -o $@ $< usr/runtime/hook-trampoline.S \
+	$(CC) $(TEST_CFLAGS) $(NL_CFLAGS) -Itests/kmod -o $@ $< usr/runtime/hook-trampoline.S \
 		$(KMOD_TEST_LIBS)
 
 ALL_TARGETS  += $(KMOD_TESTS)

@@ -6,9 +6,9 @@ GDBMI_SRCS := usr/gdbmi/mi-parse.c usr/gdbmi/mi-driver.c usr/gdbmi/mi-pump.c \
 	      usr/gdbmi/mi-spawn.c usr/gdbmi/mi-commands.c
 GDBMI_OBJS := $(GDBMI_SRCS:%.c=$(B)/%.o)
 GDBMI_LIB  := $(B)/usr/libgdbmi.a
-GDBMI_TDIR := $(B)/tests/host/gdbmi
+GDBMI_TDIR := $(B)/tests/gdbmi
 # kselftest_harness.h trips -Wextra's unused-parameter and sign-compare.
-GDBMI_TEST_CFLAGS := $(USR_CFLAGS) -Wno-unused-parameter -Wno-sign-compare -Itests/host/gdbmi
+GDBMI_TEST_CFLAGS := $(TEST_CFLAGS) -Itests/gdbmi
 
 $(GDBMI_LIB): $(GDBMI_OBJS)
 	@mkdir -p $(dir $@)
@@ -16,13 +16,13 @@ $(GDBMI_LIB): $(GDBMI_OBJS)
 	$(AR) rcs $@ $^
 
 # Parser unit tests.
-$(GDBMI_TDIR)/test_mi_parse: tests/host/gdbmi/test_mi_parse.c $(GDBMI_LIB)
+$(GDBMI_TDIR)/test_mi_parse: tests/gdbmi/test_mi_parse.c $(GDBMI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -o $@ $< $(GDBMI_LIB)
 
 # Random and mutated inputs through the parser, built with ASan/UBSan
 # from the source so the parser itself is instrumented.
-$(GDBMI_TDIR)/test_mi_fuzz_smoke: tests/host/gdbmi/test_mi_fuzz_smoke.c usr/gdbmi/mi-parse.c tests/host/gdbmi/mi_seeds.h
+$(GDBMI_TDIR)/test_mi_fuzz_smoke: tests/gdbmi/test_mi_fuzz_smoke.c usr/gdbmi/mi-parse.c tests/gdbmi/mi_seeds.h
 	@mkdir -p $(dir $@)
 	$(CC) $(GDBMI_TEST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-MMD -MP -o $@ $< usr/gdbmi/mi-parse.c
@@ -30,11 +30,11 @@ $(GDBMI_TDIR)/test_mi_fuzz_smoke: tests/host/gdbmi/test_mi_fuzz_smoke.c usr/gdbm
 # Programs the driver tests debug: -O0 -g so lines and locals are exact.
 GDBMI_PROGS := $(addprefix $(GDBMI_TDIR)/,prog_simple prog_threads prog_ranks)
 
-$(GDBMI_TDIR)/prog_%: tests/host/gdbmi/prog_%.c
+$(GDBMI_TDIR)/prog_%: tests/gdbmi/prog_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread -o $@ $<
 
-$(GDBMI_TDIR)/test_mi_driver: tests/host/gdbmi/test_mi_driver.c $(GDBMI_LIB) | $(GDBMI_PROGS)
+$(GDBMI_TDIR)/test_mi_driver: tests/gdbmi/test_mi_driver.c $(GDBMI_LIB) | $(GDBMI_PROGS)
 	@mkdir -p $(dir $@)
 	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -DGDBMI_PROG_DIR=\"$(GDBMI_TDIR)\" -o $@ $< $(GDBMI_LIB)
 

@@ -16,21 +16,21 @@ $(MERGE_LIB): $(MERGE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/tests/host/gdbmi/test_console: tests/host/gdbmi/test_console.c $(MERGE_LIB) $(MERGE_SDM)
+$(B)/tests/console/test_console: tests/console/test_console.c $(MERGE_LIB) $(MERGE_SDM)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
 		-o $@ $< $(MERGE_LIB) $(MERGE_SDM)
 
 # The same over real gdbs (usr/gdbmi/gdbmi.mk builds the library and
 # prog_ranks; it is read after this file, so they are named by path).
-$(B)/tests/host/gdbmi/test_console_gdb: tests/host/gdbmi/test_console_gdb.c $(MERGE_LIB) \
-		$(B)/usr/libgdbmi.a $(MERGE_SDM) | $(B)/tests/host/gdbmi/prog_ranks
+$(B)/tests/console/test_console_gdb: tests/console/test_console_gdb.c $(MERGE_LIB) \
+		$(B)/usr/libgdbmi.a $(MERGE_SDM) | $(B)/tests/gdbmi/prog_ranks
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
-		-DGDBMI_PROG_DIR=\"$(B)/tests/host/gdbmi\" \
+		-DGDBMI_PROG_DIR=\"$(B)/tests/gdbmi\" \
 		-o $@ $< $(MERGE_LIB) $(B)/usr/libgdbmi.a $(MERGE_SDM)
 
-MERGE_TESTS := $(B)/tests/host/gdbmi/test_console $(B)/tests/host/gdbmi/test_console_gdb
+MERGE_TESTS := $(B)/tests/console/test_console $(B)/tests/console/test_console_gdb
 
 ALL_TARGETS += $(MERGE_LIB) $(MERGE_TESTS)
 HOST_TESTS  += $(MERGE_TESTS)

@@ -49,7 +49,7 @@ TEST(shared_mapping_saved_and_put_back)
 	if (!shm_is_tmpfs())
 		SKIP(return, "/dev/shm is not tmpfs here");
 	ASSERT_NE(NULL, mkdtemp(dir));
-	snprintf(shm, sizeof(shm), "/dev/shm/crdbg-tmpfs-test-%d", getpid());
+	snprintf(shm, sizeof(shm), "/dev/shm/crdbg-test_tmpfs-%d", getpid());
 	fd = open(shm, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, ftruncate(fd, 4096));
@@ -74,8 +74,8 @@ TEST(shared_mapping_saved_and_put_back)
 TEST(names_outside_tmpfs_refused)
 {
 	static const char *const bad[] = {
-		"tmpfs-f-:etc:crdbg-tmpfs-test-victim",
-		"tmpfs-m-:dev:shm:..:..:etc:crdbg-tmpfs-test-victim",
+		"tmpfs-f-:etc:crdbg-test_tmpfs-victim",
+		"tmpfs-m-:dev:shm:..:..:etc:crdbg-test_tmpfs-victim",
 		"tmpfs-m-relative",
 	};
 	char dir[] = "/tmp/crdbg-tmpfs-XXXXXX", err[256], cmd[256];
@@ -86,7 +86,7 @@ TEST(names_outside_tmpfs_refused)
 		ASSERT_EQ(0, put_file(dir, bad[i], "owned\n"));
 		EXPECT_NE(0, crs_tmpfs_put_back(dir, err, sizeof(err))) TH_LOG("%s", bad[i]);
 		EXPECT_NE(NULL, strstr(err, "not a file on tmpfs")) TH_LOG("%s: %s", bad[i], err);
-		EXPECT_NE(0, access("/etc/crdbg-tmpfs-test-victim", F_OK));
+		EXPECT_NE(0, access("/etc/crdbg-test_tmpfs-victim", F_OK));
 		snprintf(cmd, sizeof(cmd), "%s/%s", dir, bad[i]);
 		unlink(cmd);
 	}

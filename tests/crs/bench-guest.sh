@@ -9,7 +9,7 @@ set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
-prog=$build/tests/guest/crs/ckpt-prog
+prog=$build/tests/crs/prog_ckpt
 lib=$build/usr/libcrdbg.so
 rounds=${CKPT_BENCH_ROUNDS:-3}
 work=$(mktemp -d /tmp/crdbg-bench.XXXXXX)
@@ -39,7 +39,7 @@ mean() { awk '{ s += $1 } END { if (NR) printf "%.3f", s / NR; else print "n/a" 
 
 echo "### Checkpoint and restart: crdbg vs raw CRIU"
 echo
-echo "Program: tests/guest/crs/ckpt-prog (1 worker thread, libcrdbg preloaded) holding"
+echo "Program: tests/crs/prog_ckpt (1 worker thread, libcrdbg preloaded) holding"
 echo "the given RSS; $rounds rounds each; crdbg used the ptrace freeze backend, and"
 echo "CRIU 3.17.1 in both columns. Restart is timed until the process runs again."
 echo

@@ -18,7 +18,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { echo "\$ $*" >&2; "$@"; }
 
 say "a 2-thread program with libcrdbg preloaded (it waits after step 5)"
-LD_PRELOAD=$build/usr/libcrdbg.so setsid "$build/tests/guest/crs/ckpt-prog" 2 12 50 \
+LD_PRELOAD=$build/usr/libcrdbg.so setsid "$build/tests/crs/prog_ckpt" 2 12 50 \
 	>"$work/out" 2>"$work/err" </dev/null &
 pid=$!
 for _ in $(seq 300); do grep -q '^step 5$' "$work/out" && break; sleep 0.1; done

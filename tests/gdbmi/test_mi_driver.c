@@ -21,9 +21,9 @@
 #include "crdbg/gdbmi.h"
 
 #ifndef GDBMI_PROG_DIR
-#define GDBMI_PROG_DIR "build/tests/host/gdbmi"
+#define GDBMI_PROG_DIR "build/tests/gdbmi"
 #endif
-#define SRC_DIR		"tests/host/gdbmi"
+#define SRC_DIR		"tests/gdbmi"
 #define PROG_SIMPLE	GDBMI_PROG_DIR "/prog_simple"
 #define PROG_THREADS	GDBMI_PROG_DIR "/prog_threads"
 #define WAIT_MS		20000	/* a bound against hangs, not a timing check */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The MPI program of tests/guest/crs/mpi-test.sh:
+ * The MPI program of tests/crs/test_checkpoint_mpi.sh:
  *
- *   mpi-prog ITERS NAP_MS [WAIT_AT GOFILE]
+ *   prog_mpi ITERS NAP_MS [WAIT_AT GOFILE]
  *
  * Every rank runs ITERS iterations of a short nap and an MPI_Allreduce of
  * (rank + 1) * (iter + 1), printing "rank R iter I sum S" after each; at the

@@ -23,13 +23,13 @@
 #define CRDBG "build/crdbg"
 #endif
 #ifndef DEBUG_PROG
-#define DEBUG_PROG "build/tests/host/debug/prog_debug"
+#define DEBUG_PROG "build/tests/debug/prog_debug"
 #endif
 #ifndef CRDBG_RUNTIME
 #define CRDBG_RUNTIME "build/usr/libcrdbg.so"
 #endif
 #ifndef MPI_PROG
-#define MPI_PROG "build/tests/host/debug/mpi_debug"
+#define MPI_PROG "build/tests/debug/mpi_debug"
 #endif
 
 #define OUT_MAX		(256 << 10)

@@ -4,7 +4,7 @@
 # crdbg checkpoint / restart / list / rm in the guest, on one freeze
 # backend (argument: ptrace or kmod). TAP on stdout.
 #
-#   ckpt-prog (LD_PRELOAD=libcrdbg.so, a session leader via setsid)
+#   prog_ckpt (LD_PRELOAD=libcrdbg.so, a session leader via setsid)
 #      |  crdbg checkpoint PID [-v] [--kill|--debug|--no-debug]
 #      v
 #   $STORE/<handle>/{*.img, metadata}  --crdbg restart HANDLE [-v] [--debug]-->  same pids
@@ -14,17 +14,17 @@
 # its PC at resume (crdbg -v prints both), and read the MPIR variables the
 # program reports at its end (or with gdb while it waits).
 set -u
-backend=${1:?usage: checkpoint-test.sh ptrace|kmod}
+backend=${1:?usage: test_checkpoint.sh ptrace|kmod}
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
-prog=$build/tests/guest/crs/ckpt-prog
+prog=$build/tests/crs/prog_ckpt
 lib=$build/usr/libcrdbg.so
 work=$(mktemp -d /tmp/crdbg-ckpt-$backend.XXXXXX)
 export CRDBG_STORE=$work/store
 STEPS=50
 NAP=20
-# The program waits after "step 5" until this file exists (ckpt-prog.c).
+# The program waits after "step 5" until this file exists (prog_ckpt.c).
 export CKPT_GO=$work/go
 . "$top/tests/guest/tap.sh"
 pids=()
@@ -395,7 +395,7 @@ img=$(ls -S "$CRDBG_STORE/$h8"/pages-*.img | head -n 1)
 cp -a "$CRDBG_STORE/$h8" "$CRDBG_STORE/$h8.bad"
 printf 'X' | dd of="$CRDBG_STORE/$h8.bad/$(basename "$img")" bs=1 seek=100 conv=notrunc 2>/dev/null
 sed -i "s/^handle .*/handle $h8.bad/" "$CRDBG_STORE/$h8.bad/metadata"
-corrupt_refused() { one_line_error "$crdbg" restart "$h8.bad" --backend "$backend" && ! pgrep -f "ckpt-prog 8 $STEPS" >/dev/null; }
+corrupt_refused() { one_line_error "$crdbg" restart "$h8.bad" --backend "$backend" && ! pgrep -f "prog_ckpt 8 $STEPS" >/dev/null; }
 check "corrupt image: restart refuses before restoring anything" corrupt_refused
 truncate -s 200 "$CRDBG_STORE/$h4/metadata"
 truncated_refused() { one_line_error "$crdbg" restart "$h4" && "$crdbg" list | grep -q "^$h4 *INVALID"; }

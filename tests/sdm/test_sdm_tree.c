@@ -8,7 +8,7 @@
  *                             └─ 4 ─┬─ 5      (binomial tree, N = 7)
  *                                   └─ 6
  *
- * Daemons' stderr goes to build/tests/host/sdm/test_sdm_tree.log.
+ * Daemons' stderr goes to build/tests/sdm/test_sdm_tree.log.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -35,7 +35,7 @@
 #ifndef SDM_BINDIR
 #define SDM_BINDIR "build/sdm"
 #endif
-#define LOG_PATH	SDM_BINDIR "/../tests/host/sdm/test_sdm_tree.log"
+#define LOG_PATH	SDM_BINDIR "/../tests/sdm/test_sdm_tree.log"
 #define CMD_TIMEOUT	10000
 
 /* Room for 1024 servers' processes and the front end's descriptors. */

@@ -14,11 +14,11 @@
 # breakpoint set before the checkpoint. The argument is the freeze backend
 # (kmod or ptrace). TAP.
 set -u
-freeze=${1:?usage: debugmpi-test.sh kmod|ptrace}
+freeze=${1:?usage: debugtest_checkpoint_mpi.sh kmod|ptrace}
 export CRDBG_BACKEND=$freeze
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
-prog=$build/tests/host/debug/mpi_debug
+prog=$build/tests/debug/mpi_debug
 work=$(mktemp -d /tmp/crdbg-debugmpi-$freeze.XXXXXX)
 export CRDBG_STORE=$work/store
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1

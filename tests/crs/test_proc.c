@@ -87,7 +87,7 @@ TEST(self_facts)
 	EXPECT_EQ(getpid(), tids[0]);
 	free(tids);
 	ASSERT_EQ(0, crs_proc_exe(getpid(), exe, sizeof(exe)));
-	EXPECT_NE(NULL, strstr(exe, "proc-test"));
+	EXPECT_NE(NULL, strstr(exe, "test_proc"));
 	EXPECT_EQ('R', crs_task_state(getpid(), getpid()));
 }
 

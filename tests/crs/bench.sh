@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 res=$(mktemp -d /tmp/crdbg-ckpt-bench.XXXXXX)
 trap 'rm -rf "$res"' EXIT
 if "$top/scripts/vm" --timeout 1200 --mem "${CKPT_BENCH_MEM:-2048}" --results "$res" -- /bin/sh -c \
-	"CKPT_BENCH_MB='${CKPT_BENCH_MB:-64}' CKPT_BENCH_ROUNDS=${CKPT_BENCH_ROUNDS:-3} $top/tests/guest/crs/bench-guest.sh >$res/bench.md 2>$res/bench.err" \
+	"CKPT_BENCH_MB='${CKPT_BENCH_MB:-64}' CKPT_BENCH_ROUNDS=${CKPT_BENCH_ROUNDS:-3} $top/tests/crs/bench-guest.sh >$res/bench.md 2>$res/bench.err" \
 	>"$res/vm.log" 2>&1 && [[ -s $res/bench.md ]]; then
 	cat "$res/bench.md"
 	echo

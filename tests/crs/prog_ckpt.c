@@ -5,7 +5,7 @@
  * every NAP ms, then "done" and the MPIR variables it sees (through
  * dlsym, so it works with and without libcrdbg preloaded).
  *
- *   ckpt-prog THREADS STEPS NAP_MS [tree]
+ *   prog_ckpt THREADS STEPS NAP_MS [tree]
  *
  * With $CKPT_GO set, the main thread waits after "step 5" until that file
  * exists (the workers keep running): the tests checkpoint it there. With

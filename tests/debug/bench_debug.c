@@ -24,7 +24,7 @@
 #define CRDBG "build/crdbg"
 #endif
 #ifndef DEBUG_PROG
-#define DEBUG_PROG "build/tests/host/debug/prog_debug"
+#define DEBUG_PROG "build/tests/debug/prog_debug"
 #endif
 
 #define BUF_MAX		(1 << 20)

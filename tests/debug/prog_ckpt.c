@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The program the console's checkpoint test debugs (tests/guest/debug/
- * debugckpt-test.sh). Four workers iterate a floating-point recurrence
+ * The program the console's checkpoint test debugs (tests/debug/
+ * test_debugckpt.sh). Four workers iterate a floating-point recurrence
  * whose state lives in SSE registers; main waits until each has started,
  * calls compute() (where the test breaks and checkpoints), joins them and
  * prints every result exactly (%a). A register a checkpoint or restart

@@ -48,7 +48,7 @@ continue
 quit
 EOS
 timeout 500 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
-	--batch "$work/script" "$build/tests/host/debug/prog_debug" >"$work/out" 2>"$work/err"
+	--batch "$work/script" "$build/tests/debug/prog_debug" >"$work/out" 2>"$work/err"
 rc=$?
 sed 's/^/# /' "$work/out" "$work/err"
 part() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out"; }
@@ -92,7 +92,7 @@ regs_block() {
 	regs_block 3
 	printf 'continue\nquit\n'
 } >"$work/script2"
-prog2=$build/tests/guest/debug/prog_ckpt
+prog2=$build/tests/debug/prog_ckpt
 for r in 0 1; do CRDBG_RANK=$r "$prog2" | sed "s/^/[$r] /"; done | grep ' result ' | sort >"$work/expected2"
 timeout 600 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
 	--batch "$work/script2" "$prog2" >"$work/out2" 2>"$work/err2"

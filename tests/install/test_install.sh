@@ -55,7 +55,7 @@ check "a program builds with -I PREFIX/include -lcrdbg and sees MPIR_checkpointa
 	      LD_LIBRARY_PATH="$p/lib" CRDBG_NO_AGENT=1 "$tmp/uses"'
 
 # The installed crdbg with the build tree hidden (a private mount namespace).
-cp build/tests/host/debug/prog_debug "$tmp/prog"
+cp build/tests/debug/prog_debug "$tmp/prog"
 printf 'bt\nquit\n' >"$tmp/batch"
 if unshare -m true 2>/dev/null; then
 	unshare -m sh -c 'mount -t tmpfs none "$1/build" && shift &&

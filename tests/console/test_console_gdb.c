@@ -15,7 +15,7 @@
 #include "crdbg/gdbmi.h"
 
 #ifndef GDBMI_PROG_DIR
-#define GDBMI_PROG_DIR "build/tests/host/gdbmi"
+#define GDBMI_PROG_DIR "build/tests/gdbmi"
 #endif
 #define NRANKS	4
 #define WAIT_MS	20000

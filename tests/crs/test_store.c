@@ -64,7 +64,7 @@ FIXTURE_SETUP(store)
 	struct crs_thread t = { .pid = 4242, .tid = 4242, .pc = 0x401000, .sp = 0x7ffd0000 };
 	char err[512], big[100000];
 
-	strcpy(self->root, "/tmp/crdbg-store-test-XXXXXX");
+	strcpy(self->root, "/tmp/crdbg-test_store-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->root));
 	/* The store may not exist yet: begin creates it. */
 	strcat(self->root, "/store");

@@ -56,7 +56,7 @@ check "modinfo finds crdbg.ko $version in updates/dkms, with the genl family ali
 check "crdbg.ko is not loaded before first use" eval '! grep -q "^crdbg " /proc/modules'
 
 # What the installed programs use, copied out of the build tree.
-cp "$build/tests/guest/crs/ckpt-prog" "$build/tests/host/debug/prog_debug" "$work/"
+cp "$build/tests/crs/prog_ckpt" "$build/tests/debug/prog_debug" "$work/"
 printf 'bt\nquit\n' >"$work/batch"
 
 # The installed crdbg with the build tree hidden: a private mount namespace
@@ -82,7 +82,7 @@ sed 's/^/# /' "$work/status"
 
 # Checkpoint with the kmod backend, kill, restart: LD_PRELOAD by bare name
 # finds the installed libcrdbg through ld.so's cache.
-LD_PRELOAD=libcrdbg.so setsid "$work/ckpt-prog" 2 20 20 >"$work/p.out" 2>"$work/p.err" </dev/null &
+LD_PRELOAD=libcrdbg.so setsid "$work/prog_ckpt" 2 20 20 >"$work/p.out" 2>"$work/p.err" </dev/null &
 pid=$!
 for i in $(seq 3000); do grep -q '^step 5$' "$work/p.out" && break; sleep 0.1; done
 h=$(crdbg checkpoint "$pid" --kill --backend kmod 2>"$work/ck.err")

@@ -4,9 +4,9 @@
 # crdbg checkpoint / restart of Open MPI jobs in the guest, on one freeze
 # backend (argument: ptrace or kmod). TAP on stdout.
 #
-#   setsid unshare -n sh -c 'ip link set lo up; exec mpirun -n 2 ... mpi-prog'
+#   setsid unshare -n sh -c 'ip link set lo up; exec mpirun -n 2 ... prog_mpi'
 #      |  (a job: mpirun and its ranks, the ranks preloading libcrdbg)
-#      |  or the same with mpi-prog run alone (a singleton and its orted)
+#      |  or the same with prog_mpi run alone (a singleton and its orted)
 #      |  crdbg checkpoint MPIRUN_PID [--kill]
 #      v
 #   $STORE/<handle>  --crdbg restart HANDLE-->  the job completes
@@ -15,11 +15,11 @@
 # checkpoint sees a known output; the "rank R iter I sum S" and "rank R
 # done total T" lines of each run, sorted, must equal an uninterrupted run's.
 set -u
-backend=${1:?usage: mpi-test.sh ptrace|kmod}
+backend=${1:?usage: test_checkpoint_mpi.sh ptrace|kmod}
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
-prog=$build/tests/guest/crs/mpi-prog
+prog=$build/tests/crs/prog_mpi
 lib=$build/usr/libcrdbg.so
 work=$(mktemp -d /tmp/crdbg-mpi-$backend.XXXXXX)
 export CRDBG_STORE=$work/store
