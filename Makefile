@@ -34,6 +34,19 @@ GUEST_GROUPS :=
 BENCH_CMDS   :=
 FUZZ_TARGETS :=
 
+# Every library, named before any fragment is read, so that a fragment may
+# use any of them whatever order the fragments are read in.
+LIB_COMMON   := $(B)/usr/libcommon.a
+LIB_FREEZE   := $(B)/usr/libfreeze.a
+LIB_CRS      := $(B)/usr/libcrs.a
+LIB_GDBMI    := $(B)/usr/libgdbmi.a
+LIB_MERGE    := $(B)/usr/libmerge.a
+LIB_DBGPROTO := $(B)/usr/libdbgproto.a
+LIB_CONSOLE  := $(B)/usr/libconsole.a
+LIB_SDMCORE  := $(B)/sdm/libsdmcore.a
+LIB_SDMNET   := $(B)/sdm/libsdmnet.a
+LIB_CRDBG    := $(B)/usr/libcrdbg.so
+
 .DEFAULT_GOAL := all
 
 # Lets a rule name libraries that fragments included later add (CLI_LIBS).

@@ -19,7 +19,7 @@ DKMSDIR     := /usr/src/crdbg-$(VERSION)
 
 INSTALL     ?= install
 
-PROGS := $(B)/crdbg $(B)/sdm/sdm-master $(B)/sdm/crdbg-server $(B)/usr/libcrdbg.so \
+PROGS := $(B)/crdbg $(B)/sdm/sdm-master $(B)/sdm/crdbg-server $(LIB_CRDBG) \
 	 $(MAN_PAGES) $(COMPLETION)
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 
@@ -40,7 +40,7 @@ install: progs
 		$(DESTDIR)$(MANDIR)/man4 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DKMSDIR)/uapi/linux
 	$(INSTALL) -m 755 $(B)/crdbg $(DESTDIR)$(BINDIR)/crdbg
 	$(INSTALL) -m 755 $(B)/sdm/sdm-master $(B)/sdm/crdbg-server $(DESTDIR)$(LIBEXECDIR)/
-	$(INSTALL) -m 644 $(B)/usr/libcrdbg.so $(DESTDIR)$(LIBDIR)/libcrdbg.so.0
+	$(INSTALL) -m 644 $(LIB_CRDBG) $(DESTDIR)$(LIBDIR)/libcrdbg.so.0
 	ln -sf libcrdbg.so.0 $(DESTDIR)$(LIBDIR)/libcrdbg.so
 	$(INSTALL) -m 644 usr/include/crdbg/mpir.h $(DESTDIR)$(INCLUDEDIR)/crdbg/mpir.h
 	$(INSTALL) -m 644 $(MAN_DIR)/crdbg.1 $(DESTDIR)$(MANDIR)/man1/

@@ -4,11 +4,10 @@
 # aggregation and authentication, built into $(B)/sdm/libsdmcore.a.
 # No I/O lives here (the transport and executables are in sdm/net.mk).
 #
-# Users link with:  $(SDM_CORE_LIB) $(SDM_CORE_LIBS)  and compile with
+# Users link with:  $(LIB_SDMCORE) $(SDM_CORE_LIBS)  and compile with
 # $(SDM_CFLAGS) (USR_CFLAGS plus -Isdm/include).
 
 SDM_CFLAGS    := $(USR_CFLAGS) -Isdm/include
-SDM_CORE_LIB  := $(B)/sdm/libsdmcore.a
 SDM_CORE_LIBS := -lcrypto
 SDM_CORE_SRCS := sdm/idset.c sdm/message.c sdm/route.c sdm/aggregate.c sdm/auth.c
 SDM_CORE_OBJS := $(SDM_CORE_SRCS:%.c=$(B)/%.o)
@@ -17,7 +16,7 @@ $(SDM_CORE_OBJS): $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SDM_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(SDM_CORE_LIB): $(SDM_CORE_OBJS)
+$(LIB_SDMCORE): $(SDM_CORE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -26,17 +25,17 @@ $(SDM_CORE_LIB): $(SDM_CORE_OBJS)
 SDM_CORE_TESTS := $(addprefix $(B)/tests/sdm/test_,\
 		  idset message route aggregate auth fuzz_smoke)
 
-$(SDM_CORE_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(SDM_CORE_LIB)
+$(SDM_CORE_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP -DSDM_FUZZ_DIR=\"$(B)/tests/fuzz\" -o $@ $< \
-		$(SDM_CORE_LIB) $(SDM_CORE_LIBS)
+		$(LIB_SDMCORE) $(SDM_CORE_LIBS)
 
 # Id-set benchmark: prints a Markdown section for Documentation/performance.md.
 SDM_CORE_BENCH := $(B)/sdm/bench_idset
 
-$(SDM_CORE_BENCH): $(B)/%: %.c $(SDM_CORE_LIB)
+$(SDM_CORE_BENCH): $(B)/%: %.c $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
-	$(CC) $(SDM_CFLAGS) -MMD -MP -o $@ $< $(SDM_CORE_LIB) $(SDM_CORE_LIBS)
+	$(CC) $(SDM_CFLAGS) -MMD -MP -o $@ $< $(LIB_SDMCORE) $(SDM_CORE_LIBS)
 
 # libFuzzer targets for the three decoders, built with clang from the
 # sources directly so the library is instrumented too. `make fuzz` runs
@@ -53,7 +52,7 @@ $(SDM_CORE_FUZZERS): $(B)/tests/fuzz/%: tests/fuzz/%.c $(SDM_CORE_SRCS) $(SDM_CO
 	@mkdir -p $(dir $@)
 	$(SDM_FUZZ_CC) $(SDM_FUZZ_CFLAGS) -o $@ $< $(SDM_CORE_SRCS) $(SDM_CORE_LIBS)
 
-ALL_TARGETS  += $(SDM_CORE_LIB) $(SDM_CORE_TESTS) $(SDM_CORE_BENCH)
+ALL_TARGETS  += $(LIB_SDMCORE) $(SDM_CORE_TESTS) $(SDM_CORE_BENCH)
 ifneq ($(shell command -v $(SDM_FUZZ_CC) 2>/dev/null),)
 ALL_TARGETS  += $(SDM_CORE_FUZZERS)
 endif

@@ -8,9 +8,7 @@
 # here depends on usr/ (the debugger's server is built in usr/server/).
 
 SDM_NET_CFLAGS = $(USR_CFLAGS) -Isdm/include -Isdm
-SDM_NET_CORE   := $(B)/sdm/libsdmcore.a
 SDM_NET_LIBS   := -lcrypto
-SDM_NET_LIB    := $(B)/sdm/libsdmnet.a
 SDM_NET_SRCS   := sdm/transport.c sdm/transport-tcp.c sdm/startup.c \
 		  sdm/node.c sdm/iof.c sdm/server.c sdm/backend-echo.c \
 		  sdm/frontend.c
@@ -23,28 +21,28 @@ $(SDM_NET_OBJS) $(B)/sdm/master.o $(B)/sdm/sdm-server.o: $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SDM_NET_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(SDM_NET_LIB): $(SDM_NET_OBJS)
+$(LIB_SDMNET): $(SDM_NET_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 $(B)/sdm/sdm-master: $(B)/sdm/master.o
 $(B)/sdm/sdm-server: $(B)/sdm/sdm-server.o
-$(SDM_NET_BINS): $(SDM_NET_LIB) $(SDM_NET_CORE)
-	$(CC) $(SDM_NET_CFLAGS) -o $@ $(filter %.o,$^) $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
+$(SDM_NET_BINS): $(LIB_SDMNET) $(LIB_SDMCORE)
+	$(CC) $(SDM_NET_CFLAGS) -o $@ $(filter %.o,$^) $(LIB_SDMNET) $(LIB_SDMCORE) $(SDM_NET_LIBS)
 
 # The test and the benchmark run the executables from $(B)/sdm.
-$(SDM_NET_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)
+$(SDM_NET_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(LIB_SDMNET) $(LIB_SDMCORE) $(SDM_NET_BINS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -Isdm -MMD -MP \
-		-DSDM_BINDIR=\"$(B)/sdm\" -o $@ $< $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
+		-DSDM_BINDIR=\"$(B)/sdm\" -o $@ $< $(LIB_SDMNET) $(LIB_SDMCORE) $(SDM_NET_LIBS)
 
-$(SDM_NET_BENCH): sdm/bench_sdm_tree.c $(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_BINS)
+$(SDM_NET_BENCH): sdm/bench_sdm_tree.c $(LIB_SDMNET) $(LIB_SDMCORE) $(SDM_NET_BINS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SDM_NET_CFLAGS) -MMD -MP -DSDM_BINDIR=\"$(B)/sdm\" -o $@ $< \
-		$(SDM_NET_LIB) $(SDM_NET_CORE) $(SDM_NET_LIBS)
+		$(LIB_SDMNET) $(LIB_SDMCORE) $(SDM_NET_LIBS)
 
-ALL_TARGETS += $(SDM_NET_LIB) $(SDM_NET_BINS)
+ALL_TARGETS += $(LIB_SDMNET) $(SDM_NET_BINS)
 ifneq ($(wildcard tests/sdm/test_sdm_tree.c),)
 ALL_TARGETS += $(SDM_NET_TESTS)
 HOST_TESTS  += $(SDM_NET_TESTS)

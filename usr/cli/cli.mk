@@ -14,11 +14,11 @@ $(B)/usr/%.o: usr/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USR_CFLAGS) $(NL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/usr/libcommon.a: $(COMMON_OBJS)
+$(LIB_COMMON): $(COMMON_OBJS)
 	$(AR) rcs $@ $^
 
-$(B)/crdbg: $(CLI_OBJS) $(B)/usr/libcommon.a $$(CLI_LIBS)
-	$(CC) $(USR_CFLAGS) -o $@ $(CLI_OBJS) $(CLI_LIBS) $(B)/usr/libcommon.a $(NL_LIBS) $(CLI_LDLIBS)
+$(B)/crdbg: $(CLI_OBJS) $(LIB_COMMON) $$(CLI_LIBS)
+	$(CC) $(USR_CFLAGS) -o $@ $(CLI_OBJS) $(CLI_LIBS) $(LIB_COMMON) $(NL_LIBS) $(CLI_LDLIBS)
 
 ALL_TARGETS += $(B)/crdbg
 -include $(CLI_OBJS:.o=.d) $(COMMON_OBJS:.o=.d)

@@ -7,22 +7,21 @@
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
 		usr/console/mpir.c usr/console/checkpoint.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
-CONSOLE_LIB  := $(B)/usr/libconsole.a
 
 $(CONSOLE_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include
 
-$(CONSOLE_LIB): $(CONSOLE_OBJS)
+$(LIB_CONSOLE): $(CONSOLE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 # usr/merge, usr/dbgproto and sdm/ fragments are read after this file:
 # name their libraries by path.
-CLI_LIBS   += $(CONSOLE_LIB) $(B)/usr/libmerge.a $(B)/usr/libdbgproto.a \
-	      $(B)/sdm/libsdmnet.a $(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a
+CLI_LIBS   += $(LIB_CONSOLE) $(LIB_MERGE) $(LIB_DBGPROTO) \
+	      $(LIB_SDMNET) $(LIB_SDMCORE) $(LIB_GDBMI)
 CLI_LDLIBS += -lreadline -lcrypto
 
-ALL_TARGETS += $(CONSOLE_LIB)
+ALL_TARGETS += $(LIB_CONSOLE)
 
 -include $(CONSOLE_OBJS:.o=.d)
 
@@ -35,11 +34,11 @@ $(DEBUGGER_TDIR)/prog_debug: tests/debug/prog_debug.c
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
 $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
-		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(B)/usr/libcrdbg.so
+		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(LIB_CRDBG)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
-		-DCRDBG_RUNTIME=\"$(B)/usr/libcrdbg.so\" -o $@ $<
+		-DCRDBG_RUNTIME=\"$(LIB_CRDBG)\" -o $@ $<
 
 ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS)
 HOST_TESTS  += $(DEBUGGER_TESTS)

@@ -5,25 +5,25 @@
 CRS_SRCS := $(wildcard usr/crs/*.c)
 CRS_OBJS := $(CRS_SRCS:%.c=$(B)/%.o)
 
-$(B)/usr/libcrs.a: $(CRS_OBJS)
+$(LIB_CRS): $(CRS_OBJS)
 	$(AR) rcs $@ $^
 
-CLI_LIBS += $(B)/usr/libcrs.a
+CLI_LIBS += $(LIB_CRS)
 CLI_LDLIBS += -lcrypto
-ALL_TARGETS += $(B)/usr/libcrs.a
+ALL_TARGETS += $(LIB_CRS)
 
 # Host tests (kselftest harness, run from the repo root).
 # Unit tests of the service's internals see its private headers.
 CRS_TEST_CFLAGS := $(TEST_CFLAGS) -Iusr/crs
 CRS_TESTS := $(patsubst tests/crs/%.c,$(B)/tests/crs/%,$(wildcard tests/crs/test_*.c))
 
-$(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(B)/usr/libcrdbg.so
+$(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(LIB_CRDBG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< -ldl -pthread
 
-$(B)/tests/crs/test_%: tests/crs/test_%.c $(B)/usr/libcrs.a
+$(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(B)/usr/libcrs.a -lcrypto
+	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto
 
 ALL_TARGETS += $(CRS_TESTS)
 HOST_TESTS += $(CRS_TESTS)

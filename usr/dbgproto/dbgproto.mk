@@ -5,19 +5,18 @@
 
 DBGPROTO_SRCS := usr/dbgproto/dbgproto.c
 DBGPROTO_OBJS := $(DBGPROTO_SRCS:%.c=$(B)/%.o)
-DBGPROTO_LIB  := $(B)/usr/libdbgproto.a
 DBGPROTO_TEST := $(B)/tests/dbgproto/test_dbgproto
 
-$(DBGPROTO_LIB): $(DBGPROTO_OBJS)
+$(LIB_DBGPROTO): $(DBGPROTO_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(DBGPROTO_TEST): tests/dbgproto/test_dbgproto.c $(DBGPROTO_LIB)
+$(DBGPROTO_TEST): tests/dbgproto/test_dbgproto.c $(LIB_DBGPROTO)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -MMD -MP -o $@ $< $(DBGPROTO_LIB)
+	$(CC) $(TEST_CFLAGS) -MMD -MP -o $@ $< $(LIB_DBGPROTO)
 
-ALL_TARGETS += $(DBGPROTO_LIB) $(DBGPROTO_TEST)
+ALL_TARGETS += $(LIB_DBGPROTO) $(DBGPROTO_TEST)
 HOST_TESTS  += $(DBGPROTO_TEST)
 
 -include $(DBGPROTO_OBJS:.o=.d) $(DBGPROTO_TEST:=.d)

@@ -6,15 +6,15 @@
 FREEZE_SRCS := $(wildcard usr/freeze/*.c)
 FREEZE_OBJS := $(FREEZE_SRCS:%.c=$(B)/%.o)
 
-$(B)/usr/libfreeze.a: $(FREEZE_OBJS)
+$(LIB_FREEZE): $(FREEZE_OBJS)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-CLI_LIBS += $(B)/usr/libfreeze.a
+CLI_LIBS += $(LIB_FREEZE)
 
-FREEZE_TEST_LIBS := $(B)/usr/libfreeze.a $(B)/usr/libcommon.a $(NL_LIBS) -lpthread
+FREEZE_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) -lpthread
 
-$(B)/tests/freeze/%: tests/freeze/%.c $(wildcard tests/freeze/*.h) $(B)/usr/libfreeze.a $(B)/usr/libcommon.a
+$(B)/tests/freeze/%: tests/freeze/%.c $(wildcard tests/freeze/*.h) $(LIB_FREEZE) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(NL_CFLAGS) -Itests/freeze -o $@ $< \
 		$(FREEZE_TEST_ASM) $(FREEZE_TEST_LIBS)
@@ -26,7 +26,7 @@ $(B)/tests/freeze/test_freeze: usr/runtime/hook-trampoline.S
 FREEZE_TESTS := $(patsubst tests/freeze/%.c,$(B)/tests/freeze/%,$(wildcard tests/freeze/test_*.c))
 FREEZE_BENCH := $(patsubst tests/freeze/%.c,$(B)/tests/freeze/%,$(wildcard tests/freeze/bench_*.c))
 
-ALL_TARGETS  += $(B)/usr/libfreeze.a $(FREEZE_TESTS) $(FREEZE_BENCH)
+ALL_TARGETS  += $(LIB_FREEZE) $(FREEZE_TESTS) $(FREEZE_BENCH)
 # On the host only the ptrace variants run (no module, and CRIU 3.17 fails
 # on the host kernel: those tests skip saying so); the guest runs them all.
 HOST_TESTS   += $(FREEZE_TESTS)

@@ -3,10 +3,10 @@
 # with the hook trampoline and the kmod freeze backend.
 
 KMOD_TESTS := $(patsubst tests/kmod/%.c,$(B)/tests/kmod/%,$(wildcard tests/kmod/test_*.c))
-KMOD_TEST_LIBS := $(B)/usr/libfreeze.a $(B)/usr/libcommon.a $(NL_LIBS) -lpthread
+KMOD_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) -lpthread
 
 $(B)/tests/kmod/%: tests/kmod/%.c tests/kmod/kmod-test.h usr/runtime/hook-trampoline.S \
-		   $(B)/usr/libfreeze.a $(B)/usr/libcommon.a
+		   $(LIB_FREEZE) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(NL_CFLAGS) -Itests/kmod -o $@ $< usr/runtime/hook-trampoline.S \
 		$(KMOD_TEST_LIBS)

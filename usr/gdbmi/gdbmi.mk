@@ -5,20 +5,19 @@
 GDBMI_SRCS := usr/gdbmi/mi-parse.c usr/gdbmi/mi-driver.c usr/gdbmi/mi-pump.c \
 	      usr/gdbmi/mi-spawn.c usr/gdbmi/mi-commands.c
 GDBMI_OBJS := $(GDBMI_SRCS:%.c=$(B)/%.o)
-GDBMI_LIB  := $(B)/usr/libgdbmi.a
 GDBMI_TDIR := $(B)/tests/gdbmi
 # kselftest_harness.h trips -Wextra's unused-parameter and sign-compare.
 GDBMI_TEST_CFLAGS := $(TEST_CFLAGS) -Itests/gdbmi
 
-$(GDBMI_LIB): $(GDBMI_OBJS)
+$(LIB_GDBMI): $(GDBMI_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 # Parser unit tests.
-$(GDBMI_TDIR)/test_mi_parse: tests/gdbmi/test_mi_parse.c $(GDBMI_LIB)
+$(GDBMI_TDIR)/test_mi_parse: tests/gdbmi/test_mi_parse.c $(LIB_GDBMI)
 	@mkdir -p $(dir $@)
-	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -o $@ $< $(GDBMI_LIB)
+	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -o $@ $< $(LIB_GDBMI)
 
 # Random and mutated inputs through the parser, built with ASan/UBSan
 # from the source so the parser itself is instrumented.
@@ -34,9 +33,9 @@ $(GDBMI_TDIR)/prog_%: tests/gdbmi/prog_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread -o $@ $<
 
-$(GDBMI_TDIR)/test_mi_driver: tests/gdbmi/test_mi_driver.c $(GDBMI_LIB) | $(GDBMI_PROGS)
+$(GDBMI_TDIR)/test_mi_driver: tests/gdbmi/test_mi_driver.c $(LIB_GDBMI) | $(GDBMI_PROGS)
 	@mkdir -p $(dir $@)
-	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -DGDBMI_PROG_DIR=\"$(GDBMI_TDIR)\" -o $@ $< $(GDBMI_LIB)
+	$(CC) $(GDBMI_TEST_CFLAGS) -MMD -MP -DGDBMI_PROG_DIR=\"$(GDBMI_TDIR)\" -o $@ $< $(LIB_GDBMI)
 
 GDBMI_TESTS := $(GDBMI_TDIR)/test_mi_parse $(GDBMI_TDIR)/test_mi_fuzz_smoke \
 	       $(GDBMI_TDIR)/test_mi_driver
@@ -51,7 +50,7 @@ $(GDBMI_FUZZER): tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c usr/include/crd
 	@mkdir -p $(dir $@)
 	$(GDBMI_FUZZ_CC) $(GDBMI_FUZZ_CFLAGS) -o $@ tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c
 
-ALL_TARGETS += $(GDBMI_LIB) $(GDBMI_TESTS) $(GDBMI_PROGS)
+ALL_TARGETS += $(LIB_GDBMI) $(GDBMI_TESTS) $(GDBMI_PROGS)
 ifneq ($(shell command -v $(GDBMI_FUZZ_CC) 2>/dev/null),)
 ALL_TARGETS  += $(GDBMI_FUZZER)
 FUZZ_TARGETS += $(GDBMI_FUZZER)

@@ -5,34 +5,31 @@
 
 MERGE_SRCS := usr/merge/merge.c usr/merge/stacks.c usr/merge/json.c
 MERGE_OBJS := $(MERGE_SRCS:%.c=$(B)/%.o)
-MERGE_LIB  := $(B)/usr/libmerge.a
-# sdm/core.mk is read after this file: name its library by path.
-MERGE_SDM  := $(B)/sdm/libsdmcore.a
 
 $(MERGE_OBJS): USR_CFLAGS += -Isdm/include
 
-$(MERGE_LIB): $(MERGE_OBJS)
+$(LIB_MERGE): $(MERGE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/tests/console/test_console: tests/console/test_console.c $(MERGE_LIB) $(MERGE_SDM)
+$(B)/tests/console/test_console: tests/console/test_console.c $(LIB_MERGE) $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
-		-o $@ $< $(MERGE_LIB) $(MERGE_SDM)
+		-o $@ $< $(LIB_MERGE) $(LIB_SDMCORE)
 
 # The same over real gdbs (usr/gdbmi/gdbmi.mk builds the library and
 # prog_ranks; it is read after this file, so they are named by path).
-$(B)/tests/console/test_console_gdb: tests/console/test_console_gdb.c $(MERGE_LIB) \
-		$(B)/usr/libgdbmi.a $(MERGE_SDM) | $(B)/tests/gdbmi/prog_ranks
+$(B)/tests/console/test_console_gdb: tests/console/test_console_gdb.c $(LIB_MERGE) \
+		$(LIB_GDBMI) $(LIB_SDMCORE) | $(B)/tests/gdbmi/prog_ranks
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
 		-DGDBMI_PROG_DIR=\"$(B)/tests/gdbmi\" \
-		-o $@ $< $(MERGE_LIB) $(B)/usr/libgdbmi.a $(MERGE_SDM)
+		-o $@ $< $(LIB_MERGE) $(LIB_GDBMI) $(LIB_SDMCORE)
 
 MERGE_TESTS := $(B)/tests/console/test_console $(B)/tests/console/test_console_gdb
 
-ALL_TARGETS += $(MERGE_LIB) $(MERGE_TESTS)
+ALL_TARGETS += $(LIB_MERGE) $(MERGE_TESTS)
 HOST_TESTS  += $(MERGE_TESTS)
 
 -include $(MERGE_OBJS:.o=.d) $(MERGE_TESTS:=.d)

@@ -18,9 +18,9 @@ $(B)/rt/usr/runtime/%.o: usr/runtime/%.S
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/usr/libcrdbg.so: $(RT_OBJS)
+$(LIB_CRDBG): $(RT_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-soname,libcrdbg.so.0 -Wl,-z,defs -o $@ $^ -pthread
 
-ALL_TARGETS += $(B)/usr/libcrdbg.so
+ALL_TARGETS += $(LIB_CRDBG)
 -include $(RT_OBJS:.o=.d)

@@ -10,10 +10,10 @@ DBGSERVER      := $(B)/sdm/crdbg-server
 
 $(DBGSERVER_OBJS): USR_CFLAGS += -Isdm/include
 
-$(DBGSERVER): $(DBGSERVER_OBJS) $(B)/sdm/libsdmnet.a $(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a \
-	      $(B)/usr/libdbgproto.a
-	$(CC) $(USR_CFLAGS) -o $@ $(DBGSERVER_OBJS) $(B)/sdm/libsdmnet.a \
-		$(B)/sdm/libsdmcore.a $(B)/usr/libgdbmi.a $(B)/usr/libdbgproto.a -lcrypto
+$(DBGSERVER): $(DBGSERVER_OBJS) $(LIB_SDMNET) $(LIB_SDMCORE) $(LIB_GDBMI) \
+	      $(LIB_DBGPROTO)
+	$(CC) $(USR_CFLAGS) -o $@ $(DBGSERVER_OBJS) $(LIB_SDMNET) \
+		$(LIB_SDMCORE) $(LIB_GDBMI) $(LIB_DBGPROTO) -lcrypto
 
 ALL_TARGETS += $(DBGSERVER)
 -include $(DBGSERVER_OBJS:.o=.d)
