@@ -241,7 +241,7 @@ s3r_names=("gdb attached at checkpoint time breaks in MPIR_checkpoint_debugger_d
 	"re-attach: gdb finishes every thread out of the hook to its checkpointed PC" \
 	"re-attach: after gdb detaches the program completes with the uninterrupted output")
 CKPT_DEBUG_WITH_CHECKPOINT=1 start s3r 8
-# A gdb attached at checkpoint time, as seed 000 has it: it breaks in
+# A gdb attached at checkpoint time, as the MPIR checkpoint protocol has it: it breaks in
 # MPIR_checkpoint_debugger_detach() and detaches. crdbg's request comes as
 # a real-time signal (CRDBG_RT_SIGNAL, 61 here), which gdb must pass on.
 gdb -nx -batch -p "$pid" -ex 'handle SIG61 nostop noprint pass' \

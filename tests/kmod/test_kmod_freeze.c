@@ -157,7 +157,7 @@ TEST_F(frozen, ptrace_attach_detach_keeps_frozen)
 	EXPECT_LT(a, kt_sum(self->sh, NTHREADS));
 }
 
-/* Seed 000's detach problem: freeze while a debugger holds a thread stopped. */
+/* The detach problem (Documentation/kmod.md): freeze while a debugger holds a thread stopped. */
 TEST_F(frozen, freeze_under_tracer_then_detach)
 {
 	pid_t tid = self->sh->tids[0];

@@ -6,7 +6,8 @@
  * crdbg list [--json] [--store DIR]
  * crdbg rm HANDLE [--store DIR]
  *
- * The checkpoint/restart commands of seed 000 (see Documentation/checkpoint.md).
+ * The checkpoint/restart commands of the MPIR checkpoint protocol (see
+ * Documentation/checkpoint.md).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Console commands "checkpoint" and "restart [HANDLE,...]": seed 000's
- * protocol for a single-node job whose ranks run with libcrdbg. Every
+ * Console commands "checkpoint" and "restart [HANDLE,...]": the MPIR
+ * checkpoint protocol (Documentation/checkpoint.md) for a single-node job whose ranks run with libcrdbg. Every
  * rank's gdb stays; only its inferior changes. All ranks go through each
  * step together.
  *

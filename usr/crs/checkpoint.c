@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * crdbg checkpoint: seed 000's "preparing for a checkpoint" over CRIU.
+ * crdbg checkpoint: the MPIR protocol's "preparing for a checkpoint"
+ * (Documentation/checkpoint.md) over CRIU.
  *
  *  1. Every process of the tree that maps libcrdbg gets a checkpoint
  *     request; its designated thread calls MPIR_checkpoint_debugger_detach()
