@@ -847,33 +847,44 @@ static void tp_unregister(unsigned int n)
 	tracepoint_synchronize_unregister();
 }
 
-static int release_notify(struct notifier_block *nb, unsigned long state, void *data)
+/*
+ * Release every freeze owned by (net, portid), or every freeze when net is
+ * NULL, one at a time under freeze_mutex (a release may sleep), sending
+ * event for each.
+ */
+static void release_matching(const struct net *net, u32 portid, u32 event)
 {
-	struct netlink_notify *n = data;
-	struct crdbg_freeze *fz;
+	struct crdbg_freeze *fz, *found;
 
-	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC || !n->portid ||
-	    !atomic_read(&nr_frozen))
-		return NOTIFY_DONE;
 	mutex_lock(&freeze_mutex);
-	for (;;) {
-		struct crdbg_freeze *found = NULL;
-
+	do {
+		found = NULL;
 		rcu_read_lock();
 		list_for_each_entry_rcu(fz, &freezes, node) {
-			if (fz->portid == n->portid && fz->net == n->net &&
-			    refcount_inc_not_zero(&fz->ref)) {
+			if (net && (fz->portid != portid || fz->net != net))
+				continue;
+			if (refcount_inc_not_zero(&fz->ref)) {
 				found = fz;
 				break;
 			}
 		}
 		rcu_read_unlock();
-		if (!found)
-			break;
-		freeze_release(found, CRDBG_EVENT_RELEASED);
-		freeze_put(found);
-	}
+		if (found) {
+			freeze_release(found, event);
+			freeze_put(found);
+		}
+	} while (found);
 	mutex_unlock(&freeze_mutex);
+}
+
+static int release_notify(struct notifier_block *nb, unsigned long state, void *data)
+{
+	struct netlink_notify *n = data;
+
+	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC || !n->portid ||
+	    !atomic_read(&nr_frozen))
+		return NOTIFY_DONE;
+	release_matching(n->net, n->portid, CRDBG_EVENT_RELEASED);
 	return NOTIFY_DONE;
 }
 
@@ -883,21 +894,7 @@ static struct notifier_block release_nb = {
 
 static void release_all(void)
 {
-	struct crdbg_freeze *fz;
-
-	mutex_lock(&freeze_mutex);
-	for (;;) {
-		rcu_read_lock();
-		fz = list_first_or_null_rcu(&freezes, struct crdbg_freeze, node);
-		if (fz && !refcount_inc_not_zero(&fz->ref))
-			fz = NULL;
-		rcu_read_unlock();
-		if (!fz)
-			break;
-		freeze_release(fz, CRDBG_EVENT_THAWED);
-		freeze_put(fz);
-	}
-	mutex_unlock(&freeze_mutex);
+	release_matching(NULL, 0, CRDBG_EVENT_THAWED);
 }
 
 int crdbg_freeze_init(void)

@@ -219,6 +219,20 @@ int mi_driver_cmd(struct mi_driver *d, struct mi_record **ret_rec, const char *f
 	return err;
 }
 
+/*
+ * One round of I/O before deadline (-1: none): 1 to look again, 0 once
+ * the deadline has passed, or -errno.
+ */
+static int pump_until(struct mi_driver *d, int64_t deadline)
+{
+	int err;
+
+	if (deadline >= 0 && !mi_drv_remaining(deadline))
+		return 0;
+	err = mi_drv_pump(d, mi_drv_remaining(deadline), NULL);
+	return err ? err : 1;
+}
+
 int mi_driver_next_event(struct mi_driver *d, int timeout_ms, struct mi_record **ret_rec)
 {
 	int64_t deadline = mi_drv_deadline(timeout_ms);
@@ -233,10 +247,8 @@ int mi_driver_next_event(struct mi_driver *d, int timeout_ms, struct mi_record *
 		}
 		if (d->dead)
 			return -EPIPE;
-		if (timeout_ms >= 0 && !mi_drv_remaining(deadline))
-			return 0;
-		err = mi_drv_pump(d, mi_drv_remaining(deadline), NULL);
-		if (err)
+		err = pump_until(d, deadline);
+		if (err <= 0)
 			return err;
 	}
 }
@@ -273,10 +285,8 @@ ssize_t mi_driver_read_output(struct mi_driver *d, void *buf, size_t size, int t
 				continue;
 			return -EPIPE;
 		}
-		if (timeout_ms >= 0 && !mi_drv_remaining(deadline))
-			return 0;
-		err = mi_drv_pump(d, mi_drv_remaining(deadline), NULL);
-		if (err)
+		err = pump_until(d, deadline);
+		if (err <= 0)
 			return err;
 	}
 }
