@@ -14,7 +14,7 @@
 # breakpoint set before the checkpoint. The argument is the freeze backend
 # (kmod or ptrace). TAP.
 set -u
-freeze=${1:?usage: debugtest_checkpoint_mpi.sh kmod|ptrace}
+freeze=${1:?usage: test_debugmpi.sh kmod|ptrace}
 export CRDBG_BACKEND=$freeze
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
