@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]
+ *                      [--criu-opt=--OPTION[=VALUE]]...
  *                      [--backend kmod|ptrace|auto] [--store DIR] [-v]
  * crdbg restart HANDLE [--debug] [--backend ...] [--store DIR] [-v]
  * crdbg list [--json] [--store DIR]
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "../crs/crs.h"
+#include "../crs/criu-opts.h"
 #include "../crs/marker.h"
 #include "../crs/store.h"
 
@@ -80,12 +82,14 @@ int cmd_checkpoint(int argc, char **argv)
 		.descendants = true, .after = CRS_AFTER_CONTINUE, .debug = CRS_DEBUG_KEEP,
 		.log = stderr,
 	};
+	const char *criu_opts[CRS_MAX_CRIU_OPTS];
 	char handle[CRS_HANDLE_MAX], err[1024];
 	bool have_pid = false;
 	int i, n, r;
 
 	if (cli_wants_help(argc, argv)) {
 		printf("usage: crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]\n"
+		       "                        [--criu-opt=--OPTION[=VALUE]]...\n"
 		       "                        [--backend kmod|ptrace|auto] [--store DIR] [-v]\n"
 		       "Checkpoint PID and its descendants with CRIU into the store\n"
 		       "(default %s, or $CRDBG_STORE). Prints the handle on stdout.\n"
@@ -94,6 +98,8 @@ int cmd_checkpoint(int argc, char **argv)
 		       "  --debug      a debugger will attach: threads wait after the checkpoint\n"
 		       "  --no-debug   no debugger will attach: open MPIR_checkpoint_debug_gate\n"
 		       "  --no-tree    only PID, not its descendants\n"
+		       "  --criu-opt=--OPTION  pass OPTION to criu dump and restore (e.g. --file-locks,\n"
+		       "               --ext-unix-sk, --link-remap, --ghost-limit=16M); repeatable\n"
 		       "  -v           show every thread's PC at checkpoint and at resume\n",
 		       CRS_STORE_DEFAULT);
 		return 0;
@@ -115,6 +121,23 @@ int cmd_checkpoint(int argc, char **argv)
 			o.debug = CRS_DEBUG_CLEAR;
 		} else if (!strcmp(argv[i], "--no-tree")) {
 			o.descendants = false;
+		} else if (!strcmp(argv[i], "--criu-opt") || !strncmp(argv[i], "--criu-opt=", 11)) {
+			const char *v = argv[i][10] == '=' ? argv[i] + 11 :
+					i + 1 < argc ? argv[++i] : NULL;
+
+			if (!v) {
+				cli_error("checkpoint: --criu-opt needs a CRIU option, e.g. --criu-opt=--file-locks");
+				return 2;
+			}
+			if (crs_criu_opt_check(v, err, sizeof(err))) {
+				cli_error("checkpoint: %s", err);
+				return 2;
+			}
+			if (o.nr_criu_opts >= CRS_MAX_CRIU_OPTS) {
+				cli_error("checkpoint: more than %d --criu-opt", CRS_MAX_CRIU_OPTS);
+				return 2;
+			}
+			criu_opts[o.nr_criu_opts++] = v;
 		} else if (argv[i][0] != '-' && !have_pid) {
 			if (!parse_pid(argv[i], &o.pid)) {
 				cli_error("checkpoint: \"%s\" is not a pid", argv[i]);
@@ -134,6 +157,7 @@ int cmd_checkpoint(int argc, char **argv)
 	o.backend = c.backend;
 	o.store = c.store;
 	o.verbose = c.verbose;
+	o.criu_opts = criu_opts;
 	r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
 	if (r) {
 		cli_error("checkpoint: %s", err);

@@ -36,6 +36,8 @@ struct crs_checkpoint_opts {
 	const char *store;
 	FILE *log;
 	bool verbose;		/* per-thread PCs at checkpoint and at resume */
+	const char *const *criu_opts;	/* extra "--name[=value]" for criu, checked */
+	size_t nr_criu_opts;
 };
 
 int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,

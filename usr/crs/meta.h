@@ -16,6 +16,9 @@
  *   criu-version <version>
  *   backend kmod|ptrace
  *   process <pid> <ppid> <pgid> <sid> <mpir 0|1> <trampoline 0x..> <hook-entry 0x..>
+ *   stopped <pid>                the process was in a group stop: it stays stopped
+ *   zombie <pid>                 the process was a zombie: never frozen nor resumed
+ *   criu-opt <--option[=value]>  an option of criu dump, given to criu restore too
  *   thread <pid> <tid> <pc 0x..> <sp 0x..>
  *   file <sha256 hex> <size> <name>
  *   end <sha256 hex of every byte before this line>
@@ -42,12 +45,16 @@
 #define CRS_MAX_FILES		65536
 #define CRS_HANDLE_MAX		64
 #define CRS_NAME_MAX		128
+#define CRS_MAX_CRIU_OPTS	16
+#define CRS_CRIU_OPT_MAX	128
 
 struct crs_proc {
 	pid_t pid, ppid, pgid, sid;
 	bool mpir;
 	uint64_t trampoline;	/* hook-trampoline.S, for the kmod backend */
 	uint64_t hook_entry;	/* crdbg_hook_entry, for the ptrace backend */
+	bool stopped;		/* in a group stop (SIGSTOP, SIGTSTP...) at checkpoint */
+	bool zombie;		/* exited, not yet reaped: CRIU dumps it, crdbg leaves it be */
 };
 
 struct crs_thread {
@@ -72,6 +79,8 @@ struct crs_meta {
 	bool shell_job;
 	char criu_version[32];
 	char backend[16];
+	char criu_opts[CRS_MAX_CRIU_OPTS][CRS_CRIU_OPT_MAX];
+	size_t nr_criu_opts;
 	size_t nr_procs, nr_threads, nr_files;
 	struct crs_proc *procs;
 	struct crs_thread *threads;
@@ -84,6 +93,8 @@ void crs_meta_free(struct crs_meta *m);	/* accepts a zeroed or NULL meta */
 int crs_meta_add_proc(struct crs_meta *m, const struct crs_proc *p);
 int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t);
 int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f);
+/* -E2BIG when full, -EINVAL unless opt is one printable "--name[=value]". */
+int crs_meta_add_criu_opt(struct crs_meta *m, const char *opt);
 
 /* Serialize into a malloc'd buffer (*ret_buf, *ret_len). */
 int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len);
