@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]
+ *                      [--criu-opt=--OPTION[=VALUE]]...
  *                      [--backend kmod|ptrace|auto] [--store DIR] [-v]
  * crdbg restart HANDLE [--debug] [--backend ...] [--store DIR] [-v]
  * crdbg list [--json] [--store DIR]
@@ -81,6 +82,7 @@ int cmd_checkpoint(int argc, char **argv)
 		.descendants = true, .after = CRS_AFTER_CONTINUE, .debug = CRS_DEBUG_KEEP,
 		.log = stderr,
 	};
+	const char *criu_opts[CRS_MAX_CRIU_OPTS];
 	char handle[CRS_HANDLE_MAX], err[1024];
 	bool have_pid = false;
 	int i, n, r;
@@ -106,6 +108,23 @@ int cmd_checkpoint(int argc, char **argv)
 			o.debug = CRS_DEBUG_CLEAR;
 		} else if (!strcmp(argv[i], "--no-tree")) {
 			o.descendants = false;
+		} else if (!strcmp(argv[i], "--criu-opt") || !strncmp(argv[i], "--criu-opt=", 11)) {
+			const char *v = argv[i][10] == '=' ? argv[i] + 11 :
+					i + 1 < argc ? argv[++i] : NULL;
+
+			if (!v) {
+				cli_error("checkpoint: --criu-opt needs a CRIU option, e.g. --criu-opt=--file-locks");
+				return 2;
+			}
+			if (crs_criu_opt_check(v, err, sizeof(err))) {
+				cli_error("checkpoint: %s", err);
+				return 2;
+			}
+			if (o.nr_criu_opts >= CRS_MAX_CRIU_OPTS) {
+				cli_error("checkpoint: more than %d --criu-opt", CRS_MAX_CRIU_OPTS);
+				return 2;
+			}
+			criu_opts[o.nr_criu_opts++] = v;
 		} else if (argv[i][0] != '-' && !have_pid) {
 			if (!parse_pid(argv[i], &o.pid)) {
 				cli_error("checkpoint: \"%s\" is not a pid", argv[i]);
@@ -125,6 +144,7 @@ int cmd_checkpoint(int argc, char **argv)
 	o.backend = c.backend;
 	o.store = c.store;
 	o.verbose = c.verbose;
+	o.criu_opts = criu_opts;
 	r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
 	if (r) {
 		cli_error("checkpoint: %s", err);

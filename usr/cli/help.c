@@ -74,7 +74,8 @@ const struct cli_help cli_helps[] = {
 		.name = "checkpoint", .args = "PID",
 		.summary = "checkpoint a process tree (CRIU); prints its handle",
 		.synopsis = { "checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] "
-			      "[--backend kmod|ptrace|auto] [--store DIR] [-v]" },
+			      "[--criu-opt=--OPTION[=VALUE]]... [--backend kmod|ptrace|auto] "
+			      "[--store DIR] [-v]" },
 		.description = "Checkpoint PID and its descendants with CRIU into the store. "
 			       "Prints the handle on stdout.",
 		.options = {
@@ -83,6 +84,8 @@ const struct cli_help cli_helps[] = {
 			{ "--debug", "a debugger will attach: threads wait after the checkpoint" },
 			{ "--no-debug", "no debugger will attach: open MPIR_checkpoint_debug_gate" },
 			{ "--no-tree", "only PID, not its descendants" },
+			{ "--criu-opt=--OPTION", "pass OPTION to criu dump and restore (e.g. --file-locks, "
+						 "--ext-unix-sk, --link-remap, --ghost-limit=16M); repeatable" },
 			OPT_BACKEND, OPT_STORE, OPT_VERBOSE,
 		},
 	},

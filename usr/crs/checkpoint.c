@@ -11,9 +11,13 @@
  *     the kmod freeze stays, the ptrace one is handed over to a SIGSTOP
  *     group stop) and records every thread's PC: nothing runs between the
  *     debugger's detach and the dump.
- *  3. criu dump --leave-running into a temporary store directory.
+ *  3. criu dump --leave-running into a temporary store directory (with
+ *     --kill and TCP connections, without it: CRIU kills the tree while
+ *     the network is locked, so peers outside see no FIN).
  *  4. continue: the CRS hook is pushed on every thread and the tree
  *     released; stop: left frozen; kill: killed once stored.
+ *     Zombies are left to CRIU (nothing to freeze); processes that were
+ *     in a group stop stay stopped.
  *  5. The images are checksummed, the metadata written, the directory
  *     renamed to its handle. Any failure removes the temporary directory.
  */
@@ -29,6 +33,7 @@
 #include "error.h"
 #include "resume.h"
 #include "criu.h"
+#include "criu-opts.h"
 #include "proc.h"
 #include "store.h"
 #include <crdbg/mpir-checkpoint.h>
@@ -155,6 +160,8 @@ static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_me
 	int r;
 
 	for (i = 0; i < m->nr_procs; i++) {
+		if (m->procs[i].zombie)
+			continue;
 		if (kill(m->procs[i].pid, SIGSTOP))
 			return crs_fail(err, errlen, -errno, "cannot stop pid %d: %s", m->procs[i].pid,
 				    strerror(errno));
@@ -169,7 +176,7 @@ static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_me
 		for (i = 0; i < m->nr_threads && all; i++) {
 			char st = crs_task_state(m->threads[i].pid, m->threads[i].tid);
 
-			all = st == 'T' || st == 0;
+			all = st == 'T' || st == 'Z' || st == 0;
 		}
 		if (all)
 			return 0;
@@ -186,11 +193,33 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 
 	if (freeze_backend_open(kind, &b, msg, sizeof(msg)) == 0) {
 		for (i = 0; i < m->nr_procs; i++)
-			thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+			if (!m->procs[i].zombie)
+				thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
 		freeze_backend_close(b);
 	}
 	for (i = 0; i < m->nr_procs; i++)
-		kill(m->procs[i].pid, SIGCONT);
+		if (!m->procs[i].stopped)
+			kill(m->procs[i].pid, SIGCONT);
+}
+
+/* What CRIU needs for this tree (criu-opts.h), then the user's options. */
+static int add_criu_opts(const struct crs_checkpoint_opts *o, const pid_t *pids, size_t nr,
+			 struct crs_meta *m, char *err, size_t errlen)
+{
+	size_t i;
+	int r;
+
+	if (crs_criu_auto_opts(pids, nr, m))
+		return crs_fail(err, errlen, -E2BIG, "too many CRIU options");
+	for (i = 0; i < o->nr_criu_opts; i++) {
+		r = crs_criu_opt_check(o->criu_opts[i], err, errlen);
+		if (r)
+			return r;
+		if (crs_meta_add_criu_opt(m, o->criu_opts[i]))
+			return crs_fail(err, errlen, -E2BIG, "more than %d CRIU options",
+				    CRS_MAX_CRIU_OPTS);
+	}
+	return 0;
 }
 
 static uint64_t hook_arg(enum crs_debug d, int state)
@@ -214,6 +243,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
 	pid_t *pids = NULL;
 	size_t nr = 0, i, frozen = 0;
+	bool criu_kills = false;
 	char msg[256];
 	sigset_t set;
 	int r;
@@ -257,9 +287,11 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 
 		if (crs_proc_ids(pids[i], &p))
 			continue;	/* exited meanwhile */
+		p.zombie = crs_proc_zombie(pids[i]);
+		p.stopped = !p.zombie && crs_proc_stopped(pids[i]);
 		if (crs_proc_tracer(pids[i]))
 			m.debugger = true;
-		p.mpir = crs_proc_maps(pids[i], CRDBG_RT_LIBNAME);
+		p.mpir = !p.zombie && crs_proc_maps(pids[i], CRDBG_RT_LIBNAME);
 		if (p.mpir) {
 			struct crdbg_rt_info info;
 			int dwc = 0;
@@ -286,6 +318,9 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		}
 	}
 	m.shell_job = !self_contained(&m);
+	r = add_criu_opts(o, pids, nr, &m, err, errlen);
+	if (r)
+		goto out;
 
 	r = crs_store_begin(root, o->pid, &pend, err, errlen);
 	if (r)
@@ -293,6 +328,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 
 	/* Freeze: from here on no thread of the tree runs a user instruction. */
 	for (i = 0; i < m.nr_procs; i++) {
+		if (m.procs[i].zombie)
+			continue;	/* nothing runs; CRIU dumps it as a zombie */
 		r = freeze_process(b, m.procs[i].pid, FREEZE_F_PERSIST, msg, sizeof(msg));
 		if (r) {
 			r = crs_fail(err, errlen, r, "cannot freeze pid %d: %s", m.procs[i].pid, msg);
@@ -316,7 +353,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	freeze_backend_close(b);	/* ptrace: hands over to a group stop itself */
 	b = NULL;
 
-	r = crs_criu_dump(o->pid, pend.dir, m.shell_job, msg, sizeof(msg));
+	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
+	r = crs_criu_dump(o->pid, pend.dir, &m, !criu_kills, msg, sizeof(msg));
 	if (r) {
 		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
 		goto out_thaw;
@@ -331,11 +369,16 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	r = crs_store_commit(&pend, &m, err, errlen);
 	if (r) {
 		crs_store_abort(&pend);
-		if (o->after != CRS_AFTER_CONTINUE)
+		if (criu_kills) {
+			snprintf(msg, sizeof(msg), "%s", err);
+			r = crs_fail(err, errlen, r, "criu dump killed pid %d and its tree, but %s",
+				 o->pid, msg);
+		} else if (o->after != CRS_AFTER_CONTINUE) {
 			thaw_all(&m, kind);
+		}
 		goto out;
 	}
-	if (o->after == CRS_AFTER_KILL)
+	if (o->after == CRS_AFTER_KILL && !criu_kills)
 		for (i = 0; i < m.nr_procs; i++)
 			kill(m.procs[i].pid, SIGKILL);
 	snprintf(ret_handle, handle_len, "%s", pend.handle);

@@ -160,7 +160,7 @@ static bool has_tcp_socket(pid_t pid, const char *table)
  * its orted), or lives in its own network namespace: CRIU then needs
  * --tcp-established and a network lock that works without iptables.
  */
-static bool tree_needs_network(pid_t root)
+bool crs_criu_needs_network(pid_t root)
 {
 	pid_t *pids = NULL;
 	size_t nr = 0, i;
@@ -240,10 +240,21 @@ void crs_criu_log_error(const char *log, char *out, size_t len)
 	fclose(f);
 }
 
-int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t errlen)
+/* The recorded options (automatic and the user's), for dump and restore alike. */
+static int add_recorded(char **argv, int i, const struct crs_meta *m)
+{
+	size_t k;
+
+	for (k = 0; k < m->nr_criu_opts; k++)
+		argv[i++] = (char *)m->criu_opts[k];
+	return i;
+}
+
+int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
+		  char *err, size_t errlen)
 {
 	char spid[16], log[4200];
-	char *argv[20];
+	char *argv[24 + CRS_MAX_CRIU_OPTS];
 	int st, i = 0;
 	pid_t child;
 
@@ -257,14 +268,16 @@ int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t 
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_DUMP_LOG;
 	argv[i++] = "-v4";
-	argv[i++] = "--leave-running";
-	if (shell_job)
+	if (leave_running)
+		argv[i++] = "--leave-running";
+	if (m->shell_job)
 		argv[i++] = "--shell-job";
-	if (tree_needs_network(pid)) {
+	if (crs_criu_needs_network(pid)) {
 		argv[i++] = "--tcp-established";
 		argv[i++] = "--network-lock";
 		argv[i++] = (char *)network_lock();
 	}
+	i = add_recorded(argv, i, m);
 	argv[i] = NULL;
 	child = spawn(argv, -1);
 	if (child < 0) {
@@ -287,10 +300,10 @@ int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t 
 	return -EIO;
 }
 
-pid_t crs_criu_restore_start(const char *dir, const char *workdir, bool shell_job, char *err,
-			     size_t errlen)
+pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
+			     char *err, size_t errlen)
 {
-	char *argv[20];
+	char *argv[24 + CRS_MAX_CRIU_OPTS];
 	pid_t child;
 	int i = 0;
 
@@ -304,13 +317,14 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, bool shell_jo
 	argv[i++] = CRS_CRIU_RESTORE_LOG;
 	argv[i++] = "-v4";
 	argv[i++] = "--leave-stopped";
-	if (shell_job)
+	if (m->shell_job)
 		argv[i++] = "--shell-job";
 	if (images_need_network(dir)) {
 		argv[i++] = "--tcp-established";
 		argv[i++] = "--network-lock";
 		argv[i++] = (char *)network_lock();
 	}
+	i = add_recorded(argv, i, m);
 	argv[i] = NULL;
 	if (crs_tmpfs_put_back(dir, err, errlen))
 		return -EIO;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "meta.h"
+
 #define CRS_CRIU_DUMP_LOG	"dump.log"
 #define CRS_CRIU_RESTORE_LOG	"restore.log"
 
@@ -19,17 +21,26 @@ const char *crs_criu_path(void);
 int crs_criu_version(char *buf, size_t len);
 
 /*
- * Dump the tree rooted at pid into dir, leaving it as it was (stopped or
- * frozen). On failure err holds CRIU's first error line.
+ * Does the tree rooted at pid hold TCP connections, or live in its own
+ * network namespace? criu then needs --tcp-established and a network lock.
  */
-int crs_criu_dump(pid_t pid, const char *dir, bool shell_job, char *err, size_t errlen);
+bool crs_criu_needs_network(pid_t root);
+
+/*
+ * Dump the tree rooted at pid into dir with m's shell-job flag and CRIU
+ * options. leave_running: leave it as it was (stopped or frozen); else
+ * CRIU kills it while the network is still locked, so that peers of its
+ * TCP connections see nothing. On failure err holds CRIU's first error line.
+ */
+int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
+		  char *err, size_t errlen);
 
 /*
  * Start `criu restore` (not detached: criu stays the parent of the root
  * and waits for it) leaving every task stopped; returns criu's pid.
  */
-pid_t crs_criu_restore_start(const char *dir, const char *workdir, bool shell_job, char *err,
-			     size_t errlen);
+pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
+			     char *err, size_t errlen);
 
 /* First "Error" line of a CRIU log, for a one-line message. */
 void crs_criu_log_error(const char *log, char *out, size_t len);

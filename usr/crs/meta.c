@@ -61,6 +61,44 @@ int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f)
 	return grow((void **)&m->files, &m->nr_files, CRS_MAX_FILES, sizeof(*f), f);
 }
 
+/* No spaces or control characters: one field of one metadata line. */
+static bool criu_opt_printable(const char *o)
+{
+	size_t i, len = strnlen(o, CRS_CRIU_OPT_MAX);
+
+	if (len < 3 || len >= CRS_CRIU_OPT_MAX || strncmp(o, "--", 2))
+		return false;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)o[i] <= ' ' || (unsigned char)o[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+int crs_meta_add_criu_opt(struct crs_meta *m, const char *opt)
+{
+	size_t i;
+
+	if (!criu_opt_printable(opt))
+		return -EINVAL;
+	for (i = 0; i < m->nr_criu_opts; i++)
+		if (!strcmp(m->criu_opts[i], opt))
+			return 0;
+	if (m->nr_criu_opts >= CRS_MAX_CRIU_OPTS)
+		return -E2BIG;
+	strcpy(m->criu_opts[m->nr_criu_opts++], opt);
+	return 0;
+}
+
+static struct crs_proc *find_proc(struct crs_meta *m, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
 bool crs_handle_valid(const char *h)
 {
 	size_t i, len = strnlen(h, CRS_HANDLE_MAX);
@@ -120,6 +158,14 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 			(int)p->ppid, (int)p->pgid, (int)p->sid, p->mpir, p->trampoline,
 			p->hook_entry);
 	}
+	for (i = 0; i < m->nr_procs; i++) {
+		if (m->procs[i].stopped)
+			fprintf(f, "stopped %d\n", (int)m->procs[i].pid);
+		if (m->procs[i].zombie)
+			fprintf(f, "zombie %d\n", (int)m->procs[i].pid);
+	}
+	for (i = 0; i < m->nr_criu_opts; i++)
+		fprintf(f, "criu-opt %s\n", m->criu_opts[i]);
 	for (i = 0; i < m->nr_threads; i++) {
 		const struct crs_thread *t = &m->threads[i];
 
@@ -232,6 +278,7 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 {
 	char *f[8], *rest;
 	int64_t v;
+	pid_t pid;
 	int n;
 
 	rest = strchr(line, ' ');
@@ -274,6 +321,20 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		p.mpir = v;
 		if (crs_meta_add_proc(m, &p))
 			return crs_fail(err, errlen, -EBADMSG, "metadata: too many processes");
+	} else if ((!strcmp(line, "stopped") || !strcmp(line, "zombie")) && n == 1) {
+		struct crs_proc *p = parse_pid(f[0], &pid) ? find_proc(m, pid) : NULL;
+
+		if (!p)
+			return crs_fail(err, errlen, -EBADMSG,
+				    "metadata line %u: %s names no process of the checkpoint", lineno,
+				    line);
+		if (line[0] == 's')
+			p->stopped = true;
+		else
+			p->zombie = true;
+	} else if (!strcmp(line, "criu-opt") && n == 1) {
+		if (crs_meta_add_criu_opt(m, f[0]))
+			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad criu-opt", lineno);
 	} else if (!strcmp(line, "thread") && n == 4) {
 		struct crs_thread t = { 0 };
 

@@ -16,6 +16,9 @@
  *   criu-version <version>
  *   backend kmod|ptrace
  *   process <pid> <ppid> <pgid> <sid> <mpir 0|1> <trampoline 0x..> <hook-entry 0x..>
+ *   stopped <pid>                the process was in a group stop: it stays stopped
+ *   zombie <pid>                 the process was a zombie: never frozen nor resumed
+ *   criu-opt <--option[=value]>  an option of criu dump, given to criu restore too
  *   thread <pid> <tid> <pc 0x..> <sp 0x..>
  *   file <sha256 hex> <size> <name>
  *   end <sha256 hex of every byte before this line>
@@ -37,6 +40,8 @@
 int crs_meta_add_proc(struct crs_meta *m, const struct crs_proc *p);
 int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t);
 int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f);
+/* -E2BIG when full, -EINVAL unless opt is one printable "--name[=value]". */
+int crs_meta_add_criu_opt(struct crs_meta *m, const char *opt);
 
 /* Serialize into a malloc'd buffer (*ret_buf, *ret_len). */
 int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len);

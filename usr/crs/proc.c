@@ -67,6 +67,32 @@ char crs_task_state(pid_t pid, pid_t tid)
 	return st;
 }
 
+/* Every thread of pid is in state want; false if pid is gone. */
+static bool all_threads(pid_t pid, char want)
+{
+	pid_t *tids;
+	size_t nr, i;
+	bool all;
+
+	if (crs_proc_tids(pid, &tids, &nr))
+		return false;
+	all = nr > 0;
+	for (i = 0; i < nr && all; i++)
+		all = crs_task_state(pid, tids[i]) == want;
+	free(tids);
+	return all;
+}
+
+bool crs_proc_zombie(pid_t pid)
+{
+	return all_threads(pid, 'Z');
+}
+
+bool crs_proc_stopped(pid_t pid)
+{
+	return all_threads(pid, 'T');
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;

@@ -27,6 +27,12 @@ bool crs_proc_maps(pid_t pid, const char *lib);
 /* One-letter state of a thread ('R', 'S', 'T', 't', ...), 0 if gone. */
 char crs_task_state(pid_t pid, pid_t tid);
 
+/* pid has exited and waits for its parent to reap it (no thread left). */
+bool crs_proc_zombie(pid_t pid);
+
+/* Every thread of pid is in a group stop ('T'; not a ptrace stop, 't'). */
+bool crs_proc_stopped(pid_t pid);
+
 /* The executable's path. */
 int crs_proc_exe(pid_t pid, char *buf, size_t len);
 

@@ -126,7 +126,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_RESTORE_LOG);
 	/* Orphans of the restored tree come to us, not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	criu = crs_criu_restore_start(dir, work, m.shell_job, err, errlen);
+	criu = crs_criu_restore_start(dir, work, &m, err, errlen);
 	if (criu < 0) {
 		r = criu;
 		goto out;

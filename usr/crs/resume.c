@@ -4,7 +4,9 @@
  * that uses libcrdbg gets the CRS hook pushed (it runs
  * MPIR_checkpoint_debugger_crs_hook() before going back to its exact PC),
  * then every process is thawed and sent SIGCONT (CRIU leaves them in a
- * group stop; the ptrace backend hands its freezes over to one).
+ * group stop; the ptrace backend hands its freezes over to one), except
+ * the processes that were in a group stop at checkpoint: they get SIGSTOP
+ * instead and stay stopped, as they were.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proc.h"
 #include "resume.h"
 
 static uint64_t checkpoint_pc(const struct crs_meta *m, pid_t tid, bool *found)
@@ -53,6 +56,20 @@ static void show_pcs(struct freeze_backend *b, const struct crs_meta *m, pid_t p
 	}
 }
 
+/*
+ * A thread that cannot park now is not waited for: one in a group stop
+ * (it parks when continued; recorded as stopped) or a zombie.
+ */
+static bool may_still_park(pid_t pid, const struct freeze_thread *t)
+{
+	char st;
+
+	if (t->state != FREEZE_THREAD_RUNNING)
+		return false;
+	st = crs_task_state(pid, t->tid);
+	return st != 'T' && st != 'Z' && st != 'X' && st != 0;
+}
+
 void crs_wait_parked(struct freeze_backend *b, pid_t pid)
 {
 	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
@@ -66,9 +83,8 @@ void crs_wait_parked(struct freeze_backend *b, pid_t pid)
 		n = query_process(b, pid, th, 256, msg, sizeof(msg));
 		if (n < 0)
 			return;
-		for (i = 0; i < n && i < 256; i++)
-			if (th[i].state == FREEZE_THREAD_RUNNING)
-				all = false;
+		for (i = 0; i < n && i < 256 && all; i++)
+			all = !may_still_park(pid, &th[i]);
 		if (all)
 			return;
 		nanosleep(&nap, NULL);
@@ -88,7 +104,8 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 	if (r) {
 		snprintf(err, errlen, "cannot open the freeze backend: %s", msg);
 		for (i = 0; i < m->nr_procs; i++)
-			kill(m->procs[i].pid, SIGCONT);
+			if (!m->procs[i].stopped)
+				kill(m->procs[i].pid, SIGCONT);
 		return r;
 	}
 	kmod = freeze_backend_kind(b) == FREEZE_BACKEND_KMOD;
@@ -138,12 +155,20 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 	}
 	/* Release everything, hooked or not, so nothing stays stopped by us. */
 	for (i = 0; i < m->nr_procs; i++) {
-		r = thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+		const struct crs_proc *p = &m->procs[i];
+
+		if (p->zombie)
+			continue;
+		/* Queued while frozen: the thaw lets the threads into the stop. */
+		if (p->stopped)
+			kill(p->pid, SIGSTOP);
+		r = thaw_process(b, p->pid, msg, sizeof(msg));
 		if (r && hooked && hooked[i] && !ret) {
-			snprintf(err, errlen, "cannot release pid %d: %s", m->procs[i].pid, msg);
+			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
 			ret = r;
 		}
-		kill(m->procs[i].pid, SIGCONT);
+		if (!p->stopped)
+			kill(p->pid, SIGCONT);
 	}
 	free(hooked);
 	freeze_backend_close(b);

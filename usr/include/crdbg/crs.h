@@ -27,6 +27,8 @@
 #define CRS_MAX_FILES		65536
 #define CRS_HANDLE_MAX		64
 #define CRS_NAME_MAX		128
+#define CRS_MAX_CRIU_OPTS	16
+#define CRS_CRIU_OPT_MAX	128
 #define CRS_FILE_DIGEST_LEN	32
 
 struct crs_proc {
@@ -34,6 +36,8 @@ struct crs_proc {
 	bool mpir;
 	uint64_t trampoline;	/* hook-trampoline.S, for the kmod backend */
 	uint64_t hook_entry;	/* crdbg_hook_entry, for the ptrace backend */
+	bool stopped;		/* in a group stop (SIGSTOP, SIGTSTP...) at checkpoint */
+	bool zombie;		/* exited, not yet reaped: CRIU dumps it, crdbg leaves it be */
 };
 
 struct crs_thread {
@@ -58,6 +62,8 @@ struct crs_meta {
 	bool shell_job;
 	char criu_version[32];
 	char backend[16];
+	char criu_opts[CRS_MAX_CRIU_OPTS][CRS_CRIU_OPT_MAX];	/* given to dump and restore */
+	size_t nr_criu_opts;
 	size_t nr_procs, nr_threads, nr_files;
 	struct crs_proc *procs;
 	struct crs_thread *threads;
@@ -92,7 +98,16 @@ struct crs_checkpoint_opts {
 	const char *store;
 	FILE *log;
 	bool verbose;		/* per-thread PCs at checkpoint and at resume */
+	const char *const *criu_opts;	/* extra "--name[=value]" for criu, checked */
+	size_t nr_criu_opts;
 };
+
+/*
+ * 0 if opt is an option crdbg lets a user pass to CRIU ("--name" or
+ * "--name=value", see Documentation/checkpoint.md), else -EINVAL with a
+ * one-line reason in err.
+ */
+int crs_criu_opt_check(const char *opt, char *err, size_t errlen);
 
 int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
 		   char *err, size_t errlen);
