@@ -305,7 +305,7 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
 	int rc;
 
 	o.cmd_timeout_ms = MPIR_TIMEOUT_MS;
-	if (launching && preload && *preload) {
+	if (launching && preload) {
 		/*
 		 * Checkpointable: the ranks get libcrdbg, mpirun's stdio is
 		 * no terminal CRIU cannot take, and as root the job has a

@@ -195,7 +195,8 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
 	return buf;
 }
 
-void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
+/* Update rank states from a reply ("stopped: ...", "running", ...). */
+static void note_state(struct dbg_session *s, const struct sdm_idset *src,
 		    const char *text, bool error)
 {
 	switch (dbgp_reply_kind(text)) {
@@ -393,7 +394,7 @@ void dbg_print_result(struct dbg_session *s, const char *cmd,
 
 		text = dbg_event_text(s, ev->type, ev->src,
 				      (const char *)ev->payload, &error);
-		dbg_note_state(s, ev->src, text, error);
+		note_state(s, ev->src, text, error);
 		failed |= error;
 		/* A command that prints nothing (set var) shows nothing. */
 		if (m && !s->json && (error || *text))

@@ -116,10 +116,6 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
 			   const struct sdm_idset *src, const char *payload,
 			   bool *ret_error);
 
-/* Update rank states from a reply ("stopped: ...", "running", ...). */
-void dbg_note_state(struct dbg_session *s, const struct sdm_idset *src,
-		    const char *text, bool error);
-
 /*
  * Print merged replies of cmd (text or JSON). Stop and exit replies carry
  * their fields after DBGP_FIELDS (crdbg/dbgproto.h): text mode prints and
