@@ -5,7 +5,8 @@
 # rank merging, the debugger protocol and the MI driver.
 
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
-		usr/console/mpir.c usr/console/checkpoint.c
+		usr/console/mpir.c usr/console/mpir-probe.c \
+		usr/console/checkpoint.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 
 $(CONSOLE_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include
@@ -63,3 +64,22 @@ $(DEBUGGER_TDIR)/bench_debug: tests/debug/bench_debug.c | $(DEBUGGER_TDIR)/prog_
 ALL_TARGETS += $(DEBUGGER_TDIR)/bench_debug
 BENCH_CMDS  += $(DEBUGGER_TDIR)/bench_debug
 -include $(DEBUGGER_TDIR)/bench_debug.d
+
+# MPIR recognised by symbols: the probe against real launchers, a
+# starter of our own (prog_mpir_launcher, also stripped) and mutated
+# images, built with ASan/UBSan from the source.
+$(B)/tests/console/prog_mpir_launcher: tests/console/prog_mpir_launcher.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
+
+$(B)/tests/console/test_mpir_probe: tests/console/test_mpir_probe.c usr/console/mpir-probe.c \
+		usr/console/mpir-probe.h | $(B)/tests/console/prog_mpir_launcher
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iusr/console -fsanitize=address,undefined \
+		-fno-sanitize-recover=undefined -MMD -MP \
+		-DMPIR_LAUNCHER=\"$(abspath $(B))/tests/console/prog_mpir_launcher\" \
+		-o $@ $< usr/console/mpir-probe.c
+
+ALL_TARGETS += $(B)/tests/console/prog_mpir_launcher $(B)/tests/console/test_mpir_probe
+HOST_TESTS  += $(B)/tests/console/test_mpir_probe
+-include $(B)/tests/console/test_mpir_probe.d
