@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -21,6 +22,7 @@
 
 #define AUTH_LABEL	"crdbg-sdm-auth-v1"
 #define HEX_LEN		(2 * SDM_AUTH_SECRET_LEN)
+#define STDIN_SECRET_WAIT_MS	30000
 
 static int fill_random(void *buf, size_t len)
 {
@@ -145,12 +147,48 @@ out:
 	return err;
 }
 
+/* One hex line from stdin, then stdin is /dev/null (see SDM_AUTH_ENV_STDIN). */
+static int secret_from_stdin(struct sdm_auth_secret *ret)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	char buf[HEX_LEN + 2];
+	size_t got = 0;
+	int err = -EBADMSG, null;
+
+	while (got < sizeof(buf) - 1 && (!got || buf[got - 1] != '\n')) {
+		ssize_t n;
+
+		if (poll(&pfd, 1, STDIN_SECRET_WAIT_MS) <= 0) {
+			err = -ETIMEDOUT;
+			goto out;
+		}
+		n = read(STDIN_FILENO, buf + got, sizeof(buf) - 1 - got);
+		if (n <= 0)
+			goto out;
+		got += n;
+	}
+	buf[got] = '\0';
+	if (got == HEX_LEN + 1 && buf[HEX_LEN] == '\n')
+		err = sdm_auth_secret_from_hex(ret, buf);
+out:
+	OPENSSL_cleanse(buf, sizeof(buf));
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	return err;
+}
+
 int sdm_auth_secret_from_env(struct sdm_auth_secret *ret)
 {
 	const char *v = getenv(SDM_AUTH_ENV_FILE);
 
 	if (v && *v)
 		return sdm_auth_secret_load(ret, v);
+	v = getenv(SDM_AUTH_ENV_STDIN);
+	if (v && !strcmp(v, "1"))
+		return secret_from_stdin(ret);
 	v = getenv(SDM_AUTH_ENV_HEX);
 	if (v && *v)
 		return sdm_auth_secret_from_hex(ret, v);

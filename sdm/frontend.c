@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "sdm/auth.h"
 #include "sdm/frontend.h"
 #include "sdm/message.h"
@@ -431,16 +433,45 @@ static char *expand(const char *tmpl, const char *const *keys,
 	return out;
 }
 
-static pid_t spawn_shell(struct sdm_fe *fe, const char *cmd, int out_fd)
+/* sh -c cmd; with in_fd >= 0 that is its stdin. */
+static pid_t spawn_shell(struct sdm_fe *fe, const char *cmd, int out_fd, int in_fd)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		child_setup(fe, out_fd);
+		if (in_fd >= 0 && in_fd != STDIN_FILENO) {
+			dup2(in_fd, STDIN_FILENO);
+			close(in_fd);
+		}
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/*
+ * A pipe holding the secret line, for a launcher's stdin: small enough to
+ * sit in the pipe whole, so nothing waits for the launcher to read it.
+ */
+static int secret_pipe(struct sdm_fe *fe)
+{
+	char line[2 * SDM_AUTH_SECRET_LEN + 2];
+	int p[2], rc = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	sdm_auth_secret_to_hex(&fe->secret, line);
+	strcat(line, "\n");
+	if (write(p[1], line, strlen(line)) != (ssize_t)strlen(line))
+		rc = -EIO;
+	OPENSSL_cleanse(line, sizeof(line));
+	close(p[1]);
+	if (rc) {
+		close(p[0]);
+		return rc;
+	}
+	return p[0];
 }
 
 static const char *nth_host(const char *hosts, uint32_t i, char *buf,
@@ -465,12 +496,22 @@ static int spawn_template(struct sdm_fe *fe, const char *tmpl, const char *const
 			  const char *const *vals, int out_fd)
 {
 	char *line = expand(tmpl, keys, vals);
+	int in_fd = -1;
 	pid_t pid;
 
 	if (!line)
 		return -ENOMEM;
-	pid = spawn_shell(fe, line, out_fd);
+	if (fe->cfg.secret_stdin) {
+		in_fd = secret_pipe(fe);
+		if (in_fd < 0) {
+			free(line);
+			return in_fd;
+		}
+	}
+	pid = spawn_shell(fe, line, out_fd, in_fd);
 	free(line);
+	if (in_fd >= 0)
+		close(in_fd);
 	if (pid < 0)
 		return -errno;
 	fe->pids[fe->npids++] = pid;
@@ -480,7 +521,7 @@ static int spawn_template(struct sdm_fe *fe, const char *tmpl, const char *const
 static int launch_servers(struct sdm_fe *fe, int out_fd)
 {
 	char path[PATH_MAX], cmd[PATH_MAX + 512], nbuf[16], idbuf[16];
-	char hbuf[SDM_STARTUP_HOST_MAX], bargs[512] = "";
+	char hbuf[SDM_STARTUP_HOST_MAX], bargs[512] = "", secret[160];
 	const char *tmpl = fe->cfg.launcher;
 	int rc;
 
@@ -510,9 +551,15 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 			const char *vals[4];
 
 			snprintf(idbuf, sizeof(idbuf), "%u", i);
+			if (fe->cfg.secret_stdin)
+				snprintf(secret, sizeof(secret), "%s=1",
+					 SDM_AUTH_ENV_STDIN);
+			else
+				snprintf(secret, sizeof(secret), "%s=%s",
+					 SDM_AUTH_ENV_FILE, secret_for(fe, i));
 			snprintf(cmd, sizeof(cmd),
-				 "env %s=%s SDM_ID=%u %s --backend %s%s %d",
-				 SDM_AUTH_ENV_FILE, secret_for(fe, i), i, path,
+				 "env %s SDM_ID=%u %s --backend %s%s %d",
+				 secret, i, path,
 				 fe->cfg.backend ? fe->cfg.backend : "echo",
 				 bargs, fe->base_port);
 			vals[0] = cmd;
@@ -525,6 +572,9 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 		}
 	} else {
 		const char *keys[] = { "{cmd}", "{n}", NULL };
+
+		if (fe->cfg.secret_stdin)
+			return -EINVAL;	/* whose stdin would it reach? */
 		const char *vals[2];
 
 		snprintf(cmd, sizeof(cmd), "env %s=%s %s --backend %s%s %d",
@@ -914,6 +964,26 @@ fail:
 	return rc;
 }
 
+/* Reap the launchers that exit before deadline; 0 marks a reaped one. */
+static void launchers_wait(struct sdm_fe *fe, uint64_t deadline)
+{
+	for (;;) {
+		unsigned int left = 0;
+
+		for (unsigned int i = 0; fe->pids && i < fe->npids; i++) {
+			if (fe->pids[i] <= 0)
+				continue;
+			if (waitpid(fe->pids[i], NULL, WNOHANG) == fe->pids[i])
+				fe->pids[i] = 0;
+			else
+				left++;
+		}
+		if (!left || sdm_now_ms() >= deadline)
+			return;
+		usleep(20000);
+	}
+}
+
 static bool master_gone(struct sdm_fe *fe, void *arg)
 {
 	(void)arg;
@@ -940,7 +1010,16 @@ void sdm_fe_stop(struct sdm_fe *fe)
 		kill(fe->master_pid, SIGKILL);
 		waitpid(fe->master_pid, NULL, 0);
 	}
+	/*
+	 * A remote launcher (srun) ends by itself once its server has: give
+	 * it a moment, so that it is not killed in the middle of reporting
+	 * a clean exit (and the job's step is not marked cancelled).
+	 */
+	if (fe->cfg.launcher && fe->t)
+		launchers_wait(fe, sdm_now_ms() + FE_STOP_MS);
 	for (unsigned int i = 0; fe->pids && i < fe->npids; i++) {
+		if (fe->pids[i] <= 0)
+			continue;
 		kill(fe->pids[i], SIGKILL);
 		waitpid(fe->pids[i], NULL, 0);
 	}

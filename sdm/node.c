@@ -117,7 +117,9 @@ static void fail_child(struct sdm_node *n, unsigned int i, const char *why)
 	if (sdm_route_subtree(n->child_id[i], n->table.n, &first, &last))
 		sdm_set_add_range(ids, first, last);
 	snprintf(reason, sizeof(reason), "server %u: %s", n->child_id[i], why);
-	node_log(n, "%s", reason);
+	/* Children leave after a shutdown: that is no news. */
+	if (!n->quit)
+		node_log(n, "%s", reason);
 	sdm_aggregate_fail(n->agg, ids, reason);
 	sdm_set_free(ids);
 	flush(n);

@@ -9,12 +9,14 @@
  * on stdout, and waits for its parent (the master or another server) to
  * connect and send the initialization command.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sdm/message.h"
@@ -82,6 +84,32 @@ static void init_timeout(void *arg)
 	fprintf(stderr, "sdm-server %u: no initialization command within %d s, "
 		"exiting\n", n->id, SERVER_INIT_TIMEOUT_S);
 	n->quit = true;
+}
+
+/*
+ * Started by srun on a compute node: advertise the address this node
+ * reaches the login node from (srun names its own address in
+ * SLURM_LAUNCH_NODE_IPADDR), which the tree can connect to even where the
+ * node's name does not resolve. Connecting a UDP socket sends nothing.
+ */
+static int advertise_slurm(char *buf, size_t size)
+{
+	const char *peer = getenv("SLURM_LAUNCH_NODE_IPADDR");
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(9) };
+	socklen_t len = sizeof(sin);
+	int fd, rc = -ENOENT;
+
+	if (!peer || inet_pton(AF_INET, peer, &sin.sin_addr) != 1)
+		return -ENOENT;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0 &&
+	    inet_ntop(AF_INET, &sin.sin_addr, buf, size))
+		rc = 0;
+	close(fd);
+	return rc;
 }
 
 static const struct sdm_backend_ops *
@@ -172,7 +200,8 @@ int sdm_server_main(int argc, char **argv,
 	}
 	if (advertise)
 		snprintf(adv, sizeof(adv), "%s", advertise);
-	else if (gethostname(adv, sizeof(adv)) < 0)
+	else if (advertise_slurm(adv, sizeof(adv)) < 0 &&
+		 gethostname(adv, sizeof(adv)) < 0)
 		snprintf(adv, sizeof(adv), "127.0.0.1");
 	sdm_iof_init(s.node.t, iof_sink, &s.node);
 	bh = (struct sdm_backend_host){

@@ -23,6 +23,7 @@
 #include "checkpoint.h"
 #include "commands.h"
 #include "mpir.h"
+#include "mpir-probe.h"
 #include "session.h"
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
@@ -190,13 +191,12 @@ out:
 	return rc;
 }
 
-static bool is_mpirun(const char *path)
+/* A launcher is whatever implements MPIR, whatever its name. */
+static bool is_launcher(const char *prog)
 {
-	const char *base = strrchr(path, '/');
+	struct mpir_probe p;
 
-	base = base ? base + 1 : path;
-	return !strcmp(base, "mpirun") || !strcmp(base, "mpiexec") ||
-	       !strcmp(base, "orterun");
+	return mpir_probe_program(prog, &p) == 0 && p.found;
 }
 
 /*
@@ -208,7 +208,7 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 	char err[512] = "";
 	int rc;
 
-	if (o->attach_pid || is_mpirun(o->argv[0])) {
+	if (o->attach_pid || is_launcher(o->argv[0])) {
 		c->mpir = dbg_mpir_new(c->s);
 		rc = c->mpir ? dbg_mpir_start(c->mpir, o->attach_pid ? NULL : o->argv,
 					      o->attach_pid, o->bindir, err, sizeof(err))
@@ -219,7 +219,7 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 			return -1;
 		}
 	} else {
-		rc = dbg_session_start(c->s, o->nranks, o->bindir, err, sizeof(err));
+		rc = dbg_session_start(c->s, o->nranks, o->bindir, NULL, err, sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "crdbg: cannot start the debug session: %s\n",
 				err[0] ? err : strerror(-rc));

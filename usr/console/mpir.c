@@ -1,18 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MPIR process acquisition (the MPI Forum's "MPIR Process Acquisition
- * Interface") with Open MPI 4.1's mpirun: mpirun runs under a gdb of our
- * own; we set MPIR_being_debugged as soon as libopen-rte is loaded, stop
- * at MPIR_Breakpoint once the job is spawned (its ranks are then held in
- * MPI_Init), read MPIR_proctable, attach one SDM server's gdb to each
- * rank, set MPIR_debug_gate in every rank and let mpirun go on.
+ * Interface") from any starter that implements it, recognised by its
+ * symbols (mpir-probe.c), not its name: Open MPI's mpirun, Slurm's srun,
+ * MPICH's mpiexec.hydra when its debug symbols are installed. The
+ * launcher runs (or is attached to) under a gdb of our own: we set
+ * MPIR_being_debugged as soon as the object defining it is loaded, stop
+ * at MPIR_Breakpoint once the job is spawned, read MPIR_proctable, start
+ * one SDM server per rank on the rank's node, attach each server's gdb to
+ * its rank by node-local pid, set MPIR_debug_gate in every rank and let
+ * the launcher go on.
  *
- * mpirun carries no debug information: its symbols are read through
+ * Launchers carry no debug information: their symbols are read through
  * casts. MPIR_PROCDESC is { char *host_name; char *executable_name;
  * int pid; } (24 bytes on LP64).
  *
+ * What the families do differently:
+ *  - Open MPI: its ranks wait in MPI_Init for a PMIx "debugger release"
+ *    event that mpirun sends once it leaves MPIR_Breakpoint; PMIx drops
+ *    it from its cache after pmix_event_eviction_time. Ranks that reach
+ *    the wait later (held by us meanwhile) would wait for ever, so each
+ *    rank is run to its wait before mpirun goes on and out of it after
+ *    (release_orte_ranks()). Output is tagged with --tag-output.
+ *  - srun: tasks are stopped at exec and woken by a SIGCONT after
+ *    MPIR_Breakpoint; a tracer absorbs it, so a rank we detach from is
+ *    continued by its server. Output is labelled with --label.
+ *  - Ranks on other nodes: their servers are started inside the job with
+ *    srun --overlap --jobid (or the CRDBG_SERVER_LAUNCH template).
+ *
  * With crdbg debug --preload the job is made checkpointable (see
- * checkpoint.c): the ranks get the library through mpirun -x, mpirun's
+ * checkpoint.c): the ranks get the library through the launcher, its
  * stdio is FIFOs, and as root the job gets a network namespace.
  */
 #include <errno.h>
@@ -30,6 +47,7 @@
 #include "sdm/idset.h"
 #include "sdm/message.h"
 #include "mpir.h"
+#include "mpir-probe.h"
 #include "session.h"
 
 #define MPIR_TIMEOUT_MS		180000
@@ -37,12 +55,21 @@
 #define MPIR_MAX_RANKS		4096
 #define MPIR_PATH_MAX		1024
 #define MPIR_EXEC_WAIT_MS	10000
+#define MPIR_HOST_MAX		64
+/* Open MPI's ranks wait here for the debugger release (see above). */
+#define ORTE_HOLD_FUNC		"ompi_rte_wait_for_debugger"
 
 struct dbg_mpir {
 	struct dbg_session *s;
-	struct mi_driver *launcher;	/* the gdb holding mpirun */
+	struct mi_driver *launcher;	/* the gdb holding the launcher */
+	struct mpir_probe probe;
 	bool job_launched;		/* we started the job */
-	int mpirun_pid;
+	bool tagged;			/* its output carries rank labels */
+	int launcher_pid;
+	struct sdm_idset *held;		/* Open MPI ranks before their debugger wait */
+	struct sdm_idset *inside;	/* ...and in it */
+	char label_buf[4096];		/* a partial labelled line */
+	size_t label_len;
 };
 
 static long read_long(struct mi_driver *d, const char *expr, int *ret_err)
@@ -87,51 +114,71 @@ static int fail(struct mi_driver *d, int err, char *buf, size_t size,
 	return err < 0 ? err : -EIO;
 }
 
-/* Run mpirun to MPIR_Breakpoint with MPIR_being_debugged set. */
-static int launch(struct mi_driver *d, char *err, size_t errlen)
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* Wait for the launcher's next stop; an exit is an error saying what. */
+static int wait_launcher(struct dbg_mpir *m, const char *what, char *err,
+			 size_t errlen)
 {
 	struct mi_stop st;
-	int rc;
+	int rc = mi_wait_stop(m->launcher, MPIR_TIMEOUT_MS, &st);
 
-	rc = mi_driver_cmd(d, NULL, "-catch-load libopen-rte");
-	if (!rc)
-		rc = mi_run(d);
-	if (rc)
-		return fail(d, rc, err, errlen, "cannot run mpirun");
-	rc = mi_wait_stop(d, MPIR_TIMEOUT_MS, &st);
 	if (rc <= 0)
-		return fail(d, rc ? rc : -ETIMEDOUT, err, errlen,
-			    "mpirun did not load libopen-rte");
+		return fail(m->launcher, rc ? rc : -ETIMEDOUT, err, errlen, what);
 	if (st.exited) {
+		snprintf(err, errlen, "%s exited (status %d) before %s",
+			 base_name(m->probe.executable), st.exit_code,
+			 strstr(what, "MPIR_Breakpoint") ? "spawning the job" :
+			 "it could be debugged");
 		mi_stop_release(&st);
-		snprintf(err, errlen, "mpirun exited before loading libopen-rte "
-			 "(is it Open MPI's?)");
-		return -ESRCH;
-	}
-	mi_stop_release(&st);
-	rc = mi_driver_cmd(d, NULL, "-gdb-set var *(int *)&MPIR_being_debugged = 1");
-	if (!rc)
-		rc = mi_break(d, "MPIR_Breakpoint", NULL);
-	if (!rc)
-		rc = mi_continue(d);
-	if (rc)
-		return fail(d, rc, err, errlen, "cannot set up MPIR in mpirun");
-	rc = mi_wait_stop(d, MPIR_TIMEOUT_MS, &st);
-	if (rc <= 0)
-		return fail(d, rc ? rc : -ETIMEDOUT, err, errlen,
-			    "mpirun did not reach MPIR_Breakpoint");
-	if (st.exited) {
-		mi_stop_release(&st);
-		snprintf(err, errlen, "mpirun exited before spawning the job");
 		return -ESRCH;
 	}
 	mi_stop_release(&st);
 	return 0;
 }
 
+/*
+ * Run the launcher to MPIR_Breakpoint with MPIR_being_debugged set: at
+ * its first instruction when the executable defines MPIR, else when the
+ * shared object that does is loaded.
+ */
+static int launch(struct dbg_mpir *m, char *err, size_t errlen)
+{
+	struct mi_driver *d = m->launcher;
+	int rc;
+
+	if (m->probe.in_executable)
+		rc = mi_driver_cmd(d, NULL, "-exec-run --start");
+	else
+		rc = mi_driver_cmd(d, NULL, "-catch-load %s",
+				   base_name(m->probe.object));
+	if (!rc && !m->probe.in_executable)
+		rc = mi_run(d);
+	if (rc)
+		return fail(d, rc, err, errlen, "cannot run the launcher");
+	rc = wait_launcher(m, "the launcher did not start", err, errlen);
+	if (rc)
+		return rc;
+	rc = mi_driver_cmd(d, NULL, "-gdb-set var *(int *)&MPIR_being_debugged = 1");
+	if (!rc)
+		rc = mi_break(d, "MPIR_Breakpoint", NULL);
+	if (!rc)
+		rc = mi_continue(d);
+	if (rc)
+		return fail(d, rc, err, errlen, "cannot set up MPIR in the launcher");
+	return wait_launcher(m, "the launcher did not reach MPIR_Breakpoint",
+			     err, errlen);
+}
+
 struct proc {
 	int pid;
 	char exe[MPIR_PATH_MAX];
+	char host[MPIR_HOST_MAX];
 };
 
 static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
@@ -164,6 +211,12 @@ static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
 				 i * MPIR_DESC_SIZE + 8);
 			rc = read_string(d, expr, p[i].exe, sizeof(p[i].exe));
 		}
+		if (!rc) {
+			snprintf(expr, sizeof(expr),
+				 "*(char **)(*(char **)&MPIR_proctable + %ld)",
+				 i * MPIR_DESC_SIZE);
+			rc = read_string(d, expr, p[i].host, sizeof(p[i].host));
+		}
 		if (rc || p[i].pid <= 0) {
 			free(p);
 			return fail(d, rc ? rc : -EBADMSG, err, errlen,
@@ -175,10 +228,26 @@ static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
 	return 0;
 }
 
+/* Whether host (a proctable entry) names this machine. */
+static bool is_local_host(const char *host)
+{
+	char self[256];
+
+	if (!*host || !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1"))
+		return true;
+	if (gethostname(self, sizeof(self)) < 0)
+		return false;
+	self[sizeof(self) - 1] = 0;
+	/* "node1" and "node1.cluster" are one machine. */
+	return !strncmp(host, self, strcspn(self, ".")) &&
+	       (host[strcspn(self, ".")] == 0 || host[strcspn(self, ".")] == '.');
+}
+
 /*
- * mpirun may reach MPIR_Breakpoint while a rank is still the forked
- * launcher, before its exec: gdb would attach to that image. Wait (a
- * while) until each pid runs the executable its table entry names.
+ * The launcher may reach MPIR_Breakpoint while a local rank is still the
+ * forked launcher, before its exec: gdb would attach to that image. Wait
+ * (a while) until each local pid runs the executable its entry names.
+ * A remote rank's server attaches by pid on its node.
  */
 static void wait_exec(const struct proc *p, long n)
 {
@@ -186,7 +255,7 @@ static void wait_exec(const struct proc *p, long n)
 	struct timespec nap = { 0, 20 * 1000 * 1000 };
 
 	for (long i = 0; i < n; i++) {
-		if (!realpath(p[i].exe, want))
+		if (!is_local_host(p[i].host) || !realpath(p[i].exe, want))
 			continue;
 		snprintf(link, sizeof(link), "/proc/%d/exe", p[i].pid);
 		for (int k = 0; k < MPIR_EXEC_WAIT_MS / 20; k++) {
@@ -200,6 +269,80 @@ static void wait_exec(const struct proc *p, long n)
 			nanosleep(&nap, NULL);
 		}
 	}
+}
+
+/* A string the launcher's getenv() returns, or "" (it is stopped). */
+static void launcher_getenv(struct mi_driver *d, const char *name, char *buf,
+			    size_t size)
+{
+	char expr[96];
+
+	snprintf(expr, sizeof(expr), "(char *)getenv(\"%s\")", name);
+	if (read_string(d, expr, buf, size))
+		buf[0] = 0;
+}
+
+/*
+ * Where each rank's server runs. All ranks here: NULL (forked locally).
+ * Else server i on rank i's host: started inside the launcher's Slurm
+ * job (srun --overlap), or with the CRDBG_SERVER_LAUNCH template ("ssh
+ * {host} {cmd}"). *hosts and *tmpl are malloc'd.
+ */
+static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
+			 struct dbg_placement *where, char *err, size_t errlen)
+{
+	const char *user_tmpl = getenv("CRDBG_SERVER_LAUNCH");
+	char jobid[32] = "", *hosts, *q;
+	bool remote = false;
+
+	for (long i = 0; i < n; i++)
+		remote |= !is_local_host(p[i].host);
+	if (!remote)
+		return 0;
+	hosts = calloc(n, MPIR_HOST_MAX + 1);
+	if (!hosts)
+		return -ENOMEM;
+	q = hosts;
+	for (long i = 0; i < n; i++) {
+		if (strspn(p[i].host, "abcdefghijklmnopqrstuvwxyz"
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+		    strlen(p[i].host)) {
+			snprintf(err, errlen, "rank %ld's host name '%.64s' is not a "
+				 "host name", i, p[i].host);
+			free(hosts);
+			return -EINVAL;
+		}
+		q += sprintf(q, "%s%s", i ? "," : "", p[i].host);
+	}
+	if (user_tmpl && *user_tmpl) {
+		where->launcher = strdup(user_tmpl);
+	} else {
+		launcher_getenv(m->launcher, "SLURM_JOB_ID", jobid, sizeof(jobid));
+		if (!jobid[0] || strspn(jobid, "0123456789") != strlen(jobid)) {
+			snprintf(err, errlen, "the job's ranks run on other nodes "
+				 "(%.64s...) but it is not a Slurm job: set "
+				 "CRDBG_SERVER_LAUNCH to a template that starts {cmd} "
+				 "on {host}", p[0].host);
+			free(hosts);
+			return -EHOSTUNREACH;
+		}
+		/*
+		 * A step of the job on that node: it shares the job's
+		 * resources (--overlap), needs no MPI plugin and stays quiet
+		 * but for the server's ready line.
+		 */
+		if (asprintf((char **)&where->launcher,
+			     "srun --overlap --jobid=%s -w {host} -N1 -n1 "
+			     "--mpi=none --quiet --kill-on-bad-exit=0 {cmd}",
+			     jobid) < 0)
+			where->launcher = NULL;
+	}
+	if (!where->launcher) {
+		free(hosts);
+		return -ENOMEM;
+	}
+	where->hosts = hosts;
+	return 1;
 }
 
 /* Attach rank i's gdb to its pid; one request per rank, all in flight. */
@@ -269,59 +412,195 @@ out:
 	return rc;
 }
 
-/* mpirun -x LD_PRELOAD=LIB ARGS...: the library for the ranks only. */
-static char **preload_argv(char *const *argv, const char *lib)
+/*
+ * The launcher's command line with what we need added after its name:
+ * rank labels on the ranks' output, and the preload library for the
+ * ranks only (not the launcher). NULL on ENOMEM.
+ */
+static char **launcher_argv(struct dbg_mpir *m, char *const *argv,
+			    const char *lib, char **ret_made)
 {
-	size_t n = 0;
-	char **v;
+	size_t n = 0, k = 1;
+	char **v, *made = NULL;
 
 	while (argv[n])
 		n++;
-	v = calloc(n + 3, sizeof(*v));
-	if (!v || asprintf(&v[2], "LD_PRELOAD=%s", lib) < 0) {
-		free(v);
+	v = calloc(n + 4, sizeof(*v));
+	if (!v)
 		return NULL;
-	}
 	v[0] = argv[0];
-	v[1] = "-x";
-	memcpy(v + 3, argv + 1, n * sizeof(*v));	/* with the NULL */
+	switch (m->probe.family) {
+	case MPIR_FAMILY_ORTE:
+		v[k++] = "--tag-output";
+		if (lib && asprintf(&made, "LD_PRELOAD=%s", lib) > 0) {
+			v[k++] = "-x";
+			v[k++] = made;
+		}
+		m->tagged = true;
+		break;
+	case MPIR_FAMILY_SLURM:
+		v[k++] = "--label";
+		if (lib && asprintf(&made, "--export=ALL,LD_PRELOAD=%s", lib) > 0)
+			v[k++] = made;
+		m->tagged = true;
+		break;
+	default:
+		break;
+	}
+	memcpy(v + k, argv + 1, n * sizeof(*v));	/* with the NULL */
+	*ret_made = made;
 	return v;
 }
 
-int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
+/* The ranks of set whose reply to c contains needle (malloc'd). */
+static struct sdm_idset *ranks_replying(struct dbg_session *s,
+					const struct sdm_idset *set,
+					const struct dbgp_cmd *c, const char *needle)
+{
+	struct sdm_idset *yes = sdm_set_new();
+	struct sdm_fe_result r;
+
+	if (!yes || sdm_set_is_empty(set) ||
+	    dbg_send(s, set, c, DBG_CMD_TIMEOUT, &r))
+		return yes;
+	for (unsigned int i = 0; i < r.nev; i++)
+		if (r.ev[i].type == SDM_MSG_REPLY &&
+		    memmem(r.ev[i].payload, r.ev[i].len, needle, strlen(needle)))
+			sdm_set_union(yes, r.ev[i].src);
+	sdm_fe_result_free(&r);
+	return yes;
+}
+
+static void ranks_do(struct dbg_session *s, const struct sdm_idset *set,
+		     const struct dbgp_cmd *c)
+{
+	struct sdm_fe_result r;
+
+	if (!sdm_set_is_empty(set) && dbg_send(s, set, c, DBG_LOAD_TIMEOUT, &r) == 0)
+		sdm_fe_result_free(&r);
+}
+
+static void ranks_cli(struct dbg_session *s, const struct sdm_idset *set,
+		      const char *cli)
+{
+	struct dbgp_cmd c = { .verb = DBGP_CLI, .arg = cli };
+
+	ranks_do(s, set, &c);
+}
+
+static void ranks_exec(struct dbg_session *s, const struct sdm_idset *set,
+		       enum dbgp_exec kind)
+{
+	struct dbgp_cmd c = { .verb = DBGP_EXEC, .exec = kind,
+			      .wait_ms = MPIR_TIMEOUT_MS / 2 };
+
+	ranks_do(s, set, &c);
+}
+
+/*
+ * Open MPI's debugger hold (see the top of this file). Before mpirun goes
+ * on: note the ranks already in their wait (they asked for the release
+ * and get it when mpirun sends it), and put a temporary breakpoint at the
+ * wait's entry in the others (a rank that has not loaded libmpi yet is
+ * run to main first; one that never does is not an MPI rank and stays
+ * there).
+ */
+static void hold_orte_ranks(struct dbg_mpir *m, const struct sdm_idset *all)
+{
+	struct dbgp_cmd where = { .verb = DBGP_CLI,
+				  .arg = "info address " ORTE_HOLD_FUNC };
+	struct dbgp_cmd bt = { .verb = DBGP_BT };
+	struct dbg_session *s = m->s;
+	struct sdm_idset *early, *mpi;
+
+	early = ranks_replying(s, all, &where, "No symbol");
+	if (early && !sdm_set_is_empty(early)) {
+		ranks_cli(s, early, "tbreak main");
+		ranks_exec(s, early, DBGP_EXEC_CONTINUE);
+	}
+	sdm_set_free(early);
+	mpi = ranks_replying(s, all, &where, " is at ");
+	m->inside = mpi ? ranks_replying(s, mpi, &bt, ORTE_HOLD_FUNC) : NULL;
+	m->held = mpi ? sdm_set_copy(mpi) : NULL;
+	if (m->held && m->inside)
+		sdm_set_diff(m->held, m->inside);
+	if (m->held)
+		ranks_cli(s, m->held, "tbreak " ORTE_HOLD_FUNC);
+	sdm_set_free(mpi);
+}
+
+/*
+ * mpirun runs again (MPI_Init's collectives need it). The ranks with the
+ * breakpoint run to the wait's entry and return from it at once: with
+ * gdb attached there is nothing to wait for, and a release event they
+ * never ask for cannot expire. The ranks already waiting finish it.
+ * Every rank then stands in MPI_Init, past the hold.
+ */
+static void release_orte_ranks(struct dbg_mpir *m)
+{
+	if (m->held && !sdm_set_is_empty(m->held)) {
+		ranks_exec(m->s, m->held, DBGP_EXEC_CONTINUE);
+		ranks_cli(m->s, m->held, "return");
+	}
+	if (m->inside && !sdm_set_is_empty(m->inside)) {
+		ranks_cli(m->s, m->inside, "frame function " ORTE_HOLD_FUNC);
+		ranks_exec(m->s, m->inside, DBGP_EXEC_FINISH);
+	}
+	sdm_set_free(m->held);
+	sdm_set_free(m->inside);
+	m->held = m->inside = NULL;
+}
+
+/* Probe what we launch or attach to; one line if it implements no MPIR. */
+static int probe(struct dbg_mpir *m, char *const *argv, int pid, char *err,
+		 size_t errlen)
+{
+	int rc = argv ? mpir_probe_program(argv[0], &m->probe)
+		      : mpir_probe_pid(pid, &m->probe);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", argv ? argv[0] : "process",
+			 rc == -ENOEXEC ? "not an ELF executable" :
+			 rc == -ESRCH ? "no such process" : strerror(-rc));
+		return rc;
+	}
+	if (!m->probe.found) {
+		snprintf(err, errlen, "%s implements no MPIR (neither it nor "
+			 "its libraries define MPIR_Breakpoint, MPIR_proctable "
+			 "and MPIR_being_debugged)%s", m->probe.executable,
+			 argv ? "" : ": attach needs the job's launcher");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 		   const char *bindir, char *err, size_t errlen)
 {
 	struct dbgp_cmd gate = { .verb = DBGP_CLI,
 				 .arg = "set var *(int *)&MPIR_debug_gate = 1" };
 	struct dbg_session *s = m->s;
 	struct mi_driver_opts o = { 0 };
+	struct dbg_placement where = { 0 };
 	struct sdm_fe_result r;
 	const char *preload = s->preload;
 	struct sdm_idset *all;
 	struct proc *procs = NULL;
-	char **pargv = NULL;
-	bool launching = argv != NULL;	/* else attach to mpirun_pid */
+	char **largv = NULL, *made = NULL;
+	bool launching = argv != NULL;	/* else attach to pid */
 	long n = 0;
 	int rc;
 
+	rc = probe(m, argv, pid, err, errlen);
+	if (rc)
+		return rc;
 	o.cmd_timeout_ms = MPIR_TIMEOUT_MS;
-	if (launching && preload) {
-		/*
-		 * Checkpointable: the ranks get libcrdbg, mpirun's stdio is
-		 * no terminal CRIU cannot take, and as root the job has a
-		 * network namespace of its own so that a restored mpirun can
-		 * bind its ports again.
-		 */
-		pargv = preload_argv(argv, preload);
-		if (!pargv)
-			return -ENOMEM;
-		argv = pargv;
-		o.fifo = true;
-		o.own_netns = geteuid() == 0;
-	}
 	if (launching) {
-		o.program = argv[0];
-		o.args = (const char *const *)argv + 1;
+		largv = launcher_argv(m, argv, preload, &made);
+		if (!largv)
+			return -ENOMEM;
+		o.program = largv[0];
+		o.args = (const char *const *)largv + 1;
 		/*
 		 * PMIx's shared-memory store fails its posix_fallocate() with
 		 * EINTR when a signal arrives meanwhile, and under ptrace
@@ -331,31 +610,49 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
 		 */
 		setenv("PMIX_MCA_gds", "hash", 0);
 	}
+	if (launching && preload) {
+		/*
+		 * Checkpointable: the launcher's stdio is no terminal CRIU
+		 * cannot take, and as root the job has a network namespace
+		 * of its own so that a restored launcher can bind its ports
+		 * again.
+		 */
+		o.fifo = true;
+		o.own_netns = geteuid() == 0;
+	}
 	rc = mi_driver_start(&o, &m->launcher);
-	if (pargv)
-		free(pargv[2]);
-	free(pargv);
+	free(made);
+	free(largv);
 	if (rc) {
 		m->launcher = NULL;
-		snprintf(err, errlen, "cannot start gdb for mpirun: %s",
+		snprintf(err, errlen, "cannot start gdb for the launcher: %s",
 			 strerror(-rc));
 		return rc;
 	}
+	if (getenv("CRDBG_DEBUG_FILE_DIR"))
+		mi_driver_cmd(m->launcher, NULL, "-gdb-set debug-file-directory %s",
+			      mpir_debug_file_dir());
 	if (launching) {
 		m->job_launched = true;
-		rc = launch(m->launcher, err, errlen);
-		m->mpirun_pid = mi_driver_inferior_pid(m->launcher);
+		rc = launch(m, err, errlen);
+		m->launcher_pid = mi_driver_inferior_pid(m->launcher);
 	} else {
-		rc = mi_attach(m->launcher, mpirun_pid);
+		rc = mi_attach(m->launcher, pid);
 		if (rc)
-			fail(m->launcher, rc, err, errlen, "cannot attach to mpirun");
-		m->mpirun_pid = mpirun_pid;
+			fail(m->launcher, rc, err, errlen, "cannot attach to the launcher");
+		m->launcher_pid = pid;
 	}
 	if (!rc)
 		rc = read_proctable(m->launcher, &procs, &n, err, errlen);
-	if (rc)
+	if (!rc)
+		rc = place_servers(m, procs, n, &where, err, errlen);
+	if (rc < 0) {
+		free(procs);
 		return rc;
-	rc = dbg_session_start(s, n, bindir, err, errlen);
+	}
+	rc = dbg_session_start(s, n, bindir, rc ? &where : NULL, err, errlen);
+	free((char *)where.launcher);
+	free((char *)where.hosts);
 	if (rc < 0) {
 		free(procs);
 		return rc;
@@ -367,18 +664,100 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int mpirun_pid,
 		snprintf(err, errlen, "cannot attach the ranks: %s", strerror(-rc));
 		return rc;
 	}
-	/* Release the ranks held in MPI_Init (gdb holds them now). */
 	all = dbg_live(s, s->focus);
+	/*
+	 * srun's tasks were stopped at exec by a SIGSTOP; attaching to a
+	 * stopped task leaves one more for gdb to report, and passing it on
+	 * stops the task again, for ever. The debugger swallows SIGSTOP for
+	 * them (SIGCONT from slurmstepd is what lets them go).
+	 */
+	if (all && m->probe.family == MPIR_FAMILY_SLURM)
+		ranks_cli(s, all, "handle SIGSTOP nostop noprint nopass");
+	if (all && launching && m->probe.family == MPIR_FAMILY_ORTE)
+		hold_orte_ranks(m, all);
+	/* Release ranks that spin on the gate (gdb holds them now). */
 	if (all && dbg_send(s, all, &gate, DBG_CMD_TIMEOUT, &r) == 0)
 		sdm_fe_result_free(&r);
-	sdm_set_free(all);
 	rc = mi_continue(m->launcher);
-	if (rc)
-		return fail(m->launcher, rc, err, errlen, "cannot resume mpirun");
+	if (rc) {
+		sdm_set_free(all);
+		return fail(m->launcher, rc, err, errlen, "cannot resume the launcher");
+	}
+	release_orte_ranks(m);
+	sdm_set_free(all);
 	return 0;
 }
 
-/* Forward mpirun's output (the ranks' stdout passes through it). */
+/*
+ * One labelled line of the launcher's output: "[1,3]<stdout>:text"
+ * (Open MPI's --tag-output) or "  3: text" (srun --label). The rank, or
+ * -1 with *text the line as it is.
+ */
+static long label_rank(const struct dbg_mpir *m, const char *line, size_t len,
+		       size_t *ret_skip)
+{
+	const char *p = line, *end = line + len;
+	char *q;
+	long rank;
+
+	*ret_skip = 0;
+	if (m->probe.family == MPIR_FAMILY_ORTE) {
+		if (len < 8 || *p != '[')
+			return -1;
+		p = memchr(p, ',', len);
+		if (!p)
+			return -1;
+		rank = strtol(p + 1, &q, 10);
+		if (q >= end || *q != ']' || rank < 0)
+			return -1;
+		p = memchr(q, ':', end - q);
+		if (!p || (strncmp(q, "]<stdout>:", 10) && strncmp(q, "]<stderr>:", 10)))
+			return -1;
+		*ret_skip = q + 10 - line;
+		return rank;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p == end || *p < '0' || *p > '9')
+		return -1;
+	rank = strtol(p, &q, 10);
+	if (q + 1 >= end || q[0] != ':' || q[1] != ' ')
+		return -1;
+	*ret_skip = q + 2 - line;
+	return rank;
+}
+
+/* Split tagged output into lines and hand each to its rank. */
+static void take_labelled(struct dbg_mpir *m, const char *buf, size_t n)
+{
+	struct dbg_session *s = m->s;
+
+	while (n) {
+		size_t room = sizeof(m->label_buf) - m->label_len;
+		const char *nl = memchr(buf, '\n', n);
+		size_t take = nl ? (size_t)(nl - buf) + 1 : n, skip;
+		long rank;
+
+		if (take > room)
+			take = room;
+		memcpy(m->label_buf + m->label_len, buf, take);
+		m->label_len += take;
+		buf += take;
+		n -= take;
+		if (m->label_buf[m->label_len - 1] != '\n' &&
+		    m->label_len < sizeof(m->label_buf))
+			break;		/* the rest of the line comes later */
+		rank = label_rank(m, m->label_buf, m->label_len, &skip);
+		if (rank >= 0 && (uint32_t)rank < s->n)
+			dbg_rank_output(s, rank, m->label_buf + skip,
+					m->label_len - skip);
+		else
+			dbg_rank_output(s, DBG_MPIRUN, m->label_buf, m->label_len);
+		m->label_len = 0;
+	}
+}
+
+/* Forward the launcher's output (the ranks' stdout passes through it). */
 static void forward_output(struct dbg_mpir *m)
 {
 	struct mi_record *rec;
@@ -390,8 +769,12 @@ static void forward_output(struct dbg_mpir *m)
 	mi_driver_pump(m->launcher, 0);
 	while (mi_driver_next_event(m->launcher, 0, &rec) > 0)
 		mi_record_free(rec);
-	while ((n = mi_driver_read_output(m->launcher, buf, sizeof(buf), 0)) > 0)
-		dbg_rank_output(m->s, DBG_MPIRUN, buf, n);
+	while ((n = mi_driver_read_output(m->launcher, buf, sizeof(buf), 0)) > 0) {
+		if (m->tagged)
+			take_labelled(m, buf, n);
+		else
+			dbg_rank_output(m->s, DBG_MPIRUN, buf, n);
+	}
 	fflush(m->s->out);
 }
 
@@ -420,7 +803,7 @@ int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
 	struct mi_stop st;
 	int rc;
 
-	if (!m->launcher || m->mpirun_pid <= 0) {
+	if (!m->launcher || m->launcher_pid <= 0) {
 		snprintf(err, errlen, "no mpirun to detach from");
 		return -ESRCH;
 	}
@@ -429,7 +812,7 @@ int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
 	 * Not -exec-interrupt: gdb would signal mpirun's process group. gdb
 	 * does not pass a SIGINT on at the detach.
 	 */
-	if (kill(m->mpirun_pid, SIGINT))
+	if (kill(m->launcher_pid, SIGINT))
 		return fail(m->launcher, -errno, err, errlen, "cannot stop mpirun");
 	rc = mi_wait_stop(m->launcher, DBG_CMD_TIMEOUT, &st);
 	if (rc <= 0)
@@ -452,7 +835,7 @@ int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
 
 int dbg_mpir_reattach(struct dbg_mpir *m, char *err, size_t errlen)
 {
-	int rc = mi_attach(m->launcher, m->mpirun_pid);
+	int rc = mi_attach(m->launcher, m->launcher_pid);
 
 	if (!rc)
 		rc = mi_continue(m->launcher);
@@ -461,7 +844,13 @@ int dbg_mpir_reattach(struct dbg_mpir *m, char *err, size_t errlen)
 	return 0;
 }
 
-/* The session ends: kill a launched job, or leave it running. */
+/*
+ * The session ends: kill a launched job, or leave it running. The ranks
+ * of a job are killed through their gdbs, but an srun job is ended by
+ * killing srun once the tree is down (on_stopped): srun's own allocation
+ * holds our servers' steps, and the job ending first would cancel them
+ * under the tree.
+ */
 static void on_stop(void *priv)
 {
 	struct dbgp_cmd kill_cmd = { .verb = DBGP_CLI, .arg = "kill" };
@@ -472,7 +861,7 @@ static void on_stop(void *priv)
 
 	if (!m->launcher)
 		return;
-	if (m->job_launched && s->fe) {
+	if (m->job_launched && s->fe && m->probe.family != MPIR_FAMILY_SLURM) {
 		/* Our job: it ends with the session. */
 		all = sdm_set_new();
 		if (all && sdm_set_add_range(all, 0, s->n - 1) == 0) {
@@ -485,16 +874,24 @@ static void on_stop(void *priv)
 		}
 		sdm_set_free(all);
 	}
+	forward_output(m);
+	dbg_flush_lines(s);
+}
+
+static void on_stopped(void *priv)
+{
+	struct dbg_mpir *m = priv;
+
+	if (!m->launcher)
+		return;
 	/*
 	 * Ours, even when gdb only attached to it (after a checkpoint, or
 	 * restored): gdb would detach at its exit.
 	 */
-	forward_output(m);
-	if (m->job_launched && m->mpirun_pid > 0 &&
-	    mi_driver_inferior_pid(m->launcher) == m->mpirun_pid)
-		kill(m->mpirun_pid, SIGKILL);
-	dbg_flush_lines(s);
-	/* Kills mpirun if we started it, detaches if we attached. */
+	if (m->job_launched && m->launcher_pid > 0 &&
+	    mi_driver_inferior_pid(m->launcher) == m->launcher_pid)
+		kill(m->launcher_pid, SIGKILL);
+	/* Kills the launcher if we started it, detaches if we attached. */
 	mi_driver_free(m->launcher);
 	m->launcher = NULL;
 }
@@ -507,6 +904,7 @@ static void on_pump(void *priv)
 static const struct dbg_listener mpir_listener = {
 	.pump = on_pump,
 	.stop = on_stop,
+	.stopped = on_stopped,
 };
 
 struct dbg_mpir *dbg_mpir_new(struct dbg_session *s)
@@ -528,6 +926,8 @@ void dbg_mpir_free(struct dbg_mpir *m)
 	if (!m)
 		return;
 	mi_driver_free(m->launcher);
+	sdm_set_free(m->held);
+	sdm_set_free(m->inside);
 	free(m);
 }
 
@@ -538,5 +938,5 @@ bool dbg_mpir_launched(const struct dbg_mpir *m)
 
 int dbg_mpir_pid(const struct dbg_mpir *m)
 {
-	return m->mpirun_pid;
+	return m->launcher_pid;
 }

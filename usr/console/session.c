@@ -71,7 +71,7 @@ int dbg_session_listen(struct dbg_session *s, const struct dbg_listener *ops,
 }
 
 int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
-		      char *err, size_t errlen)
+		      const struct dbg_placement *where, char *err, size_t errlen)
 {
 	struct sdm_fe_config cfg = { 0 };
 	char dir[PATH_MAX];
@@ -96,6 +96,11 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 	cfg.backend = "gdb";
 	cfg.init_timeout_ms = DBG_INIT_TIMEOUT;
 	cfg.log_path = getenv("CRDBG_SDM_LOG");
+	if (where) {
+		cfg.launcher = where->launcher;
+		cfg.hosts = where->hosts;
+		cfg.secret_stdin = true;
+	}
 	srand(getpid() ^ time(NULL));
 	/*
 	 * Servers bind from base_port upwards; a random base keeps sessions
@@ -123,6 +128,9 @@ void dbg_session_stop(struct dbg_session *s)
 	if (s->fe)
 		sdm_fe_stop(s->fe);
 	s->fe = NULL;
+	for (unsigned int i = s->nlisteners; i-- > 0;)
+		if (s->listener[i].ops->stopped)
+			s->listener[i].ops->stopped(s->listener[i].priv);
 	for (uint32_t i = 0; s->line && i < s->n; i++)
 		free(s->line[i].buf);
 	free(s->line);

@@ -54,6 +54,8 @@ struct dbg_listener {
 	void (*line)(void *priv, uint32_t id, const char *line, size_t len);
 	/* The session ends; the SDM tree is still up. Last registered first. */
 	void (*stop)(void *priv);
+	/* ...and after the SDM tree is down. Last registered first. */
+	void (*stopped)(void *priv);
 };
 
 #define DBG_MAX_LISTENERS	4
@@ -88,11 +90,22 @@ struct dbg_session {
 #define DBG_SLICE_MS		500	/* one wait round of a run command */
 
 /*
+ * Where the servers run: NULL, all on this machine; else server i is
+ * started on host i of hosts (comma-separated) with the launcher
+ * template (sdm/frontend.h: "{host}" and "{cmd}"), which gets the session
+ * secret on its stdin.
+ */
+struct dbg_placement {
+	const char *launcher;
+	const char *hosts;
+};
+
+/*
  * Start the SDM tree with n servers (GDB backend); listeners may be
  * registered before. 0 or -errno with err set.
  */
 int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
-		      char *err, size_t errlen);
+		      const struct dbg_placement *where, char *err, size_t errlen);
 /* The listeners' stop hooks, then the SDM tree. */
 void dbg_session_stop(struct dbg_session *s);
 

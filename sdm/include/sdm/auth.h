@@ -31,6 +31,13 @@
 
 #define SDM_AUTH_ENV_FILE	"SDM_SECRET_FILE"
 #define SDM_AUTH_ENV_HEX	"SDM_SECRET"
+/*
+ * Set to 1: the secret comes as one hex line on standard input, which is
+ * then replaced by /dev/null. How a front end hands it to servers started
+ * on other nodes: it travels inside the launcher's own stdin forwarding,
+ * never on a command line, in the environment or in a shared file.
+ */
+#define SDM_AUTH_ENV_STDIN	"SDM_SECRET_STDIN"
 
 struct sdm_auth_secret {
 	uint8_t key[SDM_AUTH_SECRET_LEN];
@@ -70,8 +77,10 @@ void sdm_auth_secret_to_hex(const struct sdm_auth_secret *s, char *buf);
 int sdm_auth_secret_from_hex(struct sdm_auth_secret *ret, const char *hex);
 
 /*
- * The secret this process was given: $SDM_SECRET_FILE if set, else
- * $SDM_SECRET. -ENOENT if neither is set, else as load/from_hex.
+ * The secret this process was given: $SDM_SECRET_FILE if set, else a
+ * line on stdin if $SDM_SECRET_STDIN is 1 (-ETIMEDOUT if none comes
+ * within 30 s), else $SDM_SECRET. -ENOENT if none is set, else as
+ * load/from_hex.
  */
 int sdm_auth_secret_from_env(struct sdm_auth_secret *ret);
 

@@ -13,6 +13,9 @@
  *    "srun -n {n} {cmd}": the launcher's rank variable gives each id.
  * {cmd} expands to "env SDM_SECRET_FILE=... [SDM_ID=..] sdm-server ...".
  * The secret file must then be visible to the servers (shared file system).
+ * With secret_stdin (per-server templates only) {cmd} carries
+ * SDM_SECRET_STDIN=1 instead and the secret is written to the launcher's
+ * stdin, which it forwards to the server on its node (srun, ssh do).
  */
 #ifndef SDM_FRONTEND_H
 #define SDM_FRONTEND_H
@@ -37,6 +40,7 @@ struct sdm_fe_config {
 	int base_port;		/* first port servers try; 0: from the pid */
 	const char *backend;	/* default "echo" */
 	bool star;		/* benchmark: connect to every server directly */
+	bool secret_stdin;	/* remote launchers: the secret on their stdin */
 	int init_timeout_ms;	/* default 30000 */
 	const char *log_path;	/* daemons' stderr (append); NULL: inherit */
 	bool bad_secret;	/* test hook: server bad_secret_id gets a */
