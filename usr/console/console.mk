@@ -81,5 +81,20 @@ $(B)/tests/console/test_mpir_probe: tests/console/test_mpir_probe.c usr/console/
 		-o $@ $< usr/console/mpir-probe.c
 
 ALL_TARGETS += $(B)/tests/console/prog_mpir_launcher $(B)/tests/console/test_mpir_probe
+
+# libFuzzer target for the same ELF reader (clang only): make fuzz.
+MPIR_FUZZ_CC  ?= clang
+MPIR_FUZZER   := $(B)/tests/fuzz/mpir_fuzz_elf
+
+$(MPIR_FUZZER): tests/fuzz/mpir_fuzz_elf.c usr/console/mpir-probe.c usr/console/mpir-probe.h
+	@mkdir -p $(dir $@)
+	$(MPIR_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/console \
+		-o $@ tests/fuzz/mpir_fuzz_elf.c usr/console/mpir-probe.c
+
+ifneq ($(shell command -v $(MPIR_FUZZ_CC) 2>/dev/null),)
+ALL_TARGETS  += $(MPIR_FUZZER)
+FUZZ_TARGETS += $(MPIR_FUZZER)
+endif
 HOST_TESTS  += $(B)/tests/console/test_mpir_probe
 -include $(B)/tests/console/test_mpir_probe.d

@@ -2,7 +2,8 @@
 /*
  * MPIR by symbols (mpir-probe.h). The ELF reader trusts nothing in the
  * file: every offset and size is checked against the mapping before use,
- * and tests/fuzz/mpir_fuzz_elf.c feeds it garbage.
+ * and tests/fuzz/mpir_fuzz_elf.c (make fuzz) and the mutated images of
+ * tests/console/test_mpir_probe.c feed it garbage.
  */
 #include <elf.h>
 #include <errno.h>
@@ -35,14 +36,16 @@ static bool inside(size_t len, uint64_t off, uint64_t size)
 static int symtab_bits(const uint8_t *buf, size_t len, const Elf64_Shdr *sh,
 		       const Elf64_Shdr *strsh)
 {
-	const char *str = (const char *)buf + strsh->sh_offset;
 	uint64_t n = sh->sh_size / sizeof(Elf64_Sym);
+	const char *str;
 	int bits = 0;
 
+	/* Even forming a pointer outside the image is undefined: check first. */
 	if (sh->sh_entsize != sizeof(Elf64_Sym) ||
 	    !inside(len, sh->sh_offset, sh->sh_size) ||
 	    !inside(len, strsh->sh_offset, strsh->sh_size))
 		return 0;
+	str = (const char *)buf + strsh->sh_offset;
 	for (uint64_t i = 0; i < n && bits != MPIR_SYMS_ALL; i++) {
 		Elf64_Sym sym;
 		const char *name;
