@@ -28,16 +28,16 @@ ALL_TARGETS += $(LIB_CONSOLE)
 
 # End-to-end tests of `crdbg debug` and the program they debug (-g -O0).
 DEBUGGER_TDIR  := $(B)/tests/debug
-DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug
+DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug $(DEBUGGER_TDIR)/test_console_jobs
 
 $(DEBUGGER_TDIR)/prog_debug: tests/debug/prog_debug.c
 	@mkdir -p $(dir $@)
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
-$(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c | $(DEBUGGER_TDIR)/prog_debug \
+$(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c tests/lib/console_run.h | $(DEBUGGER_TDIR)/prog_debug \
 		$(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master $(LIB_CRDBG)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+	$(CC) $(TEST_CFLAGS) -Itests/lib -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
 		-DCRDBG_RUNTIME=\"$(LIB_CRDBG)\" -o $@ $<
 
