@@ -13,7 +13,7 @@ packages=(
 	qemu-system-x86 busybox-static kmod
 	criu gdb
 	libnl-3-dev libnl-genl-3-dev libreadline-dev
-	openmpi-bin libopenmpi-dev
+	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	slurm-wlm munge
 	clang libclang-rt-14-dev libssl-dev
 	iproute2 procps python3 xz-utils cpio util-linux

@@ -21,6 +21,7 @@
 #include "checkpoint.h"
 #include "commands.h"
 #include "mpir.h"
+#include "pstep.h"
 #include "session.h"
 
 #define DBG_CMD_MAX	3900	/* fits DBGP_CMD_MAX with the verb */
@@ -424,6 +425,8 @@ static int cmd_timeout(struct dbg_console *c, const struct dbg_call *call)
 static int cmd_status(struct dbg_console *c, const struct dbg_call *call)
 {
 	status(c->s, call->set);
+	if (c->pstep && c->pstep->mpi)
+		dbg_pstep_show(c->pstep);
 	return 0;
 }
 
@@ -470,7 +473,42 @@ static int cmd_exec(struct dbg_console *c, const struct dbg_call *call)
 		return 0;
 	}
 	cmd.exec = kind;
+	if ((kind == DBGP_EXEC_STEP || kind == DBGP_EXEC_NEXT) && c->pstep &&
+	    c->pstep->mpi) {
+		dbg_pstep_run(c->pstep, call->set, kind, call->display);
+		return 0;
+	}
 	run_control(c->s, call->set, call->display, &cmd);
+	return 0;
+}
+
+/* hold, release: the parallel step's yellow ranks (pstep.c). */
+static int cmd_hold(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct sdm_idset *set = sdm_set_new();
+	char buf[256];
+	const char *p = buf;
+
+	if (!set)
+		return 0;
+	/* "hold [1-2]" or "hold 1-2" name the ranks; else the command's set. */
+	snprintf(buf, sizeof(buf), call->arg[0] == '[' ? "%s" : "[%s]", call->arg);
+	if (!c->pstep || !c->pstep->mpi)
+		dbg_error(c->s, "%s: no rank has libcrdbg-mpi (no parallel step)",
+			  call->cmd->name);
+	else if (!*call->arg || parse_prefix(c->s, &p, set) == 0)
+		dbg_pstep_hold(c->pstep, *call->arg ? set : call->set,
+			       !strcmp(call->cmd->name, "hold"));
+	sdm_set_free(set);
+	return 0;
+}
+
+static int cmd_mpi(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!c->pstep || !c->pstep->mpi)
+		dbg_error(c->s, "mpi: no rank has libcrdbg-mpi");
+	else
+		dbg_pstep_table(c->pstep, call->set);
 	return 0;
 }
 
@@ -538,6 +576,9 @@ static const struct dbg_command commands[] = {
 	{ "stepi", { "si" }, NULL, "one instruction, into calls; waits likewise", cmd_exec },
 	{ "nexti", { "ni" }, NULL, "one instruction, over calls; waits likewise", cmd_exec },
 	{ "start", { NULL }, NULL, NULL, cmd_start },	/* the session's first run to main */
+	{ "hold", { NULL }, "[RANKS]", "parallel step: keep the ranks where they are (yellow)", cmd_hold },
+	{ "release", { NULL }, "[RANKS]", "parallel step: let held ranks move again (green)", cmd_hold },
+	{ "mpi", { NULL }, NULL, "each rank's colour, position, steps and MPI call", cmd_mpi },
 	{ "interrupt", { NULL }, NULL, "stop the running ranks", cmd_interrupt },
 	{ "wait", { NULL }, NULL, "wait for running ranks to stop", cmd_wait },
 	{ "timeout", { NULL }, "SECONDS", "longest wait of a run command (0: no limit)",

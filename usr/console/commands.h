@@ -13,12 +13,14 @@
 struct dbg_session;
 struct dbg_mpir;
 struct dbg_ckpt;
+struct dbg_pstep;
 
 /* What the commands act on. */
 struct dbg_console {
 	struct dbg_session *s;
 	struct dbg_mpir *mpir;	/* a job acquired through MPIR, else NULL */
 	struct dbg_ckpt *ckpt;	/* checkpoint and restart; NULL: refused */
+	struct dbg_pstep *pstep; /* the parallel step; NULL: plain step */
 };
 
 /* Run one console line. Returns 1 to quit, else 0. */

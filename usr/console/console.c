@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "mpir.h"
 #include "mpir-probe.h"
+#include "pstep.h"
 #include "session.h"
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
@@ -310,12 +311,16 @@ int dbg_main(const struct dbg_opts *o)
 		goto out;
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
+	c.pstep = dbg_pstep_new(&s);
+	if (c.pstep)
+		dbg_pstep_refresh(c.pstep);
 	run_commands(&c, o);
 	dbg_pump_output(&s, 0);
 	dbg_flush_lines(&s);
 	started = true;
 out:
 	dbg_session_stop(&s);
+	dbg_pstep_free(c.pstep);
 	dbg_ckpt_free(c.ckpt);
 	dbg_mpir_free(c.mpir);
 	return started && !s.errors ? 0 : 1;

@@ -6,7 +6,8 @@
 
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
 		usr/console/mpir.c usr/console/mpir-probe.c \
-		usr/console/checkpoint.c
+		usr/console/checkpoint.c usr/console/pstep.c \
+		usr/console/pstep-model.c usr/console/pstep-view.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 
 $(CONSOLE_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include
@@ -53,6 +54,31 @@ $(DEBUGGER_TDIR)/mpi_debug: tests/debug/mpi_debug.c
 
 ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug
 $(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug
+endif
+
+# The parallel step (pstep*.c) on real Open MPI jobs: seed 002's program
+# and the other cases, with libcrdbg-mpi (usr/pmpi/) in the ranks.
+PSTEP_TEST := $(DEBUGGER_TDIR)/test_pstep
+
+$(PSTEP_TEST): tests/debug/test_pstep.c tests/lib/console_run.h | $(B)/crdbg $(B)/sdm/crdbg-server $(B)/sdm/sdm-master
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itests/lib -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
+		-DPSTEP_PROG=\"$(DEBUGGER_TDIR)/prog_pstep\" \
+		-DPSTEP_CASES=\"$(DEBUGGER_TDIR)/prog_pstep_cases\" \
+		-DPSTEP_LIB=\"$(B)/usr/libcrdbg-mpi-ompi.so\" -o $@ $<
+
+ALL_TARGETS += $(PSTEP_TEST)
+HOST_TESTS  += $(PSTEP_TEST)
+-include $(PSTEP_TEST).d
+
+ifneq ($(shell command -v mpicc.openmpi 2>/dev/null),)
+$(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases: $(DEBUGGER_TDIR)/%: tests/debug/%.c
+	@mkdir -p $(dir $@)
+	mpicc.openmpi -g -O0 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases
+$(PSTEP_TEST): | $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases \
+		 $(B)/usr/libcrdbg-mpi-ompi.so
 endif
 
 # Benchmark: start-up to main and print round trip against N (make bench).

@@ -21,13 +21,14 @@ static const char *const verb_name[] = {
 	[DBGP_PRINT] = "print",		[DBGP_BREAK] = "break",
 	[DBGP_BT] = "bt",		[DBGP_STACK] = "stack",
 	[DBGP_STATUS] = "status",	[DBGP_CLI] = "cli",
-	[DBGP_INPUT] = "input",
+	[DBGP_INPUT] = "input",		[DBGP_MPI] = "mpi",
 };
 
 static const char *const exec_name[] = {
 	[DBGP_EXEC_CONTINUE] = "continue",	[DBGP_EXEC_STEP] = "step",
 	[DBGP_EXEC_NEXT] = "next",		[DBGP_EXEC_FINISH] = "finish",
 	[DBGP_EXEC_STEPI] = "stepi",		[DBGP_EXEC_NEXTI] = "nexti",
+	[DBGP_EXEC_MPI_RETURN] = "mpi-return",
 };
 
 _Static_assert(ARRAY_SIZE(verb_name) == __DBGP_VERB_LAST, "a verb without a name");
@@ -201,6 +202,7 @@ static int parse_args(enum dbgp_verb verb, const char *p, struct dbgp_cmd *ret)
 	case DBGP_BT:
 	case DBGP_STACK:
 	case DBGP_STATUS:
+	case DBGP_MPI:
 		return *p ? -ENOENT : 0;
 	case DBGP_ATTACH:
 		if (*p != ' ')

@@ -23,6 +23,7 @@
 #include "sdm/server.h"
 
 #include "backends.h"
+#include "mpi-view.h"
 
 #define GDBB_WATCH_MAX	4
 #define GDBB_REPLY_MAX	(60u << 10)
@@ -59,6 +60,7 @@ struct gdbb {
 	uint32_t pend_req;
 	int pend_timer;
 	bool in_drain;
+	struct mpiv mpi;	/* the rank's MPI state (libcrdbg-mpi) */
 };
 
 static void reply(struct gdbb *g, uint32_t req, int error, const char *s)
@@ -421,9 +423,20 @@ static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 		[DBGP_EXEC_NEXTI] = mi_nexti,
 	};
 
+	int err;
+
 	if (!need_stopped(g, req))
 		return 0;
-	running(g, req, wait_ms, run[kind](g->d));
+	if (kind == DBGP_EXEC_MPI_RETURN) {
+		err = mpiv_return(&g->mpi, g->d, g->pid);
+		if (err == -EINVAL || err == -ENOENT) {
+			reply(g, req, 1, DBGP_ERROR "not in an MPI call");
+			return 0;
+		}
+	} else {
+		err = run[kind](g->d);
+	}
+	running(g, req, wait_ms, err);
 	return 0;
 }
 
@@ -639,6 +652,83 @@ static int do_input(struct gdbb *g, uint32_t req, const char *text)
 	return 0;
 }
 
+/* The value of field key of the last stop (g->info), or "". */
+static void stop_field(const struct gdbb *g, const char *key, char *buf,
+		       size_t size)
+{
+	const char *cur = dbgp_reply_fields(g->info);
+	struct dbgp_field f;
+
+	buf[0] = 0;
+	while (cur && dbgp_next_field(&cur, &f)) {
+		if (f.klen == strlen(key) && !memcmp(f.key, key, f.klen)) {
+			snprintf(buf, size, "%.*s", (int)f.vlen, f.value);
+			return;
+		}
+	}
+}
+
+/* Where a stopped rank is for the user: its MPI call's line if in one. */
+static void mpi_position(struct gdbb *g, const struct crdbg_mpi_state *st,
+			 bool have, char *buf, size_t size)
+{
+	char func[128], file[256], line[16];
+	struct mi_frames fr;
+	int k;
+
+	/* MPI is called from the main thread (libcrdbg-mpi's limit). */
+	if (have && st->kind != CRDBG_MPI_OUT &&
+	    mi_driver_cmd(g->d, NULL, "-thread-select 1") == 0 &&
+	    mi_backtrace(g->d, 0, &fr) == 0) {
+		k = mpiv_user_frame(st, &fr);
+		if (k >= 0) {
+			const struct mi_frame *f = &fr.frames[k];
+
+			snprintf(buf, size, "%cfunc=%s%cfile=%s%cline=%d",
+				 DBGP_FIELD_SEP, f->func, DBGP_FIELD_SEP,
+				 f->file ? f->file : "", DBGP_FIELD_SEP, f->line);
+			mi_frames_release(&fr);
+			return;
+		}
+		mi_frames_release(&fr);
+	}
+	stop_field(g, "func", func, sizeof(func));
+	stop_field(g, "file", file, sizeof(file));
+	stop_field(g, "line", line, sizeof(line));
+	snprintf(buf, size, "%cfunc=%s%cfile=%s%cline=%s", DBGP_FIELD_SEP, func,
+		 DBGP_FIELD_SEP, file, DBGP_FIELD_SEP, line);
+}
+
+/* "mpi": the rank's run state, MPI state and position (crdbg/dbgproto.h). */
+static int do_mpi(struct gdbb *g, uint32_t req)
+{
+	char hex[2 * sizeof(struct crdbg_mpi_state) + 1] = "";
+	char pos[512] = "", *out;
+	struct crdbg_mpi_state st;
+	bool stopped, have;
+
+	if (!need_program(g, req))
+		return 0;
+	if (g->state == GDBB_LOADED) {
+		reply(g, req, 0, DBGP_NOT_STARTED);
+		return 0;
+	}
+	stopped = g->state == GDBB_STOPPED;
+	have = g->state != GDBB_EXITED &&
+	       mpiv_read(&g->mpi, g->d, g->pid, stopped, &st) == 0;
+	if (have)
+		mpiv_hex(hex, &st);
+	if (stopped)
+		mpi_position(g, &st, have, pos, sizeof(pos));
+	if (asprintf(&out, "%s%cstate=%s%s", state_name[g->state], DBGP_FIELDS,
+		     hex, pos) < 0)
+		return -ENOMEM;
+	reply(g, req, 0, out);
+	free(out);
+	drain(g);
+	return 0;
+}
+
 /* A known verb whose arguments dbgp_parse() refused. */
 static void bad_arguments(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 {
@@ -711,6 +801,8 @@ static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
 		return do_cli(g, req, c.arg);
 	case DBGP_INPUT:
 		return do_input(g, req, c.arg);
+	case DBGP_MPI:
+		return do_mpi(g, req);
 	default:
 		break;
 	}
@@ -764,7 +856,7 @@ const struct sdm_backend_ops crdbg_backend_gdb = {
 	.name = "gdb",
 	.help = "load PROG | attach PID PROG | start MS | exec MS continue|step|next|finish | "
 		"wait MS | interrupt MS | print EXPR | break LOC | bt | stack | "
-		"status | cli CMD | input TEXT",
+		"status | cli CMD | input TEXT | mpi",
 	.start = gdbb_start,
 	.command = gdbb_command,
 	.stop = gdbb_stop,

@@ -21,7 +21,9 @@
  *                          reply: a stop ("stopped: attached, FRAME")
  *   start WAIT             temporary breakpoint at main, run, wait for it
  *   exec WAIT KIND         KIND: continue, step, next, finish, stepi,
- *                          nexti; the reply is the stop, or "running"
+ *                          nexti, mpi-return (a rank stopped inside an
+ *                          MPI call runs to just after it, in its
+ *                          caller); the reply is the stop, or "running"
  *                          after WAIT ms
  *   wait WAIT              the current stop, or wait for one
  *                          ("not started" before start)
@@ -33,6 +35,13 @@
  *   status                 "STATE gdb=PID pid=PID WHERE[, pc 0xADDR]"
  *   cli CMD                any gdb console command; its console output
  *   input TEXT             TEXT and a newline to the program's stdin
+ *   mpi                    the rank's MPI state (crdbg/mpi-state.h, from
+ *                          libcrdbg-mpi): "stopped", "running", "exited",
+ *                          "not started", then DBGP_FIELDS and the fields
+ *                          state=HEX (the struct's bytes; absent without
+ *                          the library or while unknown), and for a
+ *                          stopped rank func, file, line of its position:
+ *                          the MPI call's line when it is in one
  *
  * WAIT is in milliseconds, decimal, at most DBGP_WAIT_MAX_MS.
  *
@@ -101,6 +110,7 @@ enum dbgp_verb {
 	DBGP_STATUS,
 	DBGP_CLI,
 	DBGP_INPUT,
+	DBGP_MPI,
 	__DBGP_VERB_LAST
 };
 
@@ -111,6 +121,7 @@ enum dbgp_exec {
 	DBGP_EXEC_FINISH,
 	DBGP_EXEC_STEPI,
 	DBGP_EXEC_NEXTI,
+	DBGP_EXEC_MPI_RETURN,	/* out of the MPI call the rank is in */
 	__DBGP_EXEC_LAST
 };
 

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The parallel step end to end: `crdbg debug -- mpirun ...` on real Open
+ * MPI jobs with libcrdbg-mpi preloaded into the ranks, driven with -ex,
+ * the console's rows checked line by line. Seed 002's Table 1 on the
+ * 16-line program (prog_pstep.c), and the cases of prog_pstep_cases.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "console_run.h"
+
+#ifndef PSTEP_PROG
+#define PSTEP_PROG "build/tests/debug/prog_pstep"
+#endif
+#ifndef PSTEP_CASES
+#define PSTEP_CASES "build/tests/debug/prog_pstep_cases"
+#endif
+#ifndef PSTEP_LIB
+#define PSTEP_LIB "build/usr/libcrdbg-mpi-ompi.so"
+#endif
+
+static bool have_ompi(void)
+{
+	return !access(PSTEP_PROG, X_OK) && !access(PSTEP_CASES, X_OK) &&
+	       !access(PSTEP_LIB, R_OK) &&
+	       system("mpirun --version >/dev/null 2>&1") == 0;
+}
+
+/* "LD_PRELOAD=<absolute path of the library>" for mpirun -x. */
+static const char *preload_arg(void)
+{
+	static char buf[4200];
+	char *abs = realpath(PSTEP_LIB, NULL);
+
+	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s", abs ? abs : PSTEP_LIB);
+	free(abs);
+	return buf;
+}
+
+/* crdbg debug ARGS: its exit status, its output in *out. */
+static int crdbg(struct run *r, char **out, const char *const *args)
+{
+	int rc = debug(r, args);
+
+	*out = r->buf;
+	return rc;
+}
+
+FIXTURE(pstep) {
+	struct run r;
+	char *out;
+};
+
+FIXTURE_SETUP(pstep)
+{
+	self->out = NULL;
+	self->r.buf = NULL;
+	if (!have_ompi())
+		SKIP(return, "no mpirun, or %s / %s / %s not built (mpicc)",
+		     PSTEP_PROG, PSTEP_CASES, PSTEP_LIB);
+	mpi_env();
+}
+
+FIXTURE_TEARDOWN(pstep)
+{
+	run_free(&self->r);
+}
+
+/*
+ * Table 1 of seed 002: 4 ranks held in MPI_Init (line 3), eight parallel
+ * nexts. Rows 2-8 of the table are the positions after nexts 1-7 (red:
+ * waiting in MPI for an earlier step); the eighth completes MPI_Finalize
+ * everywhere. Rank 0 made 7 sequential steps, rank 1 6, the others 5.
+ */
+TEST_F_TIMEOUT(pstep, table1, 240)
+{
+	static const char rows[] =
+		"(crdbg) next\n"
+		"[0-3] prog_pstep.c:4 green\n"
+		"(crdbg) next\n"
+		"[0-3] prog_pstep.c:5 green\n"
+		"(crdbg) next\n"
+		"[0,2-3] prog_pstep.c:9 green\n"
+		"[1] prog_pstep.c:7 green\n"
+		"(crdbg) next\n"
+		"[0] prog_pstep.c:10 green\n"
+		"[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
+		"[2-3] prog_pstep.c:13 green\n"
+		"(crdbg) next\n"
+		"[0] prog_pstep.c:11 green\n"
+		"[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
+		"[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+		"(crdbg) next\n"
+		"[0] prog_pstep.c:13 green\n"
+		"[1] prog_pstep.c:9 green\n"
+		"[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+		"(crdbg) next\n"
+		"[0,2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+		"[1] prog_pstep.c:13 green\n"
+		"(crdbg) next\n"
+		"[0-3] prog_pstep.c:14 green\n";
+	const char *a[] = { "-ex", "mpi", "-ex", "gdb print crdbg_mpi_state.call",
+			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "mpi", "-ex", "continue",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_PROG, NULL };
+	const char *o;
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	o = self->out;
+	EXPECT_NE(NULL, strstr(o, "[0-3]: libcrdbg-mpi: step and next are parallel steps; "
+			       "MPI_Send is synchronous (MPI_Ssend) while debugging\n"))
+		TH_LOG("%s", o);
+	/* Row 1: every rank held in MPI_Init, shown at its line. */
+	for (int r = 0; r < 4; r++) {
+		char want[128];
+
+		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d MPI_Init\n", r,
+			 "green", "tests/debug/prog_pstep.c:3", 0);
+		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
+	}
+	EXPECT_NE(NULL, strstr(o, "[0-3]: $1 = \"MPI_Init\"")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, rows)) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "\n0     green   tests/debug/prog_pstep.c:14      7      -\n"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "\n1     green   tests/debug/prog_pstep.c:14      6      -\n"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "\n2     green   tests/debug/prog_pstep.c:14      5      -\n"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "\n3     green   tests/debug/prog_pstep.c:14      5      -\n"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
+	EXPECT_EQ(NULL, strstr(o, "breakpoint 2")) TH_LOG("the call-site breakpoints showed: %s", o);
+}
+
+/* A red rank's state read through gdb: the call, its peer, synchronous sends. */
+TEST_F_TIMEOUT(pstep, state_through_gdb, 240)
+{
+	const char *a[] = { "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "[1] gdb print crdbg_mpi_state.call",
+			    "-ex", "[1] gdb print crdbg_mpi_state.needs[0]",
+			    "-ex", "[1] gdb print crdbg_mpi_state.sync_sends",
+			    "-ex", "[1] gdb print crdbg_mpi_state.world_rank",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_PROG, NULL };
+	const char *o;
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	o = self->out;
+	EXPECT_NE(NULL, strstr(o, "[1] prog_pstep.c:7 red (MPI_Recv from 0)\n")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[1]: $1 = \"MPI_Recv\"")) TH_LOG("%s", o);
+	/* kind 2: a receive, from rank 0, tag 0. */
+	EXPECT_NE(NULL, strstr(o, "[1]: $2 = {kind = 2, peer = 0, tag = 0, pad = 0}"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[1]: $3 = 1\n")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[1]: $4 = 1\n")) TH_LOG("%s", o);
+}
+
+/* Every rank in MPI_Sendrecv around a ring: one next completes them all. */
+TEST_F_TIMEOUT(pstep, sendrecv_ring, 240)
+{
+	const char *a[] = { "-ex", "break ring", "-ex", "continue", "-ex", "next",
+			    "-ex", "next", "-ex", "print got", "-ex", "continue",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_CASES, "ring", NULL };
+	const char *o;
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	o = self->out;
+	EXPECT_NE(NULL, strstr(o, "(crdbg) next\n[0-3] prog_pstep_cases.c:104 green\n"
+			       "(crdbg) next\n[0-3] prog_pstep_cases.c:106 green\n"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[0]: got = 3\n[1]: got = 0\n[2]: got = 1\n[3]: got = 2\n"))
+		TH_LOG("%s", o);
+	EXPECT_EQ(NULL, strstr(o, " red")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
+}
+
+/*
+ * A barrier that a held (yellow) rank has not reached: the others are red
+ * in it, shown at its line, until the rank is released and enters it.
+ */
+TEST_F_TIMEOUT(pstep, barrier_held_rank, 240)
+{
+	static const char rows[] =
+		"(crdbg) hold [3]\n"
+		"[0-2] prog_pstep_cases.c:202 green\n"
+		"[3] prog_pstep_cases.c:202 yellow\n"
+		"(crdbg) next\n"
+		"[0-2] prog_pstep_cases.c:203 green\n"
+		"[3] prog_pstep_cases.c:202 yellow\n"
+		"(crdbg) next\n"
+		"[0-2] prog_pstep_cases.c:203 red (MPI_Barrier)\n"
+		"[3] prog_pstep_cases.c:202 yellow\n"
+		"(crdbg) release 3\n"
+		"[0-2] prog_pstep_cases.c:203 red (MPI_Barrier)\n"
+		"[3] prog_pstep_cases.c:202 green\n"
+		"(crdbg) next\n"
+		"[0-2] prog_pstep_cases.c:203 red (MPI_Barrier)\n"
+		"[3] prog_pstep_cases.c:203 green\n"
+		"(crdbg) next\n"
+		"[0-3] prog_pstep_cases.c:204 green\n";
+	const char *a[] = { "-ex", "break barrier", "-ex", "continue", "-ex", "hold [3]",
+			    "-ex", "next", "-ex", "next", "-ex", "release 3",
+			    "-ex", "next", "-ex", "next", "-ex", "continue",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_CASES, "barrier", NULL };
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, rows)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "[0-3]: exited: code 0\n")) TH_LOG("%s", self->out);
+}
+
+/*
+ * MPI_Isend then MPI_Wait on rank 0 while rank 1 has not posted its
+ * MPI_Irecv: rank 0 is red in the wait (JSON: the call, peer and tag)
+ * until rank 1 waits too.
+ */
+TEST_F_TIMEOUT(pstep, isend_irecv_wait, 240)
+{
+	const char *a[] = { "--json", "-ex", "break isend", "-ex", "continue",
+			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "next", "-ex", "next", "-ex", "print got",
+			    "--", "mpirun", "--oversubscribe", "-n", "2", "-x",
+			    preload_arg(), PSTEP_CASES, "isend", NULL };
+	static const char red[] =
+		"{\"event\":\"pstep\",\"ranks\":["
+		"{\"rank\":0,\"file\":\"tests/debug/prog_pstep_cases.c\",\"line\":307,"
+		"\"state\":\"red\",\"mpi\":{\"call\":\"MPI_Wait\",\"peer\":1,\"tag\":7}},"
+		"{\"rank\":1,\"file\":\"tests/debug/prog_pstep_cases.c\",\"line\":310,"
+		"\"state\":\"green\",\"mpi\":null}]}\n";
+	static const char done[] =
+		"{\"event\":\"pstep\",\"ranks\":["
+		"{\"rank\":0,\"file\":\"tests/debug/prog_pstep_cases.c\",\"line\":313,"
+		"\"state\":\"green\",\"mpi\":null},"
+		"{\"rank\":1,\"file\":\"tests/debug/prog_pstep_cases.c\",\"line\":313,"
+		"\"state\":\"green\",\"mpi\":null}]}\n";
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, red)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, done)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "\"ranks\":\"0-1\",\"error\":false,\"text\":\"got = 0\""))
+		TH_LOG("%s", self->out);
+}
+
+/* Two ranks each in MPI_Recv from the other: a deadlock, named, no hang. */
+TEST_F_TIMEOUT(pstep, deadlock_reported, 240)
+{
+	const char *a[] = { "-ex", "break deadlock", "-ex", "continue", "-ex", "next",
+			    "-ex", "next", "-ex", "next",
+			    "--", "mpirun", "--oversubscribe", "-n", "2", "-x",
+			    preload_arg(), PSTEP_CASES, "deadlock", NULL };
+	static const char rows[] =
+		"deadlock: no rank can move: [0] MPI_Recv from 1 -> [1] MPI_Recv from 0 -> [0]\n"
+		"[0] prog_pstep_cases.c:404 red (MPI_Recv from 1)\n"
+		"[1] prog_pstep_cases.c:404 red (MPI_Recv from 0)\n";
+	const char *second;
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	second = strstr(self->out, rows);
+	EXPECT_NE(NULL, second) TH_LOG("%s", self->out);
+	/* The next next finds them where they were: still a deadlock. */
+	EXPECT_NE(NULL, second ? strstr(second + 1, rows) : NULL) TH_LOG("%s", self->out);
+}
+
+/* Rank 1 exits; rank 0 goes on stepping, rank 1 shown exited. */
+TEST_F_TIMEOUT(pstep, rank_exits, 240)
+{
+	const char *a[] = { "--json", "-ex", "break leave", "-ex", "continue",
+			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "--", "mpirun", "--oversubscribe", "-n", "2", "-x",
+			    preload_arg(), PSTEP_CASES, "exit", NULL };
+	static const char after[] =
+		"{\"type\":\"exit\",\"ranks\":\"1\",\"reason\":\"exited-normally\",\"code\":0}\n"
+		"{\"event\":\"pstep\",\"ranks\":["
+		"{\"rank\":0,\"file\":\"tests/debug/prog_pstep_cases.c\",\"line\":506,"
+		"\"state\":\"green\",\"mpi\":null},"
+		"{\"rank\":1,\"file\":null,\"line\":null,\"state\":\"exited\",\"mpi\":null}]}\n";
+	static const char later[] =
+		"{\"event\":\"pstep\",\"ranks\":["
+		"{\"rank\":0,\"file\":\"tests/debug/prog_pstep_cases.c\",\"line\":507,"
+		"\"state\":\"green\",\"mpi\":null},"
+		"{\"rank\":1,\"file\":null,\"line\":null,\"state\":\"exited\",\"mpi\":null}]}\n";
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, after)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, later)) TH_LOG("%s", self->out);
+}
+
+TEST_HARNESS_MAIN

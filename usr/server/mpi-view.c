@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A rank's MPI state as the GDB backend sees it (mpi-view.h). The state
+ * is a plain struct in the rank; while the rank runs gdb cannot read it
+ * (all-stop), so the backend reads the bytes through /proc/PID/mem and
+ * keeps a copy only when the seqlock says it was not being written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpi-view.h"
+
+#define MPIV_TRIES	64
+
+/* Where crdbg_mpi_state is, from gdb (the rank stopped). */
+static int find(struct mpiv *m, struct mi_driver *d)
+{
+	char *val = NULL;
+	int err;
+
+	if (m->absent)
+		return -ENOENT;
+	if (m->addr)
+		return 0;
+	err = mi_print(d, "(unsigned long)&" CRDBG_MPI_SYMBOL, &val);
+	if (err == -EREMOTEIO) {
+		m->absent = true;
+		return -ENOENT;
+	}
+	if (err)
+		return err;
+	m->addr = strtoull(val, NULL, 0);
+	free(val);
+	return m->addr ? 0 : -ENOENT;
+}
+
+static int read_proc(pid_t pid, uint64_t addr, struct crdbg_mpi_state *ret)
+{
+	char path[64];
+	int fd, rc = -EAGAIN;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < MPIV_TRIES; i++) {
+		uint32_t seq;
+
+		if (pread(fd, &seq, sizeof(seq), addr + offsetof(struct crdbg_mpi_state, seq))
+		    != sizeof(seq) ||
+		    pread(fd, ret, sizeof(*ret), addr) != sizeof(*ret)) {
+			rc = -EIO;
+			break;
+		}
+		if (!(seq & 1) && ret->seq == seq) {
+			rc = 0;
+			break;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The same bytes through gdb (-data-read-memory-bytes), rank stopped. */
+static int read_gdb(struct mi_driver *d, uint64_t addr, struct crdbg_mpi_state *ret)
+{
+	unsigned char *p = (unsigned char *)ret;
+	struct mi_record *rec;
+	const char *hex;
+	int err;
+
+	err = mi_driver_cmd(d, &rec, "-data-read-memory-bytes 0x%llx %zu",
+			    (unsigned long long)addr, sizeof(*ret));
+	if (err)
+		return err;
+	hex = mi_get_str(rec->results, "memory.0.contents");
+	err = hex && strlen(hex) == 2 * sizeof(*ret) ? 0 : -EBADMSG;
+	for (size_t i = 0; !err && i < sizeof(*ret); i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			err = -EBADMSG;
+		else
+			p[i] = hi << 4 | lo;
+	}
+	mi_record_free(rec);
+	return err;
+}
+
+int mpiv_read(struct mpiv *m, struct mi_driver *d, pid_t pid, bool stopped,
+	      struct crdbg_mpi_state *ret)
+{
+	int err;
+
+	if (!m->addr && !stopped)
+		return m->absent ? -ENOENT : -EAGAIN;
+	err = find(m, d);
+	if (err)
+		return err;
+	err = pid > 0 ? read_proc(pid, m->addr, ret) : -ESRCH;
+	if (err && err != -EAGAIN && stopped)
+		err = read_gdb(d, m->addr, ret);
+	if (!err && (ret->magic != CRDBG_MPI_MAGIC || ret->version != CRDBG_MPI_VERSION))
+		err = -EPROTO;
+	return err;
+}
+
+int mpiv_user_frame(const struct crdbg_mpi_state *st, const struct mi_frames *fr)
+{
+	if (st->kind == CRDBG_MPI_OUT || !st->ret)
+		return -1;
+	for (size_t i = 1; i < fr->n; i++)
+		if (fr->frames[i].addr == st->ret)
+			return i;
+	return -1;
+}
+
+int mpiv_return(struct mpiv *m, struct mi_driver *d, pid_t pid)
+{
+	struct crdbg_mpi_state st;
+	int err = mpiv_read(m, d, pid, true, &st);
+
+	if (err)
+		return err;
+	if (st.kind == CRDBG_MPI_OUT || !st.ret)
+		return -EINVAL;
+	err = mi_driver_cmd(d, NULL, "-break-insert -t *0x%llx",
+			    (unsigned long long)st.ret);
+	return err ? err : mi_continue(d);
+}
+
+void mpiv_hex(char *buf, const struct crdbg_mpi_state *st)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)st;
+
+	for (size_t i = 0; i < sizeof(*st); i++) {
+		buf[2 * i] = digits[p[i] >> 4];
+		buf[2 * i + 1] = digits[p[i] & 15];
+	}
+	buf[2 * sizeof(*st)] = 0;
+}
