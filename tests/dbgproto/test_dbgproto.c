@@ -75,6 +75,31 @@ TEST(wire_form_is_the_documented_one)
 	EXPECT_STREQ("bt", buf);
 }
 
+/* The parallel step's verb and run kind (usr/console/pstep.c). */
+TEST(mpi_verb_and_mpi_return)
+{
+	struct dbgp_cmd state = { .verb = DBGP_MPI };
+	struct dbgp_cmd frames = { .verb = DBGP_MPI, .arg = "frames off" };
+	struct dbgp_cmd back = { .verb = DBGP_EXEC, .exec = DBGP_EXEC_MPI_RETURN };
+	struct dbgp_cmd p;
+	char buf[128], in[128];
+
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &state));
+	EXPECT_STREQ("mpi", buf);
+	ASSERT_EQ(0, parse("mpi", in, sizeof(in), &p));
+	EXPECT_EQ(DBGP_MPI, p.verb);
+	EXPECT_STREQ("", p.arg);
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &frames));
+	EXPECT_STREQ("mpi frames off", buf);
+	ASSERT_EQ(0, parse("mpi frames off", in, sizeof(in), &p));
+	EXPECT_STREQ("frames off", p.arg);
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &back));
+	EXPECT_STREQ("exec 0 mpi-return", buf);
+	ASSERT_EQ(0, parse("exec 0 mpi-return", in, sizeof(in), &p));
+	EXPECT_EQ(DBGP_EXEC_MPI_RETURN, p.exec);
+	EXPECT_EQ(-ENOENT, parse("mpix", in, sizeof(in), &p));
+}
+
 TEST(load_argv_round_trips)
 {
 	char *const argv[] = { "/bin/prog", "one", "", "three four", NULL };

@@ -161,6 +161,44 @@ TEST_F_TIMEOUT(pstep, state_through_gdb, 240)
 	EXPECT_NE(NULL, strstr(o, "[1]: $4 = 1\n")) TH_LOG("%s", o);
 }
 
+/*
+ * MPI calls are atomic for the user: rank 1, red in MPI_Recv, is shown at
+ * the call's line in stop lines, status, bt and stacks, its own frame
+ * selected; "mpi frames on" shows MPI's frames again.
+ */
+TEST_F_TIMEOUT(pstep, mpi_call_atomic, 240)
+{
+	const char *a[] = { "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "interrupt", "-ex", "[1] status", "-ex", "[1] bt",
+			    "-ex", "stacks", "-ex", "[1] print rank",
+			    "-ex", "mpi frames on", "-ex", "[1] bt", "-ex", "stacks",
+			    "-ex", "mpi frames off", "-ex", "echo @@OFF", "-ex", "[1] bt",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_PROG, NULL };
+	const char *o, *on, *off;
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	o = self->out;
+	EXPECT_NE(NULL, strstr(o, "\n[1]: stopped: signal SIGINT, main at "
+			       "tests/debug/prog_pstep.c:7 (in MPI_Recv)\n")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "stopped: signal SIGINT, main at tests/debug/prog_pstep.c:7 "
+			       "(in MPI_Recv), pc 0x")) TH_LOG("%s", o);
+	EXPECT_TRUE(has_line(o, "^\\[1\\]: #[0-9]+ +main at tests/debug/prog_pstep.c:7$"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "(crdbg) stacks\n[0-3] main\n(crdbg)")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[1]: rank = 1\n")) TH_LOG("%s", o);
+	on = strstr(o, "mpi frames: shown");
+	off = strstr(o, "@@OFF");
+	ASSERT_NE(NULL, on) TH_LOG("%s", o);
+	ASSERT_NE(NULL, off) TH_LOG("%s", o);
+	/* Shown: MPI_Recv's frame, and a branch below main in stacks. */
+	EXPECT_NE(NULL, strstr(on, "[1]: #5  MPI_Recv\n")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(on, "\n  [1] MPI_Recv\n")) TH_LOG("%s", o);
+	/* Hidden again. */
+	EXPECT_EQ(NULL, strstr(off, "MPI_Recv\n")) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(off, "main at tests/debug/prog_pstep.c:7")) TH_LOG("%s", o);
+}
+
 /* Every rank in MPI_Sendrecv around a ring: one next completes them all. */
 TEST_F_TIMEOUT(pstep, sendrecv_ring, 240)
 {

@@ -505,10 +505,18 @@ static int cmd_hold(struct dbg_console *c, const struct dbg_call *call)
 
 static int cmd_mpi(struct dbg_console *c, const struct dbg_call *call)
 {
-	if (!c->pstep || !c->pstep->mpi)
+	bool on = !strcmp(call->arg, "frames on");
+
+	if (!c->pstep || !c->pstep->mpi) {
 		dbg_error(c->s, "mpi: no rank has libcrdbg-mpi");
-	else
+	} else if (on || !strcmp(call->arg, "frames off")) {
+		dbg_pstep_frames(c->pstep, call->set, on);
+		dbg_info(c->s, "mpi frames: %s", on ? "shown" : "hidden (MPI calls are atomic)");
+	} else if (*call->arg) {
+		dbg_error(c->s, "mpi: want nothing or 'frames on|off', not '%.60s'", call->arg);
+	} else {
 		dbg_pstep_table(c->pstep, call->set);
+	}
 	return 0;
 }
 
@@ -578,7 +586,8 @@ static const struct dbg_command commands[] = {
 	{ "start", { NULL }, NULL, NULL, cmd_start },	/* the session's first run to main */
 	{ "hold", { NULL }, "[RANKS]", "parallel step: keep the ranks where they are (yellow)", cmd_hold },
 	{ "release", { NULL }, "[RANKS]", "parallel step: let held ranks move again (green)", cmd_hold },
-	{ "mpi", { NULL }, NULL, "each rank's colour, position, steps and MPI call", cmd_mpi },
+	{ "mpi", { NULL }, "[frames on|off]", "each rank's colour, position, steps and MPI call; "
+	  "or show MPI's own frames", cmd_mpi },
 	{ "interrupt", { NULL }, NULL, "stop the running ranks", cmd_interrupt },
 	{ "wait", { NULL }, NULL, "wait for running ranks to stop", cmd_wait },
 	{ "timeout", { NULL }, "SECONDS", "longest wait of a run command (0: no limit)",

@@ -179,6 +179,20 @@ static struct sdm_idset *all_ranks(struct dbg_pstep *p)
 	return all;
 }
 
+void dbg_pstep_frames(struct dbg_pstep *p, const struct sdm_idset *set, bool show)
+{
+	struct dbgp_cmd cmd = { .verb = DBGP_MPI,
+				.arg = show ? "frames on" : "frames off" };
+	struct sdm_idset *live = dbg_live(p->s, set);
+	struct sdm_fe_result res;
+
+	p->show_lib = show;
+	if (live && !sdm_set_is_empty(live) &&
+	    dbg_send(p->s, live, &cmd, DBG_CMD_TIMEOUT, &res) == 0)
+		sdm_fe_result_free(&res);
+	sdm_set_free(live);
+}
+
 void dbg_pstep_refresh(struct dbg_pstep *p)
 {
 	struct sdm_idset *all, *with;
@@ -201,6 +215,7 @@ void dbg_pstep_refresh(struct dbg_pstep *p)
 		str = sdm_set_to_string(with);
 		p->mpi = true;
 		p->announced = true;
+		dbg_pstep_frames(p, with, false);
 		dbg_info(p->s, "[%s]: libcrdbg-mpi: step and next are parallel steps%s",
 			 str ? str : "?",
 			 sync ? "; MPI_Send is synchronous (MPI_Ssend) while debugging" : "");
@@ -520,6 +535,9 @@ static void start_step(struct ps_run *run, const struct sdm_idset *set,
 			break;
 		if (r->held || r->exited || r->lost || r->running)
 			continue;
+		/* Run out of its call since (continue, finish): not red any more. */
+		if (r->red && (!r->have_state || r->st.kind == CRDBG_MPI_OUT))
+			r->red = false;
 		if (!r->red) {
 			r->pending = kind;
 			r->steps++;

@@ -61,6 +61,11 @@ void dbg_pstep_free(struct dbg_pstep *p);
  * say that the parallel step is on and that sends are synchronous.
  */
 void dbg_pstep_refresh(struct dbg_pstep *p);
+/*
+ * MPI's own frames in stops, status, bt and stacks of set: hidden (MPI
+ * calls atomic, the default with libcrdbg-mpi) or shown.
+ */
+void dbg_pstep_frames(struct dbg_pstep *p, const struct sdm_idset *set, bool show);
 /* The parallel step (kind: step or next) on set. */
 void dbg_pstep_run(struct dbg_pstep *p, const struct sdm_idset *set,
 		   enum dbgp_exec kind, const char *display);

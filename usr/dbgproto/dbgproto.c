@@ -105,7 +105,7 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 	}
 	if (verb_takes_wait(cmd->verb))
 		return fits(snprintf(buf, size, "%s %lu", verb, cmd->wait_ms), size);
-	if (verb_takes_text(cmd->verb))
+	if (verb_takes_text(cmd->verb) || (cmd->verb == DBGP_MPI && *arg))
 		return fits(snprintf(buf, size, "%s %s", verb, arg), size);
 	return fits(snprintf(buf, size, "%s", verb), size);
 }
@@ -202,7 +202,6 @@ static int parse_args(enum dbgp_verb verb, const char *p, struct dbgp_cmd *ret)
 	case DBGP_BT:
 	case DBGP_STACK:
 	case DBGP_STATUS:
-	case DBGP_MPI:
 		return *p ? -ENOENT : 0;
 	case DBGP_ATTACH:
 		if (*p != ' ')

@@ -148,9 +148,48 @@ static void reply_stop(struct gdbb *g, uint32_t req, bool pending)
 		reply(g, req, 0, buf);
 }
 
+/*
+ * MPI calls are atomic for the user: a rank stopped inside one is shown
+ * at the user's frame that made the call (selected, so that print sees
+ * its variables), unless MPI's frames are asked for. fr keeps the
+ * strings ds then points to; call gets the MPI call's name ("" if none).
+ */
+static void mpi_user_stop(struct gdbb *g, struct dbgp_stop *ds,
+			  struct mi_frames *fr, char *call, size_t size)
+{
+	struct crdbg_mpi_state st;
+	int k;
+
+	call[0] = 0;
+	if (g->mpi.show_lib || mpiv_read(&g->mpi, g->d, g->pid, true, &st) ||
+	    st.kind == CRDBG_MPI_OUT)
+		return;
+	/* MPI is called from the main thread (libcrdbg-mpi's limit). */
+	if (mi_driver_cmd(g->d, NULL, "-thread-select 1") ||
+	    mi_backtrace(g->d, 0, fr))
+		return;
+	k = mpiv_user_frame(&st, fr);
+	if (k < 0)
+		return;
+	mi_driver_cmd(g->d, NULL, "-stack-select-frame %d", k);
+	stop_at_frame(ds, &fr->frames[k]);
+	snprintf(call, size, "%.*s", (int)sizeof(st.call), st.call);
+}
+
+/* " (in MPI_Recv)" after the stop's text, before its fields. */
+static void add_call(struct gdbb *g, const char *call)
+{
+	size_t n = strlen(g->where);
+
+	if (*call)
+		snprintf(g->where + n, sizeof(g->where) - n, " (in %s)", call);
+}
+
 static void on_stop(struct gdbb *g, struct mi_record *rec)
 {
+	struct mi_frames fr = { 0 };
 	struct dbgp_stop ds = { 0 };
+	char call[CRDBG_MPI_CALL_MAX + 1] = "";
 	struct mi_stop st;
 
 	mi_stop_from_record(rec, &st);
@@ -159,13 +198,18 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 	ds.bkptno = st.bkptno;
 	ds.signal = st.signal;
 	ds.exit_code = st.exit_code;
-	if (!st.exited)
+	if (!st.exited) {
 		stop_at_frame(&ds, &st.frame);
+		mpi_user_stop(g, &ds, &fr, call, sizeof(call));
+	}
 	describe_stop(g, &ds);
+	add_call(g, call);
 	g->state = st.exited ? GDBB_EXITED : GDBB_STOPPED;
 	if (!st.exited)
-		g->pc = st.frame.addr;
+		g->pc = ds.pc;
 	mi_stop_release(&st);
+	if (fr.rec)
+		mi_frames_release(&fr);
 	reply_stop(g, 0, true);
 }
 
@@ -340,11 +384,17 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 	g->pid = pid;
 	g->state = GDBB_STOPPED;
 	if (mi_backtrace(g->d, 1, &fr) == 0) {
-		if (fr.n) {
-			g->pc = fr.frames[0].addr;
+		struct mi_frames user = { 0 };
+		char call[CRDBG_MPI_CALL_MAX + 1];
+
+		if (fr.n)
 			stop_at_frame(&ds, &fr.frames[0]);
-		}
+		mpi_user_stop(g, &ds, &user, call, sizeof(call));
+		g->pc = ds.pc;
 		describe_stop(g, &ds);
+		add_call(g, call);
+		if (user.rec)
+			mi_frames_release(&user);
 		mi_frames_release(&fr);
 	} else {
 		describe_stop(g, &ds);
@@ -541,10 +591,22 @@ static void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
 		*len = *len + n < size - 1 ? *len + n : size - 1;
 }
 
+/* How many innermost frames are MPI's own, to leave out (0: none). */
+static size_t mpi_hidden_frames(struct gdbb *g, const struct mi_frames *fr)
+{
+	struct crdbg_mpi_state st;
+	int k;
+
+	if (g->mpi.show_lib || mpiv_read(&g->mpi, g->d, g->pid, true, &st))
+		return 0;
+	k = mpiv_user_frame(&st, fr);
+	return k > 0 ? (size_t)k : 0;
+}
+
 static int do_frames(struct gdbb *g, uint32_t req, bool names_only)
 {
 	struct mi_frames fr;
-	size_t len = 0;
+	size_t len = 0, top;
 	char *buf;
 	int err;
 
@@ -561,7 +623,8 @@ static int do_frames(struct gdbb *g, uint32_t req, bool names_only)
 		return -ENOMEM;
 	}
 	buf[0] = 0;
-	for (size_t i = 0; i < fr.n; i++) {
+	top = mpi_hidden_frames(g, &fr);
+	for (size_t i = 0; i + top < fr.n; i++) {
 		const struct mi_frame *f;
 		char d[400];
 
@@ -570,7 +633,7 @@ static int do_frames(struct gdbb *g, uint32_t req, bool names_only)
 			cat(buf, GDBB_REPLY_MAX, &len, "%s%s", i ? "\n" : "",
 			    f->func);
 		} else {
-			f = &fr.frames[i];
+			f = &fr.frames[i + top];
 			describe_frame(d, sizeof(d), f);
 			cat(buf, GDBB_REPLY_MAX, &len, "%s#%-2d %s", i ? "\n" : "",
 			    f->level, d);
@@ -681,6 +744,8 @@ static void mpi_position(struct gdbb *g, const struct crdbg_mpi_state *st,
 	    mi_driver_cmd(g->d, NULL, "-thread-select 1") == 0 &&
 	    mi_backtrace(g->d, 0, &fr) == 0) {
 		k = mpiv_user_frame(st, &fr);
+		if (k >= 0 && !g->mpi.show_lib)	/* the user's frame, as at the stop */
+			mi_driver_cmd(g->d, NULL, "-stack-select-frame %d", k);
 		if (k >= 0) {
 			const struct mi_frame *f = &fr.frames[k];
 
@@ -699,14 +764,61 @@ static void mpi_position(struct gdbb *g, const struct crdbg_mpi_state *st,
 		 DBGP_FIELD_SEP, file, DBGP_FIELD_SEP, line);
 }
 
+/*
+ * Describe the current stop again (MPI's frames now hidden or shown): its
+ * reason from the last stop's fields, its frame from gdb.
+ */
+static void restate_stop(struct gdbb *g)
+{
+	char reason[64], sig[64], bkpt[16], call[CRDBG_MPI_CALL_MAX + 1];
+	struct dbgp_stop ds = { 0 };
+	struct mi_frames fr, user = { 0 };
+
+	if (g->state != GDBB_STOPPED || mi_backtrace(g->d, 1, &fr))
+		return;
+	stop_field(g, "reason", reason, sizeof(reason));
+	stop_field(g, "signal", sig, sizeof(sig));
+	stop_field(g, "bkptno", bkpt, sizeof(bkpt));
+	ds.attached = !*reason;
+	ds.reason = reason;
+	ds.signal = *sig ? sig : NULL;
+	ds.bkptno = atoi(bkpt);
+	if (fr.n)
+		stop_at_frame(&ds, &fr.frames[0]);
+	mpi_user_stop(g, &ds, &user, call, sizeof(call));
+	g->pc = ds.pc;
+	describe_stop(g, &ds);
+	add_call(g, call);
+	if (user.rec)
+		mi_frames_release(&user);
+	mi_frames_release(&fr);
+}
+
+/* "mpi frames on|off" (crdbg/dbgproto.h). */
+static int do_mpi_frames(struct gdbb *g, uint32_t req, const char *arg)
+{
+	if (!strcmp(arg, "frames on") || !strcmp(arg, "frames off")) {
+		g->mpi.show_lib = !strcmp(arg, "frames on");
+		if (g->d && g->state == GDBB_STOPPED)
+			restate_stop(g);
+		replyf(g, req, 0, "mpi frames: %s", g->mpi.show_lib ? "on" : "off");
+	} else {
+		replyf(g, req, 1, DBGP_ERROR "mpi wants nothing or frames on|off, not '%.64s'",
+		       arg);
+	}
+	return 0;
+}
+
 /* "mpi": the rank's run state, MPI state and position (crdbg/dbgproto.h). */
-static int do_mpi(struct gdbb *g, uint32_t req)
+static int do_mpi(struct gdbb *g, uint32_t req, const char *arg)
 {
 	char hex[2 * sizeof(struct crdbg_mpi_state) + 1] = "";
 	char pos[512] = "", *out;
 	struct crdbg_mpi_state st;
 	bool stopped, have;
 
+	if (arg && *arg)
+		return do_mpi_frames(g, req, arg);
 	if (!need_program(g, req))
 		return 0;
 	if (g->state == GDBB_LOADED) {
@@ -802,7 +914,7 @@ static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
 	case DBGP_INPUT:
 		return do_input(g, req, c.arg);
 	case DBGP_MPI:
-		return do_mpi(g, req);
+		return do_mpi(g, req, c.arg);
 	default:
 		break;
 	}
@@ -821,6 +933,7 @@ static int gdbb_start(const struct sdm_backend_host *host, const char *args,
 		return -ENOMEM;
 	g->host = *host;
 	g->out_pipe[0] = g->out_pipe[1] = -1;
+	g->mpi.show_lib = true;	/* until the console makes MPI calls atomic */
 	/* The MI driver reaps gdb itself: children must not be auto-reaped. */
 	signal(SIGCHLD, SIG_DFL);
 	if (pipe2(g->out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -856,7 +969,7 @@ const struct sdm_backend_ops crdbg_backend_gdb = {
 	.name = "gdb",
 	.help = "load PROG | attach PID PROG | start MS | exec MS continue|step|next|finish | "
 		"wait MS | interrupt MS | print EXPR | break LOC | bt | stack | "
-		"status | cli CMD | input TEXT | mpi",
+		"status | cli CMD | input TEXT | mpi [frames on|off]",
 	.start = gdbb_start,
 	.command = gdbb_command,
 	.stop = gdbb_stop,

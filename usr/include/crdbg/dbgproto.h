@@ -42,6 +42,11 @@
  *                          the library or while unknown), and for a
  *                          stopped rank func, file, line of its position:
  *                          the MPI call's line when it is in one
+ *   mpi frames on|off      off: a rank stopped inside an MPI call is shown
+ *                          at the call (stop replies, status, bt, stack
+ *                          leave MPI's own frames out, the user's frame is
+ *                          selected); on (the start): everything as gdb
+ *                          sees it. Reply "mpi frames: on|off"
  *
  * WAIT is in milliseconds, decimal, at most DBGP_WAIT_MAX_MS.
  *
