@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make demo: crdbg at work. First a scripted parallel debug session of an
-# Open MPI program on this machine; then, in a QEMU guest running Debian's
+# Open MPI program on this machine, and seed 002's program stepped to its
+# end with the parallel step (colours on a terminal); then, in a QEMU guest running Debian's
 # 6.1 kernel (this host cannot load modules and CRIU 3.17 fails on its
 # kernel), crdbg.ko freezing a process, checkpoint/restart round trips
 # with and without the debugger, a console session that checkpoints and
@@ -22,6 +23,14 @@ set -x
 "$crdbg" debug -ex 'break compute' -ex continue -ex finish -ex 'print value' \
 	-ex '[0] print rank' -ex stacks -ex status -ex continue \
 	-- mpirun --oversubscribe -n 3 "$mpi_prog"
+set +x
+
+bold "1b. the parallel step: seed 002's 16-line program on 4 ranks, Table 1 (libcrdbg-mpi preloaded)"
+set -x
+"$crdbg" debug -ex mpi -ex next -ex next -ex next -ex next -ex next -ex next \
+	-ex next -ex next -ex mpi -ex continue \
+	-- mpirun --oversubscribe -n 4 -x LD_PRELOAD="$build/usr/libcrdbg-mpi-ompi.so" \
+	"$build/tests/debug/prog_pstep"
 set +x
 
 bold "2. booting a QEMU guest (Debian 6.1 kernel, TCG) for crdbg.ko and CRIU"

@@ -71,6 +71,16 @@ ALL_TARGETS += $(PSTEP_TEST)
 HOST_TESTS  += $(PSTEP_TEST)
 -include $(PSTEP_TEST).d
 
+# Its model alone, on hand-made MPI states.
+$(B)/tests/console/test_pstep_model: tests/console/test_pstep_model.c \
+		usr/console/pstep-model.c usr/console/pstep.h usr/include/crdbg/mpi-state.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iusr/console -MMD -MP -o $@ $< usr/console/pstep-model.c
+
+ALL_TARGETS += $(B)/tests/console/test_pstep_model
+HOST_TESTS  += $(B)/tests/console/test_pstep_model
+-include $(B)/tests/console/test_pstep_model.d
+
 ifneq ($(shell command -v mpicc.openmpi 2>/dev/null),)
 $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases: $(DEBUGGER_TDIR)/%: tests/debug/%.c
 	@mkdir -p $(dir $@)
