@@ -22,6 +22,12 @@
 #ifndef PSTEP_LIB
 #define PSTEP_LIB "build/usr/libcrdbg-mpi-ompi.so"
 #endif
+#ifndef PSTEP_PROG_MPICH
+#define PSTEP_PROG_MPICH "build/tests/debug/prog_pstep_mpich"
+#endif
+#ifndef PSTEP_LIB_MPICH
+#define PSTEP_LIB_MPICH "build/usr/libcrdbg-mpi-mpich.so"
+#endif
 
 static bool have_ompi(void)
 {
@@ -70,72 +76,100 @@ FIXTURE_TEARDOWN(pstep)
 	run_free(&self->r);
 }
 
+/* Rows 2-8 of seed 002's Table 1 after nexts 1-7, and the eighth next. */
+static const char table1_rows[] =
+	"(crdbg) next\n"
+	"[0-3] prog_pstep.c:4 green\n"
+	"(crdbg) next\n"
+	"[0-3] prog_pstep.c:5 green\n"
+	"(crdbg) next\n"
+	"[0,2-3] prog_pstep.c:9 green\n"
+	"[1] prog_pstep.c:7 green\n"
+	"(crdbg) next\n"
+	"[0] prog_pstep.c:10 green\n"
+	"[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
+	"[2-3] prog_pstep.c:13 green\n"
+	"(crdbg) next\n"
+	"[0] prog_pstep.c:11 green\n"
+	"[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
+	"[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+	"(crdbg) next\n"
+	"[0] prog_pstep.c:13 green\n"
+	"[1] prog_pstep.c:9 green\n"
+	"[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+	"(crdbg) next\n"
+	"[0,2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+	"[1] prog_pstep.c:13 green\n"
+	"(crdbg) next\n"
+	"[0-3] prog_pstep.c:14 green\n";
+
 /*
- * Table 1 of seed 002: 4 ranks held in MPI_Init (line 3), eight parallel
- * nexts. Rows 2-8 of the table are the positions after nexts 1-7 (red:
- * waiting in MPI for an earlier step); the eighth completes MPI_Finalize
- * everywhere. Rank 0 made 7 sequential steps, rank 1 6, the others 5.
+ * The console's output of -ex mpi, 8 x next, mpi, continue on Table 1's
+ * program: row 1 (every rank at line 3, in or before MPI_Init), rows
+ * 2-8, MPI_Finalize done by the eighth next, the sequential step counts
+ * (rank 0: 7, rank 1: 6, the others 5), the exit.
  */
+static void check_table1(struct __test_metadata *_metadata, const char *o)
+{
+	static const int steps[4] = { 7, 6, 5, 5 };
+	char want[160];
+
+	EXPECT_NE(NULL, strstr(o, "[0-3]: libcrdbg-mpi: step and next are parallel steps; "
+			       "MPI_Send is synchronous (MPI_Ssend) while debugging\n"))
+		TH_LOG("%s", o);
+	for (int r = 0; r < 4; r++) {
+		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d MPI_Init\n", r,
+			 "green", "tests/debug/prog_pstep.c:3", 0);
+		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
+		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d -\n", r,
+			 "green", "tests/debug/prog_pstep.c:14", steps[r]);
+		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
+	}
+	EXPECT_NE(NULL, strstr(o, table1_rows)) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
+	EXPECT_EQ(NULL, strstr(o, "breakpoint 2")) TH_LOG("the call-site breakpoints showed: %s", o);
+}
+
+/* Table 1 of seed 002 under Open MPI: 4 ranks held in MPI_Init by MPIR. */
 TEST_F_TIMEOUT(pstep, table1, 240)
 {
-	static const char rows[] =
-		"(crdbg) next\n"
-		"[0-3] prog_pstep.c:4 green\n"
-		"(crdbg) next\n"
-		"[0-3] prog_pstep.c:5 green\n"
-		"(crdbg) next\n"
-		"[0,2-3] prog_pstep.c:9 green\n"
-		"[1] prog_pstep.c:7 green\n"
-		"(crdbg) next\n"
-		"[0] prog_pstep.c:10 green\n"
-		"[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
-		"[2-3] prog_pstep.c:13 green\n"
-		"(crdbg) next\n"
-		"[0] prog_pstep.c:11 green\n"
-		"[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
-		"[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
-		"(crdbg) next\n"
-		"[0] prog_pstep.c:13 green\n"
-		"[1] prog_pstep.c:9 green\n"
-		"[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
-		"(crdbg) next\n"
-		"[0,2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
-		"[1] prog_pstep.c:13 green\n"
-		"(crdbg) next\n"
-		"[0-3] prog_pstep.c:14 green\n";
 	const char *a[] = { "-ex", "mpi", "-ex", "gdb print crdbg_mpi_state.call",
 			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
 			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
 			    "-ex", "mpi", "-ex", "continue",
 			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
 			    preload_arg(), PSTEP_PROG, NULL };
-	const char *o;
 
 	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
-	o = self->out;
-	EXPECT_NE(NULL, strstr(o, "[0-3]: libcrdbg-mpi: step and next are parallel steps; "
-			       "MPI_Send is synchronous (MPI_Ssend) while debugging\n"))
-		TH_LOG("%s", o);
-	/* Row 1: every rank held in MPI_Init, shown at its line. */
-	for (int r = 0; r < 4; r++) {
-		char want[128];
+	check_table1(_metadata, self->out);
+	EXPECT_NE(NULL, strstr(self->out, "[0-3]: $1 = \"MPI_Init\"")) TH_LOG("%s", self->out);
+}
 
-		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d MPI_Init\n", r,
-			 "green", "tests/debug/prog_pstep.c:3", 0);
-		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
-	}
-	EXPECT_NE(NULL, strstr(o, "[0-3]: $1 = \"MPI_Init\"")) TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, rows)) TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, "\n0     green   tests/debug/prog_pstep.c:14      7      -\n"))
-		TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, "\n1     green   tests/debug/prog_pstep.c:14      6      -\n"))
-		TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, "\n2     green   tests/debug/prog_pstep.c:14      5      -\n"))
-		TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, "\n3     green   tests/debug/prog_pstep.c:14      5      -\n"))
-		TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
-	EXPECT_EQ(NULL, strstr(o, "breakpoint 2")) TH_LOG("the call-site breakpoints showed: %s", o);
+/*
+ * The same under MPICH: mpiexec.hydra has no MPIR symbols here, so the
+ * ranks are acquired through libcrdbg-mpi's hold in MPI_Init
+ * (--mpi-hold).
+ */
+TEST_F_TIMEOUT(pstep, table1_mpich, 240)
+{
+	char lib[4200];
+	char *abs = realpath(PSTEP_LIB_MPICH, NULL);
+	const char *a[] = { "--mpi-hold", "-ex", "mpi",
+			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "mpi", "-ex", "continue",
+			    "--", "mpiexec.hydra", "-n", "4", "-genv", "LD_PRELOAD", lib,
+			    PSTEP_PROG_MPICH, NULL };
+
+	snprintf(lib, sizeof(lib), "%s", abs ? abs : PSTEP_LIB_MPICH);
+	free(abs);
+	if (access(PSTEP_PROG_MPICH, X_OK) || access(PSTEP_LIB_MPICH, R_OK) ||
+	    system("mpiexec.hydra --version >/dev/null 2>&1"))
+		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
+		     PSTEP_PROG_MPICH, PSTEP_LIB_MPICH);
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	check_table1(_metadata, self->out);
+	EXPECT_NE(NULL, strstr(self->out, "crdbg-mpi: hold rank 3 of 4 pid ")) TH_LOG("%s", self->out);
 }
 
 /* A red rank's state read through gdb: the call, its peer, synchronous sends. */
@@ -328,6 +362,19 @@ TEST_F_TIMEOUT(pstep, rank_exits, 240)
 	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, after)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, later)) TH_LOG("%s", self->out);
+}
+
+/* --mpi-hold on a command whose "ranks" never say they are held. */
+TEST(mpi_hold_without_library)
+{
+	const char *a[] = { "--mpi-hold", "-ex", "status", "--", "/bin/true", NULL };
+	struct run r;
+
+	EXPECT_EQ(1, debug(&r, a)) TH_LOG("%s", r.buf);
+	EXPECT_NE(NULL, strstr(r.buf, "crdbg: acquisition through libcrdbg-mpi's hold failed: "
+			       "/bin/true: the launcher exited before every rank was held "
+			       "(no libcrdbg-mpi preloaded in the ranks?)\n")) TH_LOG("%s", r.buf);
+	run_free(&r);
 }
 
 TEST_HARNESS_MAIN

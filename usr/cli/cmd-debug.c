@@ -70,6 +70,8 @@ static int parse(const char *cmd, int argc, char **argv, struct dbg_opts *o, int
 			o->preload = argv[i];
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
+		} else if (!strcmp(a, "--mpi-hold")) {
+			o->mpi_hold = true;
 		} else {
 			cli_error("debug: unknown option '%s'", a);
 			cli_print_help(stderr, cmd);

@@ -23,6 +23,9 @@
 #define OPT_PRELOAD { "--preload LIB", \
 	"LD_PRELOAD=LIB for the program only (e.g. libcrdbg.so, for the console's checkpoint and restart)" }
 
+#define OPT_MPI_HOLD { "--mpi-hold", \
+	"the program is a launcher (e.g. mpiexec.hydra) whose ranks run with libcrdbg-mpi preloaded: they are held in MPI_Init until attached (no MPIR needed)" }
+
 const char cli_name_line[] = "kernel-assisted, checkpoint-aware parallel debugger";
 
 const char cli_description[] =
@@ -133,7 +136,7 @@ const struct cli_help cli_helps[] = {
 			       "in MPI_Init.",
 		.options = {
 			{ "-n, --nprocs N", "number of processes, 1 to 4096 (default 1)" },
-			OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD,
+			OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD, OPT_MPI_HOLD,
 		},
 	},
 	{

@@ -14,6 +14,7 @@ struct dbg_session;
 struct dbg_mpir;
 struct dbg_ckpt;
 struct dbg_pstep;
+struct dbg_gate;
 
 /* What the commands act on. */
 struct dbg_console {
@@ -21,6 +22,7 @@ struct dbg_console {
 	struct dbg_mpir *mpir;	/* a job acquired through MPIR, else NULL */
 	struct dbg_ckpt *ckpt;	/* checkpoint and restart; NULL: refused */
 	struct dbg_pstep *pstep; /* the parallel step; NULL: plain step */
+	struct dbg_gate *gate;	/* a job held by libcrdbg-mpi (--mpi-hold) */
 };
 
 /* Run one console line. Returns 1 to quit, else 0. */

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "mpir.h"
 #include "mpir-probe.h"
+#include "gate.h"
 #include "pstep.h"
 #include "session.h"
 
@@ -209,6 +210,18 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 	char err[512] = "";
 	int rc;
 
+	if (o->mpi_hold && !o->attach_pid) {
+		c->gate = dbg_gate_new(c->s);
+		rc = c->gate ? dbg_gate_start(c->gate, o->argv, o->bindir, err, sizeof(err))
+			     : -ENOMEM;
+		if (rc < 0) {
+			fprintf(stderr, "crdbg: acquisition through libcrdbg-mpi's hold failed: %s\n",
+				err[0] ? err : strerror(-rc));
+			return -1;
+		}
+		c->ckpt = dbg_ckpt_new(c->s, NULL);
+		return 0;
+	}
 	if (o->attach_pid || is_launcher(o->argv[0])) {
 		c->mpir = dbg_mpir_new(c->s);
 		rc = c->mpir ? dbg_mpir_start(c->mpir, o->attach_pid ? NULL : o->argv,
@@ -321,6 +334,7 @@ int dbg_main(const struct dbg_opts *o)
 out:
 	dbg_session_stop(&s);
 	dbg_pstep_free(c.pstep);
+	dbg_gate_free(c.gate);
 	dbg_ckpt_free(c.ckpt);
 	dbg_mpir_free(c.mpir);
 	return started && !s.errors ? 0 : 1;

@@ -6,7 +6,7 @@
 
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
 		usr/console/mpir.c usr/console/mpir-probe.c \
-		usr/console/checkpoint.c usr/console/pstep.c \
+		usr/console/checkpoint.c usr/console/pstep.c usr/console/gate.c \
 		usr/console/pstep-model.c usr/console/pstep-view.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 
@@ -65,11 +65,23 @@ $(PSTEP_TEST): tests/debug/test_pstep.c tests/lib/console_run.h | $(B)/crdbg $(B
 	$(CC) $(TEST_CFLAGS) -Itests/lib -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DPSTEP_PROG=\"$(DEBUGGER_TDIR)/prog_pstep\" \
 		-DPSTEP_CASES=\"$(DEBUGGER_TDIR)/prog_pstep_cases\" \
-		-DPSTEP_LIB=\"$(B)/usr/libcrdbg-mpi-ompi.so\" -o $@ $<
+		-DPSTEP_LIB=\"$(B)/usr/libcrdbg-mpi-ompi.so\" \
+		-DPSTEP_PROG_MPICH=\"$(DEBUGGER_TDIR)/prog_pstep_mpich\" \
+		-DPSTEP_LIB_MPICH=\"$(B)/usr/libcrdbg-mpi-mpich.so\" -o $@ $<
 
 ALL_TARGETS += $(PSTEP_TEST)
 HOST_TESTS  += $(PSTEP_TEST)
 -include $(PSTEP_TEST).d
+
+# Table 1's program for MPICH (test_pstep's table1_mpich).
+ifneq ($(shell command -v mpicc.mpich 2>/dev/null),)
+$(DEBUGGER_TDIR)/prog_pstep_mpich: tests/debug/prog_pstep.c
+	@mkdir -p $(dir $@)
+	mpicc.mpich -g -O0 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_pstep_mpich
+$(PSTEP_TEST): | $(DEBUGGER_TDIR)/prog_pstep_mpich $(B)/usr/libcrdbg-mpi-mpich.so
+endif
 
 # Its model alone, on hand-made MPI states.
 $(B)/tests/console/test_pstep_model: tests/console/test_pstep_model.c \

@@ -41,6 +41,7 @@ int MPI_Init(int *argc, char ***argv)
 {
 	if (!coll_enter("MPI_Init", MPI_COMM_WORLD, RET))
 		return PMPI_Init(argc, argv);
+	pm_hold();
 	return init_done(PMPI_Init(argc, argv));
 }
 
@@ -48,6 +49,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	if (!coll_enter("MPI_Init_thread", MPI_COMM_WORLD, RET))
 		return PMPI_Init_thread(argc, argv, required, provided);
+	pm_hold();
 	return init_done(PMPI_Init_thread(argc, argv, required, provided));
 }
 

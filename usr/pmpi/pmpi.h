@@ -36,6 +36,12 @@ bool pm_sync_sends(void);
 int pm_world_rank(MPI_Comm comm, int r);
 /* MPI_Init returned: ranks are known. */
 void pm_initialized(void);
+/*
+ * With CRDBG_MPI_HOLD set, wait in MPI_Init (described) for a debugger:
+ * say "crdbg-mpi: hold rank R of N pid P exe PATH" on stderr, then wait
+ * until crdbg_mpi_gate is set.
+ */
+void pm_hold(void);
 
 /* Non-blocking requests, remembered until completed. */
 void pm_req_add(MPI_Request req, int kind, int peer, int tag);

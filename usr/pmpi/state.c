@@ -6,9 +6,12 @@
  * rank's outstanding non-blocking requests, so that a wait can say what
  * it waits for, and the test loops every blocking call is made of.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pmpi.h"
 
@@ -22,6 +25,10 @@ struct crdbg_mpi_state crdbg_mpi_state = {
 	.version = CRDBG_MPI_VERSION,
 	.world_rank = -1,
 };
+
+/* Set by the debugger to let a rank held in MPI_Init go (pm_hold). */
+__attribute__((visibility("default")))
+volatile int crdbg_mpi_gate;
 
 static struct crdbg_mpi_state *const st = &crdbg_mpi_state;
 static int depth;		/* MPI calls in progress (nested ones too) */
@@ -225,6 +232,35 @@ void pm_initialized(void)
 	st->world_rank = r;
 	st->world_size = n;
 	write_end();
+}
+
+/* The launcher's name of this rank and of the job's size. */
+static const char *env_of(const char *const *names)
+{
+	for (; *names; names++)
+		if (getenv(*names))
+			return getenv(*names);
+	return "?";
+}
+
+void pm_hold(void)
+{
+	static const char *const rank[] = { "PMI_RANK", "OMPI_COMM_WORLD_RANK",
+					    "PMIX_RANK", NULL };
+	static const char *const size[] = { "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", NULL };
+	struct timespec ts = { 0, 10000000 };
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (!getenv("CRDBG_MPI_HOLD"))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	fprintf(stderr, "crdbg-mpi: hold rank %s of %s pid %d exe %s\n",
+		env_of(rank), env_of(size), (int)getpid(), exe);
+	fflush(stderr);
+	while (!crdbg_mpi_gate)
+		nanosleep(&ts, NULL);
 }
 
 void pm_req_add(MPI_Request req, int kind, int peer, int tag)

@@ -21,6 +21,8 @@ struct dbg_opts {
 	int attach_pid;			/* crdbg attach: a running mpirun */
 	const char *preload;		/* --preload LIB: LD_PRELOAD for the program
 					 * only, and a checkpointable job */
+	bool mpi_hold;			/* --mpi-hold: argv is a launcher whose ranks
+					 * libcrdbg-mpi holds in MPI_Init (gate.h) */
 };
 
 /*
