@@ -5,9 +5,14 @@
  * the console's rows checked line by line. Seed 002's Table 1 on the
  * 16-line program (prog_pstep.c), and the cases of prog_pstep_cases.c.
  */
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -128,6 +133,7 @@ static void check_table1(struct __test_metadata *_metadata, const char *o)
 	EXPECT_NE(NULL, strstr(o, table1_rows)) TH_LOG("%s", o);
 	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
 	EXPECT_EQ(NULL, strstr(o, "breakpoint 2")) TH_LOG("the call-site breakpoints showed: %s", o);
+	EXPECT_EQ(NULL, strstr(o, "\033[")) TH_LOG("colours without a terminal: %s", o);
 }
 
 /* Table 1 of seed 002 under Open MPI: 4 ranks held in MPI_Init by MPIR. */
@@ -362,6 +368,66 @@ TEST_F_TIMEOUT(pstep, rank_exits, 240)
 	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, after)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, later)) TH_LOG("%s", self->out);
+}
+
+/* step goes into the user's functions and over MPI calls, as next does. */
+TEST_F_TIMEOUT(pstep, step_into_user_code, 240)
+{
+	const char *a[] = { "-ex", "break prog_pstep_cases.c:608", "-ex", "continue",
+			    "-ex", "step", "-ex", "step", "-ex", "step", "-ex", "continue",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_CASES, "ring", NULL };
+	static const char rows[] =
+		"(crdbg) step\n[0-3] prog_pstep_cases.c:102 green\n"
+		"(crdbg) step\n[0-3] prog_pstep_cases.c:104 green\n"
+		"(crdbg) step\n[0-3] prog_pstep_cases.c:106 green\n";
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, rows)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "[0-3]: exited: code 0\n")) TH_LOG("%s", self->out);
+}
+
+/* On a terminal the colour words are in ANSI colour. */
+TEST_F_TIMEOUT(pstep, colours_on_a_terminal, 240)
+{
+	const char *argv[] = { CRDBG, "debug", "-ex", "next", "-ex", "next", "-ex", "next",
+			       "-ex", "next", "-ex", "quit", "--", "mpirun",
+			       "--oversubscribe", "-n", "4", "-x", preload_arg(),
+			       PSTEP_PROG, NULL };
+	char *buf = calloc(1, OUT_MAX + 1);
+	time_t t0 = time(NULL);
+	size_t len = 0;
+	int fd, ws = 0;
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	pid = forkpty(&fd, NULL, NULL, NULL);
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (time(NULL) - t0 < 200 && len < OUT_MAX) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(fd, buf + len, OUT_MAX - len);
+		if (n <= 0)
+			break;	/* EIO: the terminal's other end closed */
+		len += n;
+	}
+	if (waitpid(pid, &ws, WNOHANG) == 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, &ws, 0);
+	}
+	close(fd);
+	EXPECT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "[0] prog_pstep.c:10 \033[32mgreen\033[0m\r\n"
+			       "[1] prog_pstep.c:7 \033[31mred\033[0m (MPI_Recv from 0)\r\n"))
+		TH_LOG("%s", buf);
+	free(buf);
 }
 
 /* --mpi-hold on a command whose "ranks" never say they are held. */
