@@ -53,10 +53,12 @@ struct sdm_fe {
 	struct sdm_transport *t;
 	struct sdm_auth_secret secret;
 	char dir[64], secret_path[96], bad_path[96];
+	char launch_log[96];		/* remote launchers' stderr */
 	int port;			/* where the master connects */
 	int base_port;
 	pid_t master_pid;
 	pid_t *pids;			/* local servers, or launchers */
+	int *launch_in;			/* launchers' stdin, held open */
 	unsigned int npids;
 	pid_t *server_pid;		/* by id, local mode */
 	int ready_fd;
@@ -314,13 +316,21 @@ static const char *server_prog(struct sdm_fe *fe)
 
 static void child_setup(struct sdm_fe *fe, int out_fd)
 {
+	const char *log = fe->cfg.log_path;
+
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_DFL);
 	if (out_fd >= 0)
 		dup2(out_fd, STDOUT_FILENO);
-	if (fe->cfg.log_path) {
-		int fd = open(fe->cfg.log_path,
-			      O_WRONLY | O_CREAT | O_APPEND, 0644);
+	/*
+	 * A launcher (srun) reports each step it ends and each task that
+	 * dies: kept in the session's directory, and quoted when a server
+	 * does not come up.
+	 */
+	if (!log && fe->cfg.launcher && fe->launch_log[0])
+		log = fe->launch_log;
+	if (log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
 		if (fd >= 0)
 			dup2(fd, STDERR_FILENO);
@@ -440,6 +450,11 @@ static pid_t spawn_shell(struct sdm_fe *fe, const char *cmd, int out_fd, int in_
 
 	if (pid == 0) {
 		child_setup(fe, out_fd);
+		/*
+		 * A group of its own: sh may fork the launcher rather than
+		 * exec it, and stopping it must reach the launcher itself.
+		 */
+		setpgid(0, 0);
 		if (in_fd >= 0 && in_fd != STDIN_FILENO) {
 			dup2(in_fd, STDIN_FILENO);
 			close(in_fd);
@@ -453,8 +468,10 @@ static pid_t spawn_shell(struct sdm_fe *fe, const char *cmd, int out_fd, int in_
 /*
  * A pipe holding the secret line, for a launcher's stdin: small enough to
  * sit in the pipe whole, so nothing waits for the launcher to read it.
+ * Its write end stays open in *ret_keep for the session: the server
+ * quits when it sees its stdin end (the front end gone, or done).
  */
-static int secret_pipe(struct sdm_fe *fe)
+static int secret_pipe(struct sdm_fe *fe, int *ret_keep)
 {
 	char line[2 * SDM_AUTH_SECRET_LEN + 2];
 	int p[2], rc = 0;
@@ -466,11 +483,12 @@ static int secret_pipe(struct sdm_fe *fe)
 	if (write(p[1], line, strlen(line)) != (ssize_t)strlen(line))
 		rc = -EIO;
 	OPENSSL_cleanse(line, sizeof(line));
-	close(p[1]);
 	if (rc) {
 		close(p[0]);
+		close(p[1]);
 		return rc;
 	}
+	*ret_keep = p[1];
 	return p[0];
 }
 
@@ -502,7 +520,7 @@ static int spawn_template(struct sdm_fe *fe, const char *tmpl, const char *const
 	if (!line)
 		return -ENOMEM;
 	if (fe->cfg.secret_stdin) {
-		in_fd = secret_pipe(fe);
+		in_fd = secret_pipe(fe, &fe->launch_in[fe->npids]);
 		if (in_fd < 0) {
 			free(line);
 			return in_fd;
@@ -588,11 +606,54 @@ static int launch_servers(struct sdm_fe *fe, int out_fd)
 	return 0;
 }
 
+/* The last line a remote launcher wrote, as "; launcher: LINE". */
+static void last_launch_error(struct sdm_fe *fe, char *why, size_t size)
+{
+	char line[256], last[256] = "";
+	FILE *f;
+
+	if (!fe->cfg.launcher || !fe->launch_log[0])
+		return;
+	f = fopen(fe->launch_log, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (line[strspn(line, " \t\n")])
+			snprintf(last, sizeof(last), "%s", line);
+	fclose(f);
+	last[strcspn(last, "\n")] = 0;
+	if (last[0])
+		snprintf(why, size, "; launcher: %.200s", last);
+}
+
+/* " on a, b": the distinct hosts the ids of miss were started on, or "". */
+static void missing_hosts(struct sdm_fe *fe, const struct sdm_idset *miss,
+			  char *buf, size_t size)
+{
+	char host[SDM_STARTUP_HOST_MAX];
+	size_t len = 0;
+	sdm_id id;
+
+	buf[0] = 0;
+	if (!fe->cfg.launcher || !fe->cfg.hosts || !*fe->cfg.hosts || !miss)
+		return;
+	sdm_set_for_each(id, miss) {
+		nth_host(fe->cfg.hosts, id, host, sizeof(host));
+		/* Ranks of one node usually come together: name it once. */
+		if (len && strstr(buf, host))
+			continue;
+		if (len + strlen(host) + 8 >= size)
+			break;
+		len += snprintf(buf + len, size - len, "%s%s",
+				len ? ", " : " on ", host);
+	}
+}
+
 /* Name the servers that never announced themselves, and why if known. */
 static void report_missing(struct sdm_fe *fe)
 {
 	struct sdm_idset *miss = sdm_set_new();
-	char *names = NULL, why[96] = "";
+	char *names = NULL, why[240] = "", where[200];
 
 	for (uint32_t i = 0; miss && i < fe->n; i++) {
 		int status;
@@ -611,9 +672,12 @@ static void report_missing(struct sdm_fe *fe)
 				 WTERMSIG(status));
 		}
 	}
+	if (!why[0])
+		last_launch_error(fe, why, sizeof(why));
 	names = miss ? sdm_set_to_string(miss) : NULL;
-	fe_err(fe, "only %u of %u servers announced themselves (missing: %s%s)",
-	       fe->nready, fe->n, names ? names : "?", why);
+	missing_hosts(fe, miss, where, sizeof(where));
+	fe_err(fe, "only %u of %u servers announced themselves (missing: %s%s%s)",
+	       fe->nready, fe->n, names ? names : "?", where, why);
 	free(names);
 	sdm_set_free(miss);
 }
@@ -779,6 +843,8 @@ static int make_secrets(struct sdm_fe *fe)
 		 fe->dir);
 	snprintf(fe->bad_path, sizeof(fe->bad_path), "%s/bad-secret",
 		 fe->dir);
+	snprintf(fe->launch_log, sizeof(fe->launch_log), "%s/launch.log",
+		 fe->dir);
 	rc = sdm_auth_secret_generate(&fe->secret);
 	if (rc == 0)
 		rc = sdm_auth_secret_save(&fe->secret, fe->secret_path);
@@ -868,11 +934,14 @@ int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
 	fe->base_port = cfg->base_port ? cfg->base_port :
 			10000 + (getpid() % 20) * 1100;
 	fe->pids = calloc(fe->n + 1, sizeof(*fe->pids));
+	fe->launch_in = malloc((fe->n + 1) * sizeof(*fe->launch_in));
+	for (uint32_t i = 0; fe->launch_in && i <= fe->n; i++)
+		fe->launch_in[i] = -1;
 	fe->server_pid = calloc(fe->n, sizeof(*fe->server_pid));
 	fe->ready = calloc(fe->n, sizeof(*fe->ready));
 	fe->star_peer = calloc(fe->n, sizeof(*fe->star_peer));
 	rc = sdm_table_alloc(&fe->table, fe->n);
-	if (rc < 0 || !fe->pids || !fe->server_pid || !fe->ready ||
+	if (rc < 0 || !fe->pids || !fe->launch_in || !fe->server_pid || !fe->ready ||
 	    !fe->star_peer) {
 		rc = -ENOMEM;
 		goto fail;
@@ -964,7 +1033,10 @@ fail:
 	return rc;
 }
 
-/* Reap the launchers that exit before deadline; 0 marks a reaped one. */
+/*
+ * Reap the launchers that exit before deadline. A reaped one's pid stays,
+ * negated: it names a process group that may live on (sdm_fe_stop).
+ */
 static void launchers_wait(struct sdm_fe *fe, uint64_t deadline)
 {
 	for (;;) {
@@ -974,7 +1046,7 @@ static void launchers_wait(struct sdm_fe *fe, uint64_t deadline)
 			if (fe->pids[i] <= 0)
 				continue;
 			if (waitpid(fe->pids[i], NULL, WNOHANG) == fe->pids[i])
-				fe->pids[i] = 0;
+				fe->pids[i] = -fe->pids[i];
 			else
 				left++;
 		}
@@ -1015,9 +1087,32 @@ void sdm_fe_stop(struct sdm_fe *fe)
 	 * it a moment, so that it is not killed in the middle of reporting
 	 * a clean exit (and the job's step is not marked cancelled).
 	 */
+	/* Servers that never got INIT see their stdin end and quit. */
+	for (unsigned int i = 0; fe->launch_in && i < fe->npids; i++) {
+		if (fe->launch_in[i] >= 0)
+			close(fe->launch_in[i]);
+		fe->launch_in[i] = -1;
+	}
 	if (fe->cfg.launcher && fe->t)
 		launchers_wait(fe, sdm_now_ms() + FE_STOP_MS);
+	/*
+	 * One still running (its server never got INIT, or the tree is
+	 * gone): SIGTERM first, which srun passes to its step, so that the
+	 * server on the other node goes too; SIGKILL would leave it there.
+	 */
+	if (fe->cfg.launcher) {
+		for (unsigned int i = 0; fe->pids && i < fe->npids; i++)
+			if (fe->pids[i])
+				kill(-abs(fe->pids[i]), SIGTERM);
+		launchers_wait(fe, sdm_now_ms() + FE_STOP_MS);
+	}
 	for (unsigned int i = 0; fe->pids && i < fe->npids; i++) {
+		/*
+		 * A launcher's whole group (spawn_shell): sh may be gone
+		 * while the srun it forked still tries to reach a lost node.
+		 */
+		if (fe->cfg.launcher && fe->pids[i])
+			kill(-abs(fe->pids[i]), SIGKILL);
 		if (fe->pids[i] <= 0)
 			continue;
 		kill(fe->pids[i], SIGKILL);
@@ -1040,11 +1135,13 @@ void sdm_fe_stop(struct sdm_fe *fe)
 	if (fe->dir[0]) {
 		unlink(fe->secret_path);
 		unlink(fe->bad_path);
+		unlink(fe->launch_log);
 		rmdir(fe->dir);
 	}
 	sdm_auth_secret_wipe(&fe->secret);
 	sdm_table_free(&fe->table);
 	free(fe->pids);
+	free(fe->launch_in);
 	free(fe->server_pid);
 	free(fe->ready);
 	free(fe->star_peer);

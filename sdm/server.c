@@ -11,14 +11,18 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sdm/auth.h"
+#include "sdm/engine.h"
 #include "sdm/message.h"
 #include "sdm/server.h"
 #include "node.h"
@@ -87,6 +91,30 @@ static void init_timeout(void *arg)
 }
 
 /*
+ * The launcher's stdin, which carried the secret (SDM_SECRET_STDIN): the
+ * front end holds its other end open for the session, so its end means
+ * the front end is gone or done. A remote server has no other sign of
+ * that before its tree connects.
+ */
+static void launcher_stdin(void *arg, int fd, uint32_t events)
+{
+	struct sdm_node *n = arg;
+	char buf[64];
+	ssize_t r = read(fd, buf, sizeof(buf));
+
+	(void)events;
+	if (r > 0 || (r < 0 && errno == EINTR))
+		return;		/* nothing else is sent: ignore */
+	sdm_transport_unwatch_fd(n->t, fd);
+	close(fd);
+	if (!n->initialised) {
+		fprintf(stderr, "sdm-server %u: the front end is gone, exiting\n",
+			n->id);
+		n->quit = true;
+	}
+}
+
+/*
  * Started by srun on a compute node: advertise the address this node
  * reaches the login node from (srun names its own address in
  * SLURM_LAUNCH_NODE_IPADDR), which the tree can connect to even where the
@@ -134,6 +162,7 @@ int sdm_server_main(int argc, char **argv,
 	const char *advertise = NULL, *backend = backends[0]->name, *bargs = "";
 	char host[SDM_STARTUP_HOST_MAX], adv[SDM_STARTUP_HOST_MAX];
 	struct sdm_backend_host bh;
+	int stdin_fd = -1;
 	struct server s = { 0 };
 	const char *var;
 	sdm_id id;
@@ -181,6 +210,9 @@ int sdm_server_main(int argc, char **argv,
 	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);	/* reap spawned programs */
+	/* The secret's pipe, kept past the read that takes the secret. */
+	if (getenv(SDM_AUTH_ENV_STDIN) && !strcmp(getenv(SDM_AUTH_ENV_STDIN), "1"))
+		stdin_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	rc = sdm_node_init(&s.node, id);
 	if (rc < 0) {
 		fprintf(stderr, "sdm-server %u: cannot start: %s%s\n", id,
@@ -228,6 +260,10 @@ int sdm_server_main(int argc, char **argv,
 	}
 	sdm_transport_add_timer(s.node.t, SERVER_INIT_TIMEOUT_S * 1000,
 				init_timeout, &s.node);
+	if (stdin_fd >= 0 &&
+	    sdm_transport_watch_fd(s.node.t, stdin_fd, EPOLLIN, launcher_stdin,
+				   &s.node) < 0)
+		close(stdin_fd);
 	rc = sdm_node_run(&s.node);
 	s.backend->stop(s.backend_priv);
 	sdm_iof_finalize();

@@ -271,15 +271,46 @@ static void wait_exec(const struct proc *p, long n)
 	}
 }
 
-/* A string the launcher's getenv() returns, or "" (it is stopped). */
-static void launcher_getenv(struct mi_driver *d, const char *name, char *buf,
-			    size_t size)
+/*
+ * A variable of the launcher's environment as it was started (the
+ * launcher runs on this machine), or "".
+ */
+static void launcher_getenv(int pid, const char *name, char *buf, size_t size)
 {
-	char expr[96];
+	char path[64], *env = NULL;
+	size_t len = 0, cap = 0, nlen = strlen(name);
+	FILE *f;
 
-	snprintf(expr, sizeof(expr), "(char *)getenv(\"%s\")", name);
-	if (read_string(d, expr, buf, size))
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getdelim(&env, &cap, 0, f) > 0) {
+		len = strlen(env);
+		if (len > nlen && !strncmp(env, name, nlen) && env[nlen] == '=') {
+			snprintf(buf, size, "%s", env + nlen + 1);
+			break;
+		}
+	}
+	free(env);
+	fclose(f);
+}
+
+/*
+ * The Slurm job the launcher's ranks run in: srun names it in
+ * totalview_jobid (the MPIR debugger's variable, set once the job has an
+ * allocation, whether srun made it or runs inside salloc/sbatch); any
+ * other launcher started inside an allocation has it in its environment.
+ */
+static void slurm_jobid(struct dbg_mpir *m, char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (m->probe.family == MPIR_FAMILY_SLURM &&
+	    read_string(m->launcher, "*(char **)&totalview_jobid", buf, size))
 		buf[0] = 0;
+	if (!buf[0])
+		launcher_getenv(m->launcher_pid, "SLURM_JOB_ID", buf, size);
 }
 
 /*
@@ -317,7 +348,7 @@ static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
 	if (user_tmpl && *user_tmpl) {
 		where->launcher = strdup(user_tmpl);
 	} else {
-		launcher_getenv(m->launcher, "SLURM_JOB_ID", jobid, sizeof(jobid));
+		slurm_jobid(m, jobid, sizeof(jobid));
 		if (!jobid[0] || strspn(jobid, "0123456789") != strlen(jobid)) {
 			snprintf(err, errlen, "the job's ranks run on other nodes "
 				 "(%.64s...) but it is not a Slurm job: set "
@@ -551,6 +582,20 @@ static void release_orte_ranks(struct dbg_mpir *m)
 	m->held = m->inside = NULL;
 }
 
+static int set_hosts(struct dbg_session *s, const struct proc *p, long n)
+{
+	char **host = calloc(n, sizeof(*host));
+	int rc;
+
+	if (!host)
+		return -ENOMEM;
+	for (long i = 0; i < n; i++)
+		host[i] = (char *)p[i].host;
+	rc = dbg_session_set_hosts(s, host);
+	free(host);
+	return rc;
+}
+
 /* Probe what we launch or attach to; one line if it implements no MPIR. */
 static int probe(struct dbg_mpir *m, char *const *argv, int pid, char *err,
 		 size_t errlen)
@@ -588,6 +633,7 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	struct proc *procs = NULL;
 	char **largv = NULL, *made = NULL;
 	bool launching = argv != NULL;	/* else attach to pid */
+	bool remote;
 	long n = 0;
 	int rc;
 
@@ -650,9 +696,14 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 		free(procs);
 		return rc;
 	}
-	rc = dbg_session_start(s, n, bindir, rc ? &where : NULL, err, errlen);
+	snprintf(s->launcher_name, sizeof(s->launcher_name), "%.31s",
+		 base_name(launching ? argv[0] : m->probe.executable));
+	remote = rc > 0;
+	rc = dbg_session_start(s, n, bindir, remote ? &where : NULL, err, errlen);
 	free((char *)where.launcher);
 	free((char *)where.hosts);
+	if (!rc && remote)
+		rc = set_hosts(s, procs, n);
 	if (rc < 0) {
 		free(procs);
 		return rc;

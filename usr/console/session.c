@@ -120,6 +120,44 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 	return rc;
 }
 
+int dbg_session_set_hosts(struct dbg_session *s, char *const *host)
+{
+	s->host = calloc(s->n, sizeof(*s->host));
+	if (!s->host)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n; i++) {
+		s->host[i] = strdup(host[i]);
+		if (!s->host[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* " (node a, b)": the distinct nodes of the ranks in src, or "". */
+static void nodes_of(const struct dbg_session *s, const struct sdm_idset *src,
+		     char *buf, size_t size)
+{
+	size_t len = 0;
+	sdm_id id;
+
+	buf[0] = 0;
+	if (!s->host)
+		return;
+	sdm_set_for_each(id, src) {
+		if (id >= s->n || !s->host[id])
+			continue;
+		/* Already named (ranks of a node are usually together). */
+		if (len && strstr(buf, s->host[id]))
+			continue;
+		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+				len ? ", " : " (node ", s->host[id]);
+		if (len >= size - 2)
+			break;
+	}
+	if (len && len < size - 1)
+		strcat(buf, ")");
+}
+
 void dbg_session_stop(struct dbg_session *s)
 {
 	for (unsigned int i = s->nlisteners; i-- > 0;)
@@ -135,6 +173,10 @@ void dbg_session_stop(struct dbg_session *s)
 		free(s->line[i].buf);
 	free(s->line);
 	free(s->launcher_line.buf);
+	for (uint32_t i = 0; s->host && i < s->n; i++)
+		free(s->host[i]);
+	free(s->host);
+	s->host = NULL;
 	free(s->state);
 	sdm_set_free(s->focus);
 }
@@ -198,8 +240,11 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
 	    kind == DBGP_REPLY_LOST)
 		return payload;
 	/* Made by the SDM: the server (and so its gdb) is gone. */
+	char nodes[256];
+
 	set_state(s, src, DBG_LOST);
-	snprintf(buf, sizeof(buf), DBGP_LOST "%s", payload);
+	nodes_of(s, src, nodes, sizeof(nodes));
+	snprintf(buf, sizeof(buf), DBGP_LOST "%s%s", payload, nodes);
 	return buf;
 }
 
@@ -423,16 +468,22 @@ static void emit_line(struct dbg_session *s, sdm_id id, int stream,
 
 		if (!t)
 			return;
-		if (id == DBG_MPIRUN)
-			fputs("{\"type\":\"output\",\"rank\":\"mpirun\",", s->out);
-		else
+		if (id == DBG_MPIRUN) {
+			fputs("{\"type\":\"output\",\"rank\":", s->out);
+			dbg_json_str(s->out, s->launcher_name[0] ?
+				     s->launcher_name : "mpirun");
+			fputc(',', s->out);
+		} else {
 			fprintf(s->out, "{\"type\":\"output\",\"rank\":%u,", id);
+		}
 		fprintf(s->out, "\"stream\":\"%s\",\"text\":", stream == 2 ? "stderr" : "stdout");
 		dbg_json_str(s->out, t);
 		fputs("}\n", s->out);
 		free(t);
 	} else if (id == DBG_MPIRUN) {
-		fprintf(s->out, "[mpirun] %.*s\n", (int)len, text);
+		fprintf(s->out, "[%s] %.*s\n",
+			s->launcher_name[0] ? s->launcher_name : "mpirun",
+			(int)len, text);
 	} else {
 		fprintf(s->out, "[%u] %.*s\n", id, (int)len, text);
 	}

@@ -77,6 +77,8 @@ struct dbg_session {
 	volatile int *interrupted;	/* set by SIGINT */
 	volatile int *terminate;	/* set by SIGTERM, SIGHUP */
 	unsigned int errors;		/* commands that failed somewhere: exit 1 */
+	char launcher_name[32];		/* labels DBG_MPIRUN output; "" = mpirun */
+	char **host;			/* per rank, when ranks run elsewhere */
 	struct {
 		const struct dbg_listener *ops;
 		void *priv;
@@ -106,6 +108,12 @@ struct dbg_placement {
  */
 int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 		      const struct dbg_placement *where, char *err, size_t errlen);
+/*
+ * The node each rank runs on (n strings, copied), for messages about
+ * ranks lost with their node. 0 or -ENOMEM.
+ */
+int dbg_session_set_hosts(struct dbg_session *s, char *const *host);
+
 /* The listeners' stop hooks, then the SDM tree. */
 void dbg_session_stop(struct dbg_session *s);
 

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# crdbg debug sessions of MPI jobs spread over a three-node Slurm cluster
+# (scripts/cluster --kind ns): six ranks, two per node, acquired through
+# MPIR from srun and from Open MPI's mpirun inside an allocation, an
+# attach to a running srun job, and a node lost mid-session. Each rank's
+# crdbg-server runs on the rank's node (started inside the job with
+# srun --overlap), drives a gdb there by node-local pid, and the tree's
+# links cross the nodes' network namespaces. One cluster for all
+# scenarios (a start costs most of a minute in a TCG guest). Runs on the
+# host and in the guest group "cluster".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${CRDBG_BUILD:-$top/build}
+crdbg=$build/crdbg
+prog=$build/tests/debug/mpi_debug
+work=$(mktemp -d /tmp/test_debug_cluster.XXXXXX)
+chmod 755 "$work"
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
+backend=cluster
+plan=19
+
+. "$top/tests/guest/tap.sh"
+
+echo "TAP version 13"
+echo "1..$plan"
+
+if ! command -v slurmctld >/dev/null || ! command -v mpirun >/dev/null ||
+   [[ ! -x $prog ]]; then
+	for i in $(seq $plan); do skip "debug on a cluster" "needs slurm-wlm, Open MPI and $prog (make deps; make)"; done
+	exit 0
+fi
+
+# What every scenario runs on the cluster's login node; its output
+# files land in $work for the checks below.
+cat >"$work/scenarios.sh" <<'EOF'
+set -u
+w=$1 crdbg=$2 prog=$3
+export OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cd "$w"
+# Left on any node: a server or a rank of ours (the build's own paths,
+# so that other sessions on the machine do not count), or a gdb whose
+# parent is one of ours.
+leftovers() {
+	local b
+	b=$(dirname "$crdbg")
+	pgrep -a -f "^$b/|^[^ ]*gdb .*$b/|^srun .*$b/" |
+		grep -v -e pgrep -e scenarios.sh -e "${1:-^$}"
+}
+# What is still left after a while: a step's tasks end some time after
+# its srun is told to end them.
+settled_leftovers() {
+	for i in $(seq 150); do [ -z "$(leftovers "$@")" ] && return; sleep 0.1; done
+	leftovers "$@"
+}
+session() {
+	local name=$1; shift
+	timeout 300 "$@" >"$w/$name.out" 2>&1
+	echo "rc=$?" >"$w/$name.rc"
+	settled_leftovers >"$w/$name.left"
+}
+ex=(-ex "break mpi_debug.c:51" -ex continue -ex "print value" -ex "input hello mpi"
+    -ex "timeout 10" -ex continue -ex interrupt -ex stacks -ex status)
+
+session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 "$prog" deadlock
+session mpirun salloc -N3 -n6 "$crdbg" debug "${ex[@]}" -- mpirun "$prog" deadlock </dev/null
+
+# Attach to a running srun job: the ranks spin until released.
+srun -N3 -n6 "$prog" spin >"$w/job.out" 2>&1 &
+job=$!
+for i in $(seq 600); do [ "$(grep -c '^mpi rank' "$w/job.out")" = 6 ] && break; sleep 0.1; done
+session attach "$crdbg" attach -ex "print spinning" -ex "set var spinning = 0" -ex continue $job
+wait $job
+echo "rc=$?" >"$w/job.rc"
+
+# A server that cannot start: on node1 (its own mount namespace) the
+# server's binary is broken, as on a node with a bad install.
+srun -N2 -n4 -w node0,node1 "$prog" spin >"$w/job2.out" 2>&1 &
+job=$!
+for i in $(seq 600); do [ "$(grep -c '^mpi rank' "$w/job2.out")" = 4 ] && break; sleep 0.1; done
+node1=$(pgrep -P "$(cat "$CRDBG_CLUSTER_DIR/run/node1.pid")")
+server=$(dirname "$crdbg")/sdm/crdbg-server
+nsenter -t "$node1" -m -p mount --bind /bin/false "$server"
+timeout 300 "$crdbg" attach -ex "print spinning" $job >"$w/nostart.out" 2>&1
+echo "rc=$?" >"$w/nostart.rc"
+nsenter -t "$node1" -m -p umount "$server"
+settled_leftovers "$prog spin" >"$w/nostart.left"
+# Left running and untraced: srun and its four ranks, none stopped.
+ranks=$(pgrep -d, -f "^$prog spin")
+[ "$(echo "$ranks" | tr , '\n' | grep -c .)" = 4 ] && kill -0 $job &&
+	! ps -o stat= -p "$ranks" | grep -q '[tT]' && echo running >"$w/job2.state"
+kill -KILL $job
+wait $job 2>/dev/null
+
+# A node lost mid-session: node2 (ranks 4 and 5) and everything on it
+# killed while the session is stopped at a breakpoint.
+mkfifo "$w/lost.in"
+timeout 300 "$crdbg" debug -- srun -N3 -n6 "$prog" <"$w/lost.in" >"$w/lost.out" 2>&1 &
+dbg=$!
+exec 3>"$w/lost.in"
+echo "break mpi_debug.c:51" >&3
+echo "continue" >&3
+for i in $(seq 1200); do grep -q 'stopped: breakpoint' "$w/lost.out" && break; sleep 0.1; done
+node2=$(cat "$CRDBG_CLUSTER_DIR/run/node2.pid")
+node2_init=$(pgrep -P "$node2")
+kill -KILL "$node2"
+# Gone once the node's PID 1 is (the kernel then kills the rest).
+for i in $(seq 300); do kill -0 "$node2_init" 2>/dev/null || break; sleep 0.1; done
+sleep 1
+echo "print value" >&3
+echo "status" >&3
+echo "quit" >&3
+exec 3>&-
+wait $dbg
+echo "rc=$?" >"$w/lost.rc"
+settled_leftovers >"$w/lost.left"
+
+EOF
+
+start=$(date +%s)
+"$top/scripts/cluster" --nodes 3 --timeout 1500 --dir "$work/c" -- \
+	bash "$work/scenarios.sh" "$work" "$crdbg" "$prog" >"$work/cluster.out" 2>&1
+rc=$?
+echo "# cluster and scenarios: $(($(date +%s) - start)) s, exit $rc"
+[[ $rc == 0 ]] || diag "$work/cluster.out"
+
+# has NAME LINE...: every LINE stands in NAME's output.
+has() {
+	local f=$work/$1.out p
+	shift
+	for p; do grep -qF -- "$p" "$f" || return 1; done
+}
+has_line() { grep -qxE -- "$2" "$work/$1.out"; }
+show() { diag "$work/$1.out"; }
+
+for l in srun mpirun; do
+	check "$l: the breakpoint on six ranks of three nodes is one line" \
+		has_line $l '\[0-5\]: stopped: breakpoint [0-9]+, main at .*mpi_debug.c:51' || show $l
+	check "$l: print groups the ranks by value" \
+		has $l '[0,2,4]: value = 4' '[1,3,5]: value = 9' || show $l
+	check "$l: output carries the rank that wrote it, input reaches rank 0" \
+		has $l '[3] mpi rank 3 of 6 value 9' '[0] mpi rank 0 got: hello mpi' || show $l
+	check "$l: stacks shows the deadlock between ranks of different nodes" \
+		has $l '  [0,2,4] recv_forever' '  [1,3,5] barrier_forever' || show $l
+	check "$l: the session ends cleanly, nothing left on any node" \
+		eval "grep -qx 'rc=0' $work/$l.rc && [[ ! -s $work/$l.left ]]" ||
+		diag "$work/$l.rc" "$work/$l.left" "$work/$l.out"
+done
+
+check "attach to a running srun job: its six ranks, released, end well" \
+	eval "has attach '[0-5]: spinning = 1' '[0-5]: exited: code 0' &&
+	      grep -qx 'rc=0' $work/attach.rc && grep -qx 'rc=0' $work/job.rc" ||
+	diag "$work/attach.out" "$work/job.out"
+check "attach: nothing of the debugger is left" eval "[[ ! -s $work/attach.left ]]" ||
+	diag "$work/attach.left"
+
+check "node lost: its ranks are marked lost, naming the node" \
+	has_line lost '\[4-5\]: lost: .*\(node node2\)' || show lost
+check "node lost: the session goes on with the other ranks" \
+	has lost '[0,2]: value = 4' '[1,3]: value = 9' || show lost
+check "node lost: status shows the lost ranks" \
+	has_line lost '5 +lost .*' || show lost
+# Exit 1: print failed on the lost ranks; 124 would be a hang.
+check "node lost: quit ends the session and the job" \
+	eval "grep -qxE 'rc=[01]' $work/lost.rc" || diag "$work/lost.rc" "$work/lost.out"
+check "node lost: nothing is left on the other nodes" \
+	eval "[[ ! -s $work/lost.left ]]" || diag "$work/lost.left"
+check "a server that cannot start: one line naming the node, exit 1" \
+	eval "grep -qx 'rc=1' $work/nostart.rc &&
+	      grep -qE '^crdbg: .*missing: 2-3 on node1; .*node1.*' $work/nostart.out" ||
+	diag "$work/nostart.rc" "$work/nostart.out"
+check "a server that cannot start: nothing of the debugger is left, the job runs on" \
+	eval "[[ ! -s $work/nostart.left ]] && grep -qx running $work/job2.state" ||
+	diag "$work/nostart.left" "$work/job2.out"
+exit 0
