@@ -76,9 +76,13 @@ finished() {
 	   $(grep -c 'mpi rank 1 of 2 value 9' "$1") == 1 ]] &&
 		sed -n '/=== stacks 3/,$p' "$1" | grep -q 'mpi rank 1 of 2 value 9'
 }
+# The number the session gave "break MPI_Barrier" (the hold of Open MPI's
+# ranks may have used gdb's first), then a stop there after the restart.
 barrier_after_restart() {
-	local t
-	t=$(sed -n '/=== stacks 3/,$p' "$1" | grep 'stopped: breakpoint 2, .*MPI_Barrier')
+	local t b
+	b=$(sed -n '/(crdbg) break MPI_Barrier/{n;p;q}' "$1" | sed -n 's/.*: breakpoint \([0-9]*\) .*/\1/p')
+	[[ -n $b ]] || return 1
+	t=$(sed -n '/=== stacks 3/,$p' "$1" | grep "stopped: breakpoint $b, .*MPI_Barrier")
 	grep -q '^\[0-1\]' <<<"$t" || { grep -q '^\[0\]' <<<"$t" && grep -q '^\[1\]' <<<"$t"; }
 }
 no_error() { ! grep -Eq 'cannot|could not|not back|no handle|error|did not|lost' "$@"; }
