@@ -24,4 +24,7 @@ $(B)/tests/cluster/prog_mpi_where: tests/cluster/prog_mpi_where.c
 ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_where
 endif
 HOST_TESTS   += tests/cluster/test_cluster.sh
+# crdbg debug sessions of six-rank jobs over the cluster's three nodes
+# (srun, mpirun in salloc, attach, a node lost, a server that cannot start).
+HOST_TESTS   += tests/cluster/test_debug_cluster.sh
 GUEST_GROUPS += cluster
