@@ -374,6 +374,32 @@ TEST(stop_texts)
 	EXPECT_STREQ("", buf);
 }
 
+/* A watchpoint's values and a finish's return value, in text and fields. */
+TEST(watch_and_finish_stops)
+{
+	struct dbgp_stop w = { .reason = "watchpoint-trigger", .bkptno = 3, .wpt_exp = "value",
+			       .old_value = "0", .new_value = "9", .func = "compute",
+			       .file = "a.c", .line = 18 };
+	struct dbgp_stop rw = { .reason = "read-watchpoint-trigger", .bkptno = 4,
+				.wpt_exp = "total", .new_value = "3", .func = "f" };
+	struct dbgp_stop fin = { .reason = "function-finished", .func = "main", .file = "a.c",
+				 .line = 40, .return_value = "4" };
+	char buf[256];
+
+	dbgp_stop_text(buf, sizeof(buf), &w);
+	EXPECT_STREQ("stopped: watchpoint 3: value = 9 (was 0), compute at a.c:18", buf);
+	dbgp_stop_fields(buf, sizeof(buf), &w);
+	EXPECT_STREQ("\x1ereason=watchpoint-trigger\x1f" "bkptno=3\x1f" "exp=value\x1f"
+		     "old=0\x1fnew=9\x1f" "func=compute\x1f" "file=a.c\x1fline=18", buf);
+	dbgp_stop_text(buf, sizeof(buf), &rw);
+	EXPECT_STREQ("stopped: watchpoint 4: total = 3, f", buf);
+	dbgp_stop_text(buf, sizeof(buf), &fin);
+	EXPECT_STREQ("stopped: function-finished, main at a.c:40, returned 4", buf);
+	dbgp_stop_fields(buf, sizeof(buf), &fin);
+	EXPECT_STREQ("\x1ereason=function-finished\x1f" "func=main\x1f" "file=a.c\x1f"
+		     "line=40\x1fvalue=4", buf);
+}
+
 TEST(fields_are_clean_and_bounded)
 {
 	struct dbgp_stop st = { .reason = "breakpoint-hit", .bkptno = 1,

@@ -16,6 +16,10 @@
 #include "kselftest_harness.h"
 #include "console_run.h"
 
+#ifndef MPI_JOBS
+#define MPI_JOBS "build/tests/debug/mpi_jobs"
+#endif
+
 FIXTURE(jobs) {
 	struct run r;
 };
@@ -59,6 +63,71 @@ TEST_F_TIMEOUT(jobs, mpir_hold_outlives_eviction, 300)
 	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[2] mpi rank 2 of 3 value 4\n")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[0-2]: exited: code 0\n")) TH_LOG("%s", r->buf);
+}
+
+/*
+ * One breakpoint table: a subset breakpoint first (so that the ranks'
+ * gdbs number the next one differently, as the launcher's hold already
+ * did), then delete, condition, tbreak and info breakpoints on console
+ * numbers; stops at one breakpoint merge over ranks whatever gdb's
+ * number is there.
+ */
+TEST_F_TIMEOUT(jobs, mpi_breakpoint_table, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"[1] break mpi_jobs.c:step\n"
+		"break mpi_jobs.c:step if rank != 1\n"
+		"info breakpoints\n"
+		"continue\n"
+		"delete 1\n"
+		"[1] delete 2\n"
+		"condition 2 i == 2\n"
+		"tbreak MPI_Barrier\n"
+		"continue\n"
+		"[0,2] print i\n"
+		"info breakpoints\n"
+		"[0,2] continue\n"
+		"delete\n"
+		"info breakpoints\n"
+		"continue\n";
+	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
+			    MPI_JOBS, NULL };
+	const char *out;
+
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	mpi_env();
+	ASSERT_EQ(0, write_script(path, script));
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	EXPECT_NE(NULL, strstr(out, "\n[1]: breakpoint 1 at ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0-2]: breakpoint 2 at ")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^1 +breakpoint +keep +y +\\[1\\] +at .*mpi_jobs.c:[0-9]+$"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^2 +breakpoint +keep +y +\\[0-2\\] +at .*mpi_jobs.c:[0-9]+$"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n\tstop only if rank != 1\n")) TH_LOG("%s", out);
+	/* Each rank stops at the console's breakpoint, whatever gdb calls it. */
+	EXPECT_NE(NULL, strstr(out, "\n[0,2]: stopped: breakpoint 2, step at ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: stopped: breakpoint 1, step at ")) TH_LOG("%s", out);
+	/* delete 1 and [1] delete 2: rank 1 runs on to the tbreak; */
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: breakpoint 3, (PMPI|MPI)_Barrier"))
+		TH_LOG("%s", out);
+	/* the condition reached every rank's own gdb breakpoint. */
+	EXPECT_NE(NULL, strstr(out, "\n[0,2]: stopped: breakpoint 2, step at ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0,2]: i = 2\n")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^2 +breakpoint +keep +y +\\[0,2\\] "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n\tstop only if i == 2\n")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^3 +breakpoint +del +y +\\[0,2\\] +MPI_Barrier$"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\]: stopped: breakpoint 3, (PMPI|MPI)_Barrier"))
+		TH_LOG("%s", out);
+	/* delete without numbers, in batch: all of them, without asking. */
+	EXPECT_NE(NULL, strstr(out, "\nNo breakpoints or watchpoints.\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0-2]: exited: code 0\n")) TH_LOG("%s", out);
 }
 
 TEST_HARNESS_MAIN

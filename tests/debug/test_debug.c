@@ -285,9 +285,16 @@ TEST_F_TIMEOUT(debug, json_stop_exit, 180)
 		 "\"func\":\"compute\",\"file\":\"[^\"]*prog_debug\\.c\","
 		 "\"line\":%d,\"pc\":\"0x[0-9a-f]+\"\\}$", line);
 	EXPECT_TRUE(has_line(self->r.buf, re)) TH_LOG("%s\n%s", re, self->r.buf);
+	/* finish: each rank's returned value, so one object per value. */
 	EXPECT_TRUE(has_line(self->r.buf,
-			     "^\\{\"type\":\"stop\",\"ranks\":\"0-1\","
-			     "\"reason\":\"function-finished\",\"func\":\"main\","))
+			     "^\\{\"type\":\"stop\",\"ranks\":\"0\","
+			     "\"reason\":\"function-finished\",\"func\":\"main\","
+			     ".*,\"value\":\"4\"\\}$"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_TRUE(has_line(self->r.buf,
+			     "^\\{\"type\":\"stop\",\"ranks\":\"1\","
+			     "\"reason\":\"function-finished\",\"func\":\"main\","
+			     ".*,\"value\":\"9\"\\}$"))
 		TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf,
 			       "\n{\"type\":\"exit\",\"ranks\":\"0-1\","

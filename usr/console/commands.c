@@ -18,6 +18,7 @@
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "breakpoints.h"
 #include "checkpoint.h"
 #include "commands.h"
 #include "mpir.h"
@@ -35,43 +36,16 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Replies gathered over several rounds, identical texts merged. */
-static int acc_add(struct sdm_fe_result *acc, uint8_t type,
-		   const struct sdm_idset *src, const char *text)
-{
-	struct sdm_fe_event *v;
-
-	for (unsigned int i = 0; i < acc->nev; i++)
-		if (acc->ev[i].type == type &&
-		    !strcmp((char *)acc->ev[i].payload, text))
-			return sdm_set_union(acc->ev[i].src, src);
-	v = realloc(acc->ev, (acc->nev + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	acc->ev = v;
-	v = &acc->ev[acc->nev];
-	v->type = type;
-	v->src = sdm_set_copy(src);
-	v->payload = (uint8_t *)strdup(text);
-	v->len = strlen(text);
-	if (!v->src || !v->payload) {
-		sdm_set_free(v->src);
-		free(v->payload);
-		return -ENOMEM;
-	}
-	acc->nev++;
-	return 0;
-}
-
 /*
  * A run-control command: send first (which names its wait slice), then
  * "wait" rounds to the ranks still running, printing their output in
  * between, until every rank stopped, the console's timeout passed or
  * ^C (then the running ranks are interrupted). One merged report.
  */
-static void run_control(struct dbg_session *s, const struct sdm_idset *set,
+static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			const char *display, const struct dbgp_cmd *first)
 {
+	struct dbg_session *s = c->s;
 	struct sdm_fe_result acc = { 0 }, r;
 	struct sdm_idset *pending = dbg_live(s, set);
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
@@ -103,8 +77,9 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 					      (const char *)ev->payload, &error);
 			if (!error && dbgp_reply_kind(text) == DBGP_REPLY_RUNNING)
 				continue;
-			acc_add(&acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY,
-				ev->src, text);
+			/* Stops at breakpoints get the console's numbers. */
+			dbg_bp_renumber(c->bp, &acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY,
+					ev->src, text);
 			sdm_set_diff(pending, ev->src);
 		}
 		sdm_fe_result_free(&r);
@@ -115,10 +90,11 @@ static void run_control(struct dbg_session *s, const struct sdm_idset *set,
 		cmd = (struct dbgp_cmd){ .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
 	}
 	if (!sdm_set_is_empty(pending))
-		acc_add(&acc, SDM_MSG_REPLY, pending, DBGP_RUNNING);
+		dbg_result_add(&acc, SDM_MSG_REPLY, pending, DBGP_RUNNING);
 	dbg_pump_output(s, 0);
 	dbg_flush_lines(s);
 	dbg_print_result(s, display, &acc);
+	dbg_bp_settle(c->bp);
 	sdm_fe_result_free(&acc);
 	sdm_set_free(pending);
 }
@@ -268,7 +244,7 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set)
 						  (char *)ev->payload, &error);
 
 		if (error) {
-			acc_add(&errs, SDM_MSG_ERROR, ev->src, text);
+			dbg_result_add(&errs, SDM_MSG_ERROR, ev->src, text);
 			continue;
 		}
 		copy = strdup(text);
@@ -389,7 +365,7 @@ static int run_wait(struct dbg_console *c, const struct dbg_call *call,
 {
 	struct dbgp_cmd cmd = { .verb = verb, .wait_ms = DBG_SLICE_MS };
 
-	run_control(c->s, call->set, call->display, &cmd);
+	run_control(c, call->set, call->display, &cmd);
 	return 0;
 }
 
@@ -445,13 +421,86 @@ static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
 	return send_text(c, call, DBGP_PRINT);
 }
 
+/* break, tbreak, watch...: the command's name is the kind. */
 static int cmd_break(struct dbg_console *c, const struct dbg_call *call)
 {
+	static const struct {
+		const char *name;
+		enum dbg_bp_kind kind;
+	} kinds[] = {
+		{ "break", DBG_BP_BREAK }, { "tbreak", DBG_BP_TBREAK },
+		{ "watch", DBG_BP_WATCH }, { "rwatch", DBG_BP_RWATCH },
+		{ "awatch", DBG_BP_AWATCH },
+	};
+	enum dbg_bp_kind kind = DBG_BP_BREAK;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(call->cmd->name, kinds[i].name))
+			kind = kinds[i].kind;
 	if (!*call->arg) {
-		dbg_error(c->s, "break: a location is needed");
+		dbg_error(c->s, "%s: %s is needed", call->cmd->name,
+			  kind >= DBG_BP_WATCH ? "an expression" : "a location");
 		return 0;
 	}
-	return send_text(c, call, DBGP_BREAK);
+	if (!c->bp) {
+		dbg_error(c->s, "%s: no breakpoint table (out of memory)", call->cmd->name);
+		return 0;
+	}
+	dbg_bp_create(c->bp, call->set, kind, call->arg);
+	return 0;
+}
+
+/* The rank set a breakpoint command is narrowed to: only a typed prefix. */
+static const struct sdm_idset *bp_set(const struct dbg_call *call)
+{
+	return call->prefixed ? call->set : NULL;
+}
+
+static int cmd_delete(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!c->bp)
+		return 0;
+	if (!*call->arg && !dbg_bp_any(c->bp))
+		return 0;
+	if (!*call->arg && c->confirm && !c->confirm("Delete all breakpoints? (y or n) "))
+		return 0;
+	dbg_bp_delete(c->bp, bp_set(call), call->arg);
+	return 0;
+}
+
+static int cmd_enable(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (c->bp)
+		dbg_bp_enable(c->bp, bp_set(call), call->arg,
+			      !strcmp(call->cmd->name, "enable"));
+	return 0;
+}
+
+static int cmd_condition(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (c->bp)
+		dbg_bp_condition(c->bp, bp_set(call), call->arg);
+	return 0;
+}
+
+/* info breakpoints (b, break, watchpoints): the table; other info: gdb. */
+static int cmd_info(struct dbg_console *c, const struct dbg_call *call)
+{
+	static const char *const ours[] = { "b", "br", "bre", "brea", "break",
+		"breakpoint", "breakpoints", "watchpoints", NULL };
+	char word[32];
+
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(call->arg, " \t"), call->arg);
+	for (int i = 0; ours[i]; i++) {
+		if (strcmp(word, ours[i]))
+			continue;
+		if (c->bp)
+			dbg_bp_info(c->bp);
+		return 0;
+	}
+	return send_text(c, &(struct dbg_call){ .cmd = call->cmd, .set = call->set,
+		.prefixed = call->prefixed, .arg = call->display,
+		.display = call->display }, DBGP_CLI);
 }
 
 static int cmd_bt(struct dbg_console *c, const struct dbg_call *call)
@@ -478,7 +527,7 @@ static int cmd_exec(struct dbg_console *c, const struct dbg_call *call)
 		dbg_pstep_run(c->pstep, call->set, kind, call->display);
 		return 0;
 	}
-	run_control(c->s, call->set, call->display, &cmd);
+	run_control(c, call->set, call->display, &cmd);
 	return 0;
 }
 
@@ -522,6 +571,12 @@ static int cmd_mpi(struct dbg_console *c, const struct dbg_call *call)
 
 static int cmd_start(struct dbg_console *c, const struct dbg_call *call)
 {
+	struct sdm_idset *live = dbg_live(c->s, call->set);
+
+	/* gdb's temporary breakpoint 1 at main, in the console's table too. */
+	if (live)
+		dbg_bp_note_start(c->bp, live);
+	sdm_set_free(live);
 	return run_wait(c, call, DBGP_START);
 }
 
@@ -575,7 +630,22 @@ static int cmd_gdb(struct dbg_console *c, const struct dbg_call *call)
 
 static const struct dbg_command commands[] = {
 	{ "focus", { NULL }, "[RANKS|all]", "show or set the ranks commands go to", cmd_focus },
-	{ "break", { "b" }, "LOC", "set a breakpoint (file.c:LINE or function)", cmd_break },
+	{ "break", { "b", "br" }, "LOC [if EXPR]",
+	  "breakpoint at file.c:LINE, FUNCTION or *ADDR, stopping only if EXPR", cmd_break },
+	{ "tbreak", { NULL }, "LOC [if EXPR]", "a breakpoint deleted where it stops a rank",
+	  cmd_break },
+	{ "watch", { NULL }, "EXPR", "stop when EXPR changes (old and new value shown)",
+	  cmd_break },
+	{ "rwatch", { NULL }, "EXPR", "stop when EXPR is read", cmd_break },
+	{ "awatch", { NULL }, "EXPR", "stop when EXPR is read or written", cmd_break },
+	{ "delete", { "d" }, "[N...]", "delete breakpoints N (N-M ranges), or all after asking",
+	  cmd_delete },
+	{ "disable", { NULL }, "[N...]", "disable breakpoints N, or all", cmd_enable },
+	{ "enable", { NULL }, "[N...]", "enable breakpoints N, or all", cmd_enable },
+	{ "condition", { NULL }, "N [EXPR]", "stop at N only if EXPR (none: always)",
+	  cmd_condition },
+	{ "info", { "i" }, "breakpoints|...", "the breakpoint table with each rank set; "
+	  "other info commands go to gdb", cmd_info },
 	{ "continue", { "c" }, NULL, "resume; waits until every rank stops (^C interrupts)",
 	  cmd_exec },
 	{ "step", { "s" }, NULL, "one line, into calls; waits as continue does", cmd_exec },

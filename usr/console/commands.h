@@ -8,6 +8,7 @@
 #ifndef CRDBG_CONSOLE_COMMANDS_H
 #define CRDBG_CONSOLE_COMMANDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct dbg_session;
@@ -15,6 +16,7 @@ struct dbg_mpir;
 struct dbg_ckpt;
 struct dbg_pstep;
 struct dbg_gate;
+struct dbg_bptab;
 
 /* What the commands act on. */
 struct dbg_console {
@@ -23,6 +25,9 @@ struct dbg_console {
 	struct dbg_ckpt *ckpt;	/* checkpoint and restart; NULL: refused */
 	struct dbg_pstep *pstep; /* the parallel step; NULL: plain step */
 	struct dbg_gate *gate;	/* a job held by libcrdbg-mpi (--mpi-hold) */
+	struct dbg_bptab *bp;	/* the breakpoint table; NULL: refused */
+	/* Ask a yes/no question on the terminal; NULL (batch): yes. */
+	bool (*confirm)(const char *question);
 };
 
 /* Run one console line. Returns 1 to quit, else 0. */

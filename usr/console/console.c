@@ -20,6 +20,7 @@
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "breakpoints.h"
 #include "checkpoint.h"
 #include "commands.h"
 #include "mpir.h"
@@ -114,6 +115,27 @@ static int run_file(struct dbg_console *c, FILE *f)
 	return 0;
 }
 
+/* A yes/no question at the prompt (like gdb's query). */
+static bool ask(const char *question)
+{
+	char *answer;
+	bool yes;
+
+	for (;;) {
+		interrupted = 0;
+		answer = readline(question);
+		if (!answer || terminate)
+			return false;
+		yes = answer[0] == 'y' || answer[0] == 'Y';
+		if (yes || answer[0] == 'n' || answer[0] == 'N') {
+			free(answer);
+			return yes;
+		}
+		free(answer);
+		printf("Please answer y or n.\n");
+	}
+}
+
 static void history_path(char *buf, size_t size)
 {
 	const char *home = getenv("HOME");
@@ -127,6 +149,7 @@ static void interactive(struct dbg_console *c)
 	char hist[512], prompt[96];
 	char *line;
 
+	c->confirm = ask;
 	rl_readline_name = "crdbg";
 	rl_attempted_completion_function = complete;
 	history_path(hist, sizeof(hist));
@@ -242,6 +265,7 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 	}
 	/* Without it (ENOMEM) checkpoint and restart say so; the rest works. */
 	c->ckpt = dbg_ckpt_new(c->s, c->mpir);
+	c->bp = dbg_bp_new(c->s);
 	if (c->mpir)
 		return 0;
 	rc = load_and_start(c);
@@ -336,6 +360,7 @@ out:
 	dbg_pstep_free(c.pstep);
 	dbg_gate_free(c.gate);
 	dbg_ckpt_free(c.ckpt);
+	dbg_bp_free(c.bp);
 	dbg_mpir_free(c.mpir);
 	return started && !s.errors ? 0 : 1;
 }

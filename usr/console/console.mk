@@ -6,7 +6,7 @@
 
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
 		usr/console/mpir.c usr/console/mpir-probe.c \
-		usr/console/checkpoint.c usr/console/pstep.c usr/console/gate.c \
+		usr/console/checkpoint.c usr/console/breakpoints.c usr/console/pstep.c usr/console/gate.c \
 		usr/console/pstep-model.c usr/console/pstep-view.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 
@@ -46,14 +46,14 @@ ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS)
 HOST_TESTS  += $(DEBUGGER_TESTS)
 -include $(DEBUGGER_TESTS:=.d)
 
-# The MPI program of the MPIR tests, when Open MPI's mpicc is there.
+# The MPI programs of the MPIR tests, when Open MPI's mpicc is there.
 ifneq ($(shell command -v mpicc 2>/dev/null),)
-$(DEBUGGER_TDIR)/mpi_debug: tests/debug/mpi_debug.c
+$(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs: $(DEBUGGER_TDIR)/%: tests/debug/%.c
 	@mkdir -p $(dir $@)
 	mpicc -g -O0 -Wall -Wextra -Werror -o $@ $<
 
-ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug
-$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug
+ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs
 endif
 
 # The parallel step (pstep*.c) on real Open MPI jobs: seed 002's program

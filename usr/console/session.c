@@ -575,3 +575,30 @@ void dbg_flush_lines(struct dbg_session *s)
 	}
 	fflush(s->out);
 }
+
+int dbg_result_add(struct sdm_fe_result *acc, uint8_t type,
+		   const struct sdm_idset *src, const char *text)
+{
+	struct sdm_fe_event *v;
+
+	for (unsigned int i = 0; i < acc->nev; i++)
+		if (acc->ev[i].type == type &&
+		    !strcmp((char *)acc->ev[i].payload, text))
+			return sdm_set_union(acc->ev[i].src, src);
+	v = realloc(acc->ev, (acc->nev + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	acc->ev = v;
+	v = &acc->ev[acc->nev];
+	v->type = type;
+	v->src = sdm_set_copy(src);
+	v->payload = (uint8_t *)strdup(text);
+	v->len = strlen(text);
+	if (!v->src || !v->payload) {
+		sdm_set_free(v->src);
+		free(v->payload);
+		return -ENOMEM;
+	}
+	acc->nev++;
+	return 0;
+}

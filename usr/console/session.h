@@ -147,6 +147,12 @@ void dbg_print_merge(struct dbg_session *s, const char *cmd,
 		     const struct con_merge *m, const struct sdm_fe_result *r);
 void dbg_print_result(struct dbg_session *s, const char *cmd,
 		      const struct sdm_fe_result *r);
+/*
+ * Add a reply of ranks src to acc (events of many rounds, or rewritten
+ * ones), merged with an identical one already there. 0 or -ENOMEM.
+ */
+int dbg_result_add(struct sdm_fe_result *acc, uint8_t type,
+		   const struct sdm_idset *src, const char *text);
 /* A console message (JSON: {"type":"info"}). */
 void dbg_info(struct dbg_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -347,6 +347,14 @@ int dbgp_frame_text(char *buf, size_t size, const char *func,
 	return snprintf(buf, size, "%s", func);
 }
 
+/* watchpoint-trigger, read-watchpoint-trigger, access-watchpoint-trigger */
+static bool is_watch_trigger(const char *reason)
+{
+	size_t n = strlen(reason), k = strlen("watchpoint-trigger");
+
+	return n >= k && !strcmp(reason + n - k, "watchpoint-trigger");
+}
+
 int dbgp_stop_text(char *buf, size_t size, const struct dbgp_stop *st)
 {
 	const char *reason = st->reason ? st->reason : "";
@@ -363,6 +371,17 @@ int dbgp_stop_text(char *buf, size_t size, const struct dbgp_stop *st)
 		return snprintf(buf, size, DBGP_STOPPED "attached, %s", fr);
 	if (!strcmp(reason, "breakpoint-hit"))
 		return snprintf(buf, size, DBGP_STOPPED "breakpoint %d, %s", st->bkptno, fr);
+	if (is_watch_trigger(reason) && st->bkptno && st->new_value && st->old_value)
+		return snprintf(buf, size, DBGP_STOPPED "watchpoint %d: %s = %s (was %s), %s",
+				st->bkptno, st->wpt_exp ? st->wpt_exp : "?",
+				st->new_value, st->old_value, fr);
+	if (is_watch_trigger(reason) && st->bkptno)
+		return snprintf(buf, size, DBGP_STOPPED "watchpoint %d: %s = %s, %s",
+				st->bkptno, st->wpt_exp ? st->wpt_exp : "?",
+				st->new_value ? st->new_value : "?", fr);
+	if (!strcmp(reason, "function-finished") && st->return_value)
+		return snprintf(buf, size, DBGP_STOPPED "%s, %s, returned %s", reason, fr,
+				st->return_value);
 	if (!strcmp(reason, "signal-received") && st->signal)
 		return snprintf(buf, size, DBGP_STOPPED "signal %s, %s", st->signal, fr);
 	if (*reason)
@@ -408,8 +427,14 @@ size_t dbgp_stop_fields(char *buf, size_t size, const struct dbgp_stop *st)
 	buf[0] = 0;
 	if (*reason && !st->attached)
 		add_field(buf, size, &len, "reason", "%s", reason);
-	if (st->bkptno && !strcmp(reason, "breakpoint-hit"))
+	if (st->bkptno && (!strcmp(reason, "breakpoint-hit") || is_watch_trigger(reason)))
 		add_field(buf, size, &len, "bkptno", "%d", st->bkptno);
+	if (st->wpt_exp)
+		add_field(buf, size, &len, "exp", "%s", st->wpt_exp);
+	if (st->old_value)
+		add_field(buf, size, &len, "old", "%s", st->old_value);
+	if (st->new_value)
+		add_field(buf, size, &len, "new", "%s", st->new_value);
 	if (st->signal)
 		add_field(buf, size, &len, "signal", "%s", st->signal);
 	if (st->exited && !st->signal)
@@ -424,6 +449,8 @@ size_t dbgp_stop_fields(char *buf, size_t size, const struct dbgp_stop *st)
 		add_field(buf, size, &len, "line", "%d", st->line);
 	if (st->pc)
 		add_field(buf, size, &len, "pc", "0x%llx", (unsigned long long)st->pc);
+	if (st->return_value)
+		add_field(buf, size, &len, "value", "%s", st->return_value);
 	return len;
 }
 

@@ -10,6 +10,7 @@
  * every later command answers with an error saying so.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -185,6 +186,34 @@ static void add_call(struct gdbb *g, const char *call)
 		snprintf(g->where + n, sizeof(g->where) - n, " (in %s)", call);
 }
 
+/*
+ * What gdb adds to some stops: a watchpoint's number, expression and
+ * values (wpt, or hw-rwpt / hw-awpt for read and access ones, and
+ * value={old,new} or value={value}), a finish's return-value.
+ */
+static void stop_values(struct dbgp_stop *ds, const struct mi_value *r)
+{
+	static const char *const wpt[] = { "wpt", "hw-rwpt", "hw-awpt" };
+	const struct mi_value *v = mi_get(r, "value");
+	long long num;
+
+	for (size_t i = 0; i < sizeof(wpt) / sizeof(wpt[0]); i++) {
+		const struct mi_value *w = mi_get(r, wpt[i]);
+
+		if (!w || mi_get_int(w, "number", &num) || num <= 0 || num > INT32_MAX)
+			continue;
+		ds->bkptno = num;
+		ds->wpt_exp = mi_get_str(w, "exp");
+	}
+	if (v) {
+		ds->old_value = mi_get_str(v, "old");
+		ds->new_value = mi_get_str(v, "new");
+		if (!ds->new_value)
+			ds->new_value = mi_get_str(v, "value");
+	}
+	ds->return_value = mi_get_str(r, "return-value");
+}
+
 static void on_stop(struct gdbb *g, struct mi_record *rec)
 {
 	struct mi_frames fr = { 0 };
@@ -202,6 +231,7 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 		stop_at_frame(&ds, &st.frame);
 		mpi_user_stop(g, &ds, &fr, call, sizeof(call));
 	}
+	stop_values(&ds, rec->results);
 	describe_stop(g, &ds);
 	add_call(g, call);
 	g->state = st.exited ? GDBB_EXITED : GDBB_STOPPED;

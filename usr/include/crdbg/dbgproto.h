@@ -56,13 +56,15 @@
  *   "stopped: end-stepping-range, main at prog.c:13"
  *   "stopped: signal SIGINT, pause"
  *   "stopped: attached, main at prog.c:12"
+ *   "stopped: watchpoint 2: value = 9 (was 4), compute at prog.c:18"
+ *   "stopped: function-finished, main at prog.c:40, returned 9"
  *   "exited: code 0"  /  "exited: signal SIGSEGV"
  *
  * and, in the replies of start, exec, wait, interrupt and attach (not in
  * status), followed by the stop's fields for machines: DBGP_FIELDS
  * (\x1e), then KEY=VALUE pairs separated by DBGP_FIELD_SEP (\x1f), from
  * gdb's *stopped record (keys reason, bkptno, signal, code, func, file,
- * line, pc); control bytes in values become '?':
+ * line, pc; a watchpoint's exp, old, new; a finish's value); control bytes in values become '?':
  *
  *   "...main at prog.c:12\x1ereason=breakpoint-hit\x1fbkptno=1\x1ffunc=main
  *    \x1ffile=prog.c\x1fline=12\x1fpc=0x401136"
@@ -224,6 +226,11 @@ struct dbgp_stop {
 	const char *file;
 	int line;
 	uint64_t pc;
+	/* A watchpoint's trigger (bkptno is its number): what it watches. */
+	const char *wpt_exp;
+	const char *old_value;	/* NULL: a read watchpoint's */
+	const char *new_value;	/* the value now */
+	const char *return_value; /* function-finished: what it returned */
 };
 
 /* "func at file:line", or "func" without a line. As snprintf. */
