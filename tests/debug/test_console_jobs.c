@@ -130,4 +130,153 @@ TEST_F_TIMEOUT(jobs, mpi_breakpoint_table, 300)
 	EXPECT_NE(NULL, strstr(out, "\n[0-2]: exited: code 0\n")) TH_LOG("%s", out);
 }
 
+/*
+ * A rank that segfaults while the others wait in a barrier: announced at
+ * once with its signal and place, the others stopped (stopall is on by
+ * default) and inspectable; resumed, it dies, the launcher kills the
+ * others, and they are shown as gone, not stopped. A crashing program
+ * is not a failed session: exit 0.
+ */
+TEST_F_TIMEOUT(jobs, mpi_rank_segv_stops_the_others, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"continue\n"
+		"print total\n"
+		"stacks\n"
+		"stacks -l\n"
+		"continue\n"	/* Open MPI's handler raises it again */
+		"continue\n"
+		"status\n";
+	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
+			    MPI_JOBS, "segv", NULL };
+	const char *out;
+
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	mpi_env();
+	ASSERT_EQ(0, write_script(path, script));
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
+			       "[0,2]: stopped: signal SIGINT, "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0]: total = 3\n[1]: total = 33\n[2]: total = 63\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n  [1] crash\n")) TH_LOG("%s", out);
+	/* stacks -l: one line of main for rank 1, another for the others. */
+	EXPECT_TRUE(has_line(out, "^\\[1\\] main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\] main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^  \\[1\\] crash at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: signal SIGSEGV\n")) TH_LOG("%s", out);
+	/* Killed by the launcher: gone, not stopped at its signal. */
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0|2)\\]: exited: signal SIG(TERM|KILL)$"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +signal SIGSEGV$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGCONT")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGTERM")) TH_LOG("%s", out);
+}
+
+/*
+ * A rank that exits with code 3 while the others run: announced, the
+ * others stopped; then it has left the default set (print goes to the
+ * live ranks without an error for it), status says "exited: code 3";
+ * continued, the others are ended by the launcher.
+ */
+TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"stopall\n"
+		"continue\n"
+		"print total\n"
+		"status\n"
+		"continue\n";
+	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
+			    MPI_JOBS, "exit", NULL };
+	const char *out;
+
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	mpi_env();
+	ASSERT_EQ(0, write_script(path, script));
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	EXPECT_NE(NULL, strstr(out, "\nstopall: on (a faulting rank stops the others)\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: code 3\n"
+			       "stopping the other ranks [0,2] (stopall off leaves them running)\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) print total\n[0]: total = 3\n[2]: total = 63\n(crdbg) "))
+		TH_LOG("%s", out);
+	/* status: one row per state and place. */
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, ")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
+}
+
+/*
+ * gdb's behaviour carried through, and values at scale, on 5 MPI ranks:
+ * a watchpoint shows the old and new value, finish the returned value,
+ * p/x and assignments print as print does (once, "EXPR = VALUE"), many
+ * differing values come with a summary first, status merges the ranks
+ * in one place, run is refused in one line.
+ */
+TEST_F_TIMEOUT(jobs, mpi_gdb_behaviour_and_values, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"break step if i == 1\n"
+		"continue\n"
+		"watch total\n"
+		"continue\n"
+		"delete 2\n"
+		"finish\n"
+		"print total\n"
+		"p/x total\n"
+		"print total = 7\n"
+		"status\n"
+		"delete\n"
+		"continue\n"
+		"run\n";
+	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "5",
+			    MPI_JOBS, NULL };
+	const char *out;
+
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	mpi_env();
+	ASSERT_EQ(0, write_script(path, script));
+	/* run refused: the one failure of the batch. */
+	EXPECT_EQ(1, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	EXPECT_NE(NULL, strstr(out, "\n[0-4]: watchpoint 2: total\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: stopped: watchpoint 2: total = 21 (was 10), step at "))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: function-finished, main at "
+			     ".*mpi_jobs\\.c:[0-9]+, returned 11$"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n5 distinct values over 5 ranks; min 1 [0], max 81 [4]:\n"
+			       "[0]: total = 1\n[1]: total = 21\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: total = 0x15\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) print total = 7\n[0-4]: total = 7\n(crdbg) "))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0-4\\] +stopped +function-finished, main at "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0-4]: exited: code 0\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\nrun: an MPI job started by its launcher runs once per session"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
+}
+
 TEST_HARNESS_MAIN

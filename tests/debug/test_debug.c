@@ -110,16 +110,17 @@ TEST_F_TIMEOUT(debug, stacks_two_groups, 180)
 }
 
 /*
- * In a session started on r's stdin: find rank 1's gdb in status, kill
- * it, then print, status, continue to the end. Returns rank 1's pid.
+ * In a session started on r's stdin: find rank 1's gdb in status -p, kill
+ * it, then print, status -p, status, continue to the end. Returns rank
+ * 1's pid.
  */
 static int kill_gdb_of_rank1(struct __test_metadata *_metadata, struct run *r)
 {
-	static const char tail[] = "print value\nstatus\ncontinue\necho @@END\nquit\n";
+	static const char tail[] = "print value\nstatus -p\nstatus\ncontinue\necho @@END\nquit\n";
 	const char *row;
 	int gdb = 0, pid = 0;
 
-	ASSERT_EQ(16, write(r->in, "status\necho @@1\n", 16));
+	ASSERT_EQ(19, write(r->in, "status -p\necho @@1\n", 19));
 	ASSERT_TRUE(run_read_until(r, "@@1\n")) TH_LOG("%s", r->buf);
 	row = strstr(r->buf, "\n1      stopped ");
 	ASSERT_NE(NULL, row) TH_LOG("%s", r->buf);
@@ -145,6 +146,8 @@ TEST_F_TIMEOUT(debug, gdb_killed_rank_lost, 180)
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2-3]: value = 0\n")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[1]: lost: ")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "\n1      lost ")) TH_LOG("%s", r->buf);
+	/* status merges the ranks in one state and place: the lost one apart. */
+	EXPECT_TRUE(has_line(r->buf, "^\\[1\\] +lost +")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2-3]: exited: code 0\n"))
 		TH_LOG("%s", r->buf);
 	/* Its program did not outlive its gdb (it may take a moment to die). */
@@ -518,6 +521,8 @@ TEST_F_TIMEOUT(debug, mpir_gdb_killed_rank_lost, 240)
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2]: value = 0\n")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[1]: lost: ")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "\n1      lost ")) TH_LOG("%s", r->buf);
+	/* status merges the ranks in one state and place: the lost one apart. */
+	EXPECT_TRUE(has_line(r->buf, "^\\[1\\] +lost +")) TH_LOG("%s", r->buf);
 	/* Its tracer gone, rank 1 runs on with the job, which ends normally. */
 	EXPECT_NE(NULL, strstr(r->buf, "mpi rank 1 of 3 value 9\n")) TH_LOG("%s", r->buf);
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2]: exited: code 0\n")) TH_LOG("%s", r->buf);

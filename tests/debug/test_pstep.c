@@ -209,7 +209,7 @@ TEST_F_TIMEOUT(pstep, state_through_gdb, 240)
 TEST_F_TIMEOUT(pstep, mpi_call_atomic, 240)
 {
 	const char *a[] = { "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "interrupt", "-ex", "[1] status", "-ex", "[1] bt",
+			    "-ex", "interrupt", "-ex", "[1] status -p", "-ex", "[1] bt",
 			    "-ex", "stacks", "-ex", "[1] print rank",
 			    "-ex", "mpi frames on", "-ex", "[1] bt", "-ex", "stacks",
 			    "-ex", "mpi frames off", "-ex", "echo @@OFF", "-ex", "[1] bt",

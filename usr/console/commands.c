@@ -26,7 +26,7 @@
 #include "session.h"
 
 #define DBG_CMD_MAX	3900	/* fits DBGP_CMD_MAX with the verb */
-#define DBG_HELP_MAX	4096
+#define DBG_HELP_MAX	16384	/* the whole table, never cut */
 
 static uint64_t now_ms(void)
 {
@@ -37,10 +37,64 @@ static uint64_t now_ms(void)
 }
 
 /*
+ * A rank that stops on a signal (not our SIGINT) or exits with a code
+ * other than 0 while others run is a fault: announced at once and, with
+ * stopall on, the others are stopped. One that is killed or lost is
+ * announced at once. 0: neither.
+ */
+enum { FAULT_NONE, FAULT_ANNOUNCE, FAULT_STOP_OTHERS };
+
+static int fault_kind(const char *text, bool error)
+{
+	static const char sig[] = DBGP_STOPPED "signal ";
+	size_t n = dbgp_reply_text_len(text), k = sizeof(sig) - 1;
+
+	if (error)
+		return FAULT_ANNOUNCE;	/* lost */
+	if (n > k && !strncmp(text, sig, k)) {
+		/* "signal SIGINT, ..." is our own interrupt (or ^C). */
+		size_t len = strcspn(text + k, ",\x1e");
+
+		return len == 6 && !strncmp(text + k, "SIGINT", 6) ?
+		       FAULT_NONE : FAULT_STOP_OTHERS;
+	}
+	if (!strncmp(text, DBGP_EXITED "signal ", strlen(DBGP_EXITED "signal ")))
+		return FAULT_ANNOUNCE;
+	if (!strncmp(text, DBGP_EXITED "code ", strlen(DBGP_EXITED "code ")) &&
+	    atoi(text + strlen(DBGP_EXITED "code ")) != 0)
+		return FAULT_STOP_OTHERS;
+	return FAULT_NONE;
+}
+
+/* Print one reply now, ahead of the run command's report. */
+static void announce(struct dbg_console *c, const char *display, uint8_t type,
+		     const struct sdm_idset *src, const char *text,
+		     const struct sdm_idset *others, bool stop)
+{
+	struct dbg_session *s = c->s;
+	struct sdm_fe_result one = { 0 };
+	char *str;
+
+	dbg_pump_output(s, 0);
+	dbg_flush_lines(s);
+	dbg_bp_renumber(c->bp, &one, type, src, text);
+	dbg_print_result(s, display, &one);
+	sdm_fe_result_free(&one);
+	if (!stop)
+		return;
+	str = sdm_set_to_string(others);
+	dbg_info(s, "stopping the other ranks [%s] (stopall off leaves them running)",
+		 str ? str : "?");
+	free(str);
+}
+
+/*
  * A run-control command: send first (which names its wait slice), then
  * "wait" rounds to the ranks still running, printing their output in
  * between, until every rank stopped, the console's timeout passed or
- * ^C (then the running ranks are interrupted). One merged report.
+ * ^C (then the running ranks are interrupted). A fault of a rank while
+ * others run is printed when it comes (and stops the others, with
+ * stopall on); the rest is one merged report.
  */
 static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			const char *display, const struct dbgp_cmd *first)
@@ -50,15 +104,15 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	struct sdm_idset *pending = dbg_live(s, set);
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
 	struct dbgp_cmd cmd = *first;
-	bool interrupting = false;
+	bool interrupting = false, stop_others = false;
 	int rc;
 
 	if (!pending)
 		return;
 	if (sdm_set_is_empty(pending))
-		dbg_error(s, "no live rank in the set");
+		dbg_error(s, "no live rank in the set (every one exited or is lost)");
 	while (!sdm_set_is_empty(pending)) {
-		if (*s->interrupted && !interrupting) {
+		if ((*s->interrupted || stop_others) && !interrupting) {
 			*s->interrupted = 0;
 			interrupting = true;
 			cmd = (struct dbgp_cmd){ .verb = DBGP_INTERRUPT, .wait_ms = DBG_SLICE_MS };
@@ -70,17 +124,28 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 		}
 		for (unsigned int i = 0; i < r.nev; i++) {
 			const struct sdm_fe_event *ev = &r.ev[i];
+			uint8_t type;
 			const char *text;
 			bool error;
+			int fault;
 
 			text = dbg_event_text(s, ev->type, ev->src,
 					      (const char *)ev->payload, &error);
 			if (!error && dbgp_reply_kind(text) == DBGP_REPLY_RUNNING)
 				continue;
-			/* Stops at breakpoints get the console's numbers. */
-			dbg_bp_renumber(c->bp, &acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY,
-					ev->src, text);
+			type = error ? SDM_MSG_ERROR : SDM_MSG_REPLY;
 			sdm_set_diff(pending, ev->src);
+			fault = fault_kind(text, error);
+			if (fault && !sdm_set_is_empty(pending)) {
+				bool stop = fault == FAULT_STOP_OTHERS && c->stopall &&
+					    !interrupting;
+
+				announce(c, display, type, ev->src, text, pending, stop);
+				stop_others |= stop;
+				continue;
+			}
+			/* Stops at breakpoints get the console's numbers. */
+			dbg_bp_renumber(c->bp, &acc, type, ev->src, text);
 		}
 		sdm_fe_result_free(&r);
 		dbg_pump_output(s, 0);
@@ -110,7 +175,7 @@ static void simple(struct dbg_session *s, const struct sdm_idset *set,
 	if (!live)
 		return;
 	if (sdm_set_is_empty(live)) {
-		dbg_error(s, "no live rank in the set");
+		dbg_error(s, "no live rank in the set (every one exited or is lost)");
 		goto out;
 	}
 	rc = dbg_send(s, live, cmd, DBG_CMD_TIMEOUT, &r);
@@ -160,9 +225,91 @@ static bool is_lost(const char *text)
 	       (!dbgp_parse_status(text, &st) && !strcmp(st.state, "lost"));
 }
 
-/* One row per rank: state, gdb pid, program pid, where it is. */
-static void status(struct dbg_session *s, const struct sdm_idset *set)
+/*
+ * Where a rank is, as a merged status row shows it: without the reply's
+ * prefix (the state says it), the pc (ranks at one line may have their
+ * own address-space layout) or a finish's value, and with the console's
+ * breakpoint number.
+ */
+static char *place(struct dbg_console *c, sdm_id id, const char *where)
 {
+	char *t = dbg_bp_renumber_text(c->bp, id, where), *pc;
+
+	if (!t)
+		return NULL;
+	if (!strncmp(t, DBGP_STOPPED, strlen(DBGP_STOPPED)))
+		memmove(t, t + strlen(DBGP_STOPPED), strlen(t) - strlen(DBGP_STOPPED) + 1);
+	else if (!strncmp(t, DBGP_EXITED, strlen(DBGP_EXITED)))
+		memmove(t, t + strlen(DBGP_EXITED), strlen(t) - strlen(DBGP_EXITED) + 1);
+	pc = strstr(t, ", pc 0x");
+	if (pc)
+		*pc = 0;
+	/* What a finish returned is not where the rank is. */
+	pc = strstr(t, ", returned ");
+	if (pc && !strncmp(t, "function-finished, ", 19))
+		*pc = 0;
+	return t;
+}
+
+/* One row per group of ranks in the same state and place. */
+static void status_merged(struct dbg_console *c, const struct sdm_idset *set,
+			  char **row)
+{
+	struct dbg_session *s = c->s;
+	struct sdm_fe_result acc = { 0 };
+	struct sdm_idset *one = sdm_set_new();
+	sdm_id id;
+
+	sdm_set_for_each(id, set) {
+		struct dbgp_status st = { .where = "" };
+		char *where, *line;
+
+		if (id >= s->n || !one)
+			break;
+		if (!row[id] || dbgp_parse_status(row[id], &st)) {
+			snprintf(st.state, sizeof(st.state), "%s", state_word(s->state[id]));
+			st.where = row[id] ? row[id] : "";
+		}
+		where = place(c, id, st.where);
+		if (where && asprintf(&line, "%s\t%s", st.state, where) >= 0) {
+			sdm_set_clear(one);
+			sdm_set_add_element(one, id);
+			dbg_result_add(&acc, SDM_MSG_REPLY, one, line);
+			free(line);
+		}
+		free(where);
+	}
+	for (unsigned int i = 0; i < acc.nev; i++) {
+		char *ranks = sdm_set_to_string(acc.ev[i].src), set_text[64];
+		char *state = (char *)acc.ev[i].payload, *where = strchr(state, '\t');
+
+		*where++ = 0;
+		if (s->json) {
+			fputs("{\"type\":\"status\",\"ranks\":", s->out);
+			dbg_json_str(s->out, ranks ? ranks : "");
+			fputs(",\"state\":", s->out);
+			dbg_json_str(s->out, state);
+			fputs(",\"where\":", s->out);
+			dbg_json_str(s->out, where);
+			fputs("}\n", s->out);
+		} else {
+			snprintf(set_text, sizeof(set_text), "[%s]", ranks ? ranks : "?");
+			fprintf(s->out, "%-12s %-8s %s\n", set_text, state, where);
+		}
+		free(ranks);
+	}
+	sdm_fe_result_free(&acc);
+	sdm_set_free(one);
+}
+
+/*
+ * status: the ranks merged by state and place; status -p: one row per
+ * rank with its gdb's pid and its program's pid.
+ */
+static void status(struct dbg_console *c, const struct sdm_idset *set,
+		   bool per_rank)
+{
+	struct dbg_session *s = c->s;
 	/* Lost ranks too: a live server says why its gdb is gone. */
 	struct sdm_idset *live = sdm_set_copy(set);
 	struct dbgp_cmd cmd = { .verb = DBGP_STATUS };
@@ -195,6 +342,13 @@ static void status(struct dbg_session *s, const struct sdm_idset *set)
 	}
 	if (failed)
 		s->errors++;
+	if (!per_rank) {
+		if (!s->json)
+			fprintf(s->out, "%-12s %-8s %s\n", "ranks", "state", "where");
+		status_merged(c, set, row);
+		fflush(s->out);
+		goto out;
+	}
 	if (!s->json)
 		fprintf(s->out, "%-6s %-8s %-8s %-8s %s\n", "rank", "state",
 			"gdb", "pid", "where");
@@ -219,11 +373,36 @@ out:
 	sdm_set_free(live);
 }
 
-/* Merged backtraces of set as a prefix tree. */
-static void stacks(struct dbg_session *s, const struct sdm_idset *set)
+/*
+ * The frames of a stack reply, outermost first, in frames[]: stack's
+ * function names as they are; with lines, bt's "#N  func at file:line"
+ * lines (innermost first) without their "#N".
+ */
+static size_t stack_frames(char *text, bool lines, const char **frames)
+{
+	size_t n = 0;
+
+	for (char *p = strtok(text, "\n"); p && n < CON_MAX_FRAMES; p = strtok(NULL, "\n")) {
+		if (lines && *p == '#') {
+			p += strcspn(p, " ");
+			p += strspn(p, " ");
+		}
+		frames[n++] = p;
+	}
+	for (size_t i = 0; lines && i < n / 2; i++) {
+		const char *t = frames[i];
+
+		frames[i] = frames[n - 1 - i];
+		frames[n - 1 - i] = t;
+	}
+	return n;
+}
+
+/* Merged backtraces of set as a prefix tree; with lines, frame by line. */
+static void stacks(struct dbg_session *s, const struct sdm_idset *set, bool lines)
 {
 	struct sdm_idset *live = dbg_live(s, set);
-	struct dbgp_cmd cmd = { .verb = DBGP_STACK };
+	struct dbgp_cmd cmd = { .verb = lines ? DBGP_BT : DBGP_STACK };
 	struct con_stacks *t = con_stacks_new();
 	struct sdm_fe_result r = { 0 }, errs = { 0 };
 	sdm_id id;
@@ -239,7 +418,7 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set)
 		const char *frames[CON_MAX_FRAMES];
 		size_t n = 0;
 		bool error;
-		char *copy, *p;
+		char *copy;
 		const char *text = dbg_event_text(s, ev->type, ev->src,
 						  (char *)ev->payload, &error);
 
@@ -250,9 +429,7 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set)
 		copy = strdup(text);
 		if (!copy)
 			continue;
-		for (p = strtok(copy, "\n"); p && n < CON_MAX_FRAMES;
-		     p = strtok(NULL, "\n"))
-			frames[n++] = p;
+		n = stack_frames(copy, lines, frames);
 		sdm_set_for_each(id, ev->src)
 			con_stacks_add(t, id, frames, n);
 		free(copy);
@@ -334,6 +511,7 @@ struct dbg_call {
 	struct sdm_idset *set;		/* the [RANKS] prefix, or the focus */
 	bool prefixed;
 	const char *arg;		/* after the command word */
+	const char *fmt;		/* print/FMT: "/FMT", else NULL */
 	const char *display;		/* the line without the prefix */
 };
 
@@ -398,9 +576,24 @@ static int cmd_timeout(struct dbg_console *c, const struct dbg_call *call)
 	return 0;
 }
 
+static int cmd_stopall(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!strcmp(call->arg, "on") || !strcmp(call->arg, "off"))
+		c->stopall = !strcmp(call->arg, "on");
+	else if (*call->arg)
+		dbg_error(c->s, "stopall: on or off, not '%.40s'", call->arg);
+	dbg_info(c->s, "stopall: %s", c->stopall ? "on (a faulting rank stops the others)" :
+		 "off (the others run on)");
+	return 0;
+}
+
 static int cmd_status(struct dbg_console *c, const struct dbg_call *call)
 {
-	status(c->s, call->set);
+	if (*call->arg && strcmp(call->arg, "-p")) {
+		dbg_error(c->s, "status: -p or nothing, not '%.40s'", call->arg);
+		return 0;
+	}
+	status(c, call->set, !strcmp(call->arg, "-p"));
 	if (c->pstep && c->pstep->mpi)
 		dbg_pstep_show(c->pstep);
 	return 0;
@@ -408,17 +601,147 @@ static int cmd_status(struct dbg_console *c, const struct dbg_call *call)
 
 static int cmd_stacks(struct dbg_console *c, const struct dbg_call *call)
 {
-	stacks(c->s, call->set);
+	if (*call->arg && strcmp(call->arg, "-l")) {
+		dbg_error(c->s, "stacks: -l or nothing, not '%.40s'", call->arg);
+		return 0;
+	}
+	stacks(c->s, call->set, !strcmp(call->arg, "-l"));
 	return 0;
 }
 
+/* "x = 3" (not ==, !=, <=, >=): the length of "x", else 0. */
+static size_t assigned_length(const char *expr)
+{
+	for (const char *p = expr; (p = strchr(p, '=')); p++) {
+		if (p > expr && strchr("=!<>", p[-1]))
+			continue;
+		if (p[1] == '=') {
+			p++;
+			continue;
+		}
+		while (p > expr && isspace((unsigned char)p[-1]))
+			p--;
+		return p - expr;
+	}
+	return 0;
+}
+
+/*
+ * A print reply as the console shows it: "EXPR = VALUE", whatever gdb
+ * said ("$7 = VALUE" for print/FMT, whose history numbers differ from
+ * rank to rank); an assignment "x = 3" as "x = VALUE", once.
+ */
+static char *print_text(const char *expr, const char *reply)
+{
+	size_t el = strlen(expr), lhs = assigned_length(expr);
+	const char *value = reply;
+	char *out;
+
+	if (reply[0] == '$' && strstr(reply, " = "))
+		value = strstr(reply, " = ") + 3;
+	else if (!strncmp(reply, expr, el) && !strncmp(reply + el, " = ", 3))
+		value = reply + el + 3;
+	else
+		return strdup(reply);
+	if (asprintf(&out, "%.*s = %s", (int)(lhs ? lhs : el), expr, value) < 0)
+		return NULL;
+	return out;
+}
+
+#define DBG_SUMMARY_MIN	5	/* distinct values from which a summary comes first */
+
+/* "N distinct values over M ranks; min V [r], max V [r]" (numbers only). */
+static void print_summary(struct dbg_session *s, const struct sdm_fe_result *acc,
+			  size_t skip)
+{
+	size_t ranks = 0, values = 0, lo = 0, hi = 0;
+	double vlo = 0, vhi = 0;
+	bool numeric = true;
+	char *a, *b;
+
+	for (unsigned int i = 0; i < acc->nev; i++) {
+		const char *v = (char *)acc->ev[i].payload + skip;
+		char *end;
+		double d;
+
+		if (acc->ev[i].type != SDM_MSG_REPLY)
+			continue;
+		values++;
+		ranks += sdm_set_size(acc->ev[i].src);
+		d = strtod(v, &end);
+		numeric &= end != v && !*end;
+		if (values == 1 || d < vlo) {
+			vlo = d;
+			lo = i;
+		}
+		if (values == 1 || d > vhi) {
+			vhi = d;
+			hi = i;
+		}
+	}
+	if (values < DBG_SUMMARY_MIN)
+		return;
+	if (!numeric) {
+		dbg_info(s, "%zu distinct values over %zu ranks:", values, ranks);
+		return;
+	}
+	a = sdm_set_to_string(acc->ev[lo].src);
+	b = sdm_set_to_string(acc->ev[hi].src);
+	dbg_info(s, "%zu distinct values over %zu ranks; min %s [%s], max %s [%s]:",
+		 values, ranks, (char *)acc->ev[lo].payload + skip, a ? a : "?",
+		 (char *)acc->ev[hi].payload + skip, b ? b : "?");
+	free(a);
+	free(b);
+}
+
+/* print[/FMT] EXPR: values merged over ranks, summarised when many. */
 static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
 {
+	struct dbg_session *s = c->s;
+	struct dbgp_cmd cmd = { .verb = DBGP_PRINT, .arg = call->arg };
+	struct sdm_fe_result r, acc = { 0 };
+	struct sdm_idset *live;
+	char cli[DBG_CMD_MAX + 16];
+
 	if (!*call->arg) {
-		dbg_error(c->s, "print: an expression is needed");
+		dbg_error(s, "print: an expression is needed");
 		return 0;
 	}
-	return send_text(c, call, DBGP_PRINT);
+	if (call->fmt) {
+		snprintf(cli, sizeof(cli), "print%s %s", call->fmt, call->arg);
+		cmd = (struct dbgp_cmd){ .verb = DBGP_CLI, .arg = cli };
+	}
+	live = dbg_live(s, call->set);
+	if (!live)
+		return 0;
+	if (sdm_set_is_empty(live))
+		dbg_error(s, "no live rank in the set (every one exited or is lost)");
+	else if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0)
+		dbg_error(s, "print: no reply");
+	else {
+		for (unsigned int i = 0; i < r.nev; i++) {
+			bool error;
+			const char *text = dbg_event_text(s, r.ev[i].type, r.ev[i].src,
+							  (char *)r.ev[i].payload, &error);
+			char *t = error ? strdup(text) : print_text(call->arg, text);
+
+			if (t)
+				dbg_result_add(&acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY,
+					       r.ev[i].src, t);
+			free(t);
+		}
+		sdm_fe_result_free(&r);
+		dbg_pump_output(s, 0);
+		if (!s->json) {
+			size_t lhs = assigned_length(call->arg);
+
+			print_summary(s, &acc, (lhs ? lhs : strlen(call->arg)) + 3);
+		}
+		dbg_print_result(s, call->display, &acc);
+	}
+	sdm_fe_result_free(&acc);
+	sdm_set_free(live);
+	return 0;
 }
 
 /* break, tbreak, watch...: the command's name is the kind. */
@@ -569,6 +892,18 @@ static int cmd_mpi(struct dbg_console *c, const struct dbg_call *call)
 	return 0;
 }
 
+/*
+ * gdb's run would start a copy of the program outside the job (under
+ * MPIR, a singleton MPI process): refused. The job runs once a session.
+ */
+static int cmd_run(struct dbg_console *c, const struct dbg_call *call)
+{
+	(void)call;
+	dbg_error(c->s, "run: %s runs once per session; quit and start crdbg again to rerun it",
+		  c->mpir ? "an MPI job started by its launcher" : "the job");
+	return 0;
+}
+
 static int cmd_start(struct dbg_console *c, const struct dbg_call *call)
 {
 	struct sdm_idset *live = dbg_live(c->s, call->set);
@@ -653,6 +988,8 @@ static const struct dbg_command commands[] = {
 	{ "finish", { "fin" }, NULL, "run until the function returns; waits likewise", cmd_exec },
 	{ "stepi", { "si" }, NULL, "one instruction, into calls; waits likewise", cmd_exec },
 	{ "nexti", { "ni" }, NULL, "one instruction, over calls; waits likewise", cmd_exec },
+	{ "run", { "r" }, NULL, "refused: the job runs once per session (never a singleton copy)",
+	  cmd_run },
 	{ "start", { NULL }, NULL, NULL, cmd_start },	/* the session's first run to main */
 	{ "hold", { NULL }, "[RANKS]", "parallel step: keep the ranks where they are (yellow)", cmd_hold },
 	{ "release", { NULL }, "[RANKS]", "parallel step: let held ranks move again (green)", cmd_hold },
@@ -660,12 +997,16 @@ static const struct dbg_command commands[] = {
 	  "or show MPI's own frames", cmd_mpi },
 	{ "interrupt", { NULL }, NULL, "stop the running ranks", cmd_interrupt },
 	{ "wait", { NULL }, NULL, "wait for running ranks to stop", cmd_wait },
+	{ "stopall", { NULL }, "[on|off]", "a rank's fault (signal, exit code) stops the others (on)",
+	  cmd_stopall },
 	{ "timeout", { NULL }, "SECONDS", "longest wait of a run command (0: no limit)",
 	  cmd_timeout },
 	{ "print", { "p" }, "EXPR", "evaluate EXPR; identical values are merged", cmd_print },
 	{ "bt", { "backtrace", "where" }, NULL, "backtrace of each rank, merged", cmd_bt },
-	{ "stacks", { NULL }, NULL, "merged stacks of all ranks as a tree", cmd_stacks },
-	{ "status", { NULL }, NULL, "state, gdb pid, program pid and position per rank",
+	{ "stacks", { NULL }, "[-l]", "merged stacks of all ranks as a tree; -l: with lines",
+	  cmd_stacks },
+	{ "status", { NULL }, "[-p]", "ranks merged by state and place; -p: one row per rank "
+	  "with gdb and program pids",
 	  cmd_status },
 	{ "input", { NULL }, "TEXT", "TEXT and a newline to the programs' stdin (rank 0 by default)",
 	  cmd_input },
@@ -756,7 +1097,7 @@ int dbg_execute(struct dbg_console *c, const char *line)
 {
 	struct dbg_session *s = c->s;
 	struct dbg_call call = { .set = sdm_set_new() };
-	char word[32], display[DBG_CMD_MAX + 1];
+	char word[32], fmt[32], display[DBG_CMD_MAX + 1];
 	const char *p = line;
 	size_t wl;
 	int quit = 0;
@@ -790,6 +1131,19 @@ int dbg_execute(struct dbg_console *c, const char *line)
 	while (isspace((unsigned char)*call.arg))
 		call.arg++;
 	call.cmd = find_command(word);
+	if (!call.cmd && strchr(word, '/')) {
+		/* print/x, p/x: the format goes with the command. */
+		char *slash = strchr(word, '/');
+
+		call.fmt = p + (slash - word);
+		*slash = 0;
+		call.cmd = find_command(word);
+		if (call.cmd && call.cmd->run != cmd_print)
+			call.cmd = NULL;
+		if (call.cmd)
+			snprintf(fmt, sizeof(fmt), "%.*s", (int)(wl - (slash - word)), call.fmt);
+		call.fmt = call.cmd ? fmt : NULL;
+	}
 	if (call.cmd) {
 		quit = call.cmd->run(c, &call);
 	} else {

@@ -26,6 +26,7 @@ struct dbg_console {
 	struct dbg_pstep *pstep; /* the parallel step; NULL: plain step */
 	struct dbg_gate *gate;	/* a job held by libcrdbg-mpi (--mpi-hold) */
 	struct dbg_bptab *bp;	/* the breakpoint table; NULL: refused */
+	bool stopall;		/* a faulting rank stops the others */
 	/* Ask a yes/no question on the terminal; NULL (batch): yes. */
 	bool (*confirm)(const char *question);
 };

@@ -317,7 +317,7 @@ static void run_commands(struct dbg_console *c, const struct dbg_opts *o)
 int dbg_main(const struct dbg_opts *o)
 {
 	struct dbg_session s = { 0 };
-	struct dbg_console c = { .s = &s };
+	struct dbg_console c = { .s = &s, .stopall = true };
 	struct sigaction sa = { 0 };
 	bool started = false;
 

@@ -191,7 +191,7 @@ struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set)
 	sdm_set_for_each(id, set) {
 		if (id >= s->n)
 			break;
-		if (s->state[id] == DBG_LOST)
+		if (s->state[id] == DBG_LOST || s->state[id] == DBG_EXITED)
 			sdm_set_remove_element(live, id);
 	}
 	sdm_set_intersect_range(live, 0, s->n - 1);

@@ -117,7 +117,10 @@ int dbg_session_set_hosts(struct dbg_session *s, char *const *host);
 /* The listeners' stop hooks, then the SDM tree. */
 void dbg_session_stop(struct dbg_session *s);
 
-/* The ranks of set that are not lost (malloc'd; NULL on ENOMEM). */
+/*
+ * The ranks of set that are neither lost nor exited (malloc'd; NULL on
+ * ENOMEM): commands go to these, so a dead rank costs no error line.
+ */
 struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set);
 
 /*
