@@ -111,7 +111,7 @@ kill -KILL "$node2"
 for i in $(seq 300); do kill -0 "$node2_init" 2>/dev/null || break; sleep 0.1; done
 sleep 1
 echo "print value" >&3
-echo "status" >&3
+echo "status -p" >&3
 echo "quit" >&3
 exec 3>&-
 wait $dbg
