@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make demo: crdbg at work. First a scripted parallel debug session of an
-# Open MPI program on this machine, and seed 002's program stepped to its
-# end with the parallel step (colours on a terminal); then, in a QEMU guest running Debian's
+# Open MPI program on this machine, seed 002's program stepped to its
+# end with the parallel step (colours on a terminal), and a job of six
+# ranks spread over a three-node Slurm cluster of namespaced nodes; then, in a QEMU guest running Debian's
 # 6.1 kernel (this host cannot load modules and CRIU 3.17 fails on its
 # kernel), crdbg.ko freezing a process, checkpoint/restart round trips
 # with and without the debugger, a console session that checkpoints and
@@ -31,6 +32,15 @@ set -x
 	-ex next -ex next -ex mpi -ex continue \
 	-- mpirun --oversubscribe -n 4 -x LD_PRELOAD="$build/usr/libcrdbg-mpi-ompi.so" \
 	"$build/tests/debug/prog_pstep"
+set +x
+
+bold "1c. a job over 3 nodes: a throwaway Slurm cluster (scripts/cluster), 6 ranks under srun, one crdbg-server per rank on its node"
+set -x
+"$top/scripts/cluster" --nodes 3 --timeout 300 -- env \
+	OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24 \
+	"$crdbg" debug -ex 'break compute' -ex continue -ex finish -ex 'print value' \
+	-ex stacks -ex status -ex continue \
+	-- srun -N3 -n6 "$mpi_prog"
 set +x
 
 bold "2. booting a QEMU guest (Debian 6.1 kernel, TCG) for crdbg.ko and CRIU"
