@@ -20,7 +20,7 @@ work=$(mktemp -d /tmp/test_debug_cluster.XXXXXX)
 chmod 755 "$work"
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 backend=cluster
-plan=19
+plan=21
 
 . "$top/tests/guest/tap.sh"
 
@@ -145,6 +145,9 @@ for l in srun mpirun; do
 		has $l '[3] mpi rank 3 of 6 value 9' '[0] mpi rank 0 got: hello mpi' || show $l
 	check "$l: stacks shows the deadlock between ranks of different nodes" \
 		has $l '  [0,2,4] recv_forever' '  [1,3,5] barrier_forever' || show $l
+	check "$l: status names each rank's node" \
+		eval "has_line $l '1 +stopped +node0 .*' && has_line $l '3 +stopped +node1 .*' &&
+		      has_line $l '5 +stopped +node2 .*'" || show $l
 	check "$l: the session ends cleanly, nothing left on any node" \
 		eval "grep -qx 'rc=0' $work/$l.rc && [[ ! -s $work/$l.left ]]" ||
 		diag "$work/$l.rc" "$work/$l.left" "$work/$l.out"

@@ -209,7 +209,15 @@ static void status_row(struct dbg_session *s, sdm_id id, const char *state,
 		dbg_json_str(s->out, state);
 		fprintf(s->out, ",\"gdb\":%d,\"pid\":%d,\"where\":", gdb, pid);
 		dbg_json_str(s->out, where);
+		if (s->host) {
+			fputs(",\"node\":", s->out);
+			dbg_json_str(s->out, s->host[id]);
+		}
 		fputs("}\n", s->out);
+	} else if (s->host) {
+		/* Ranks on other nodes: pids are the nodes' own. */
+		fprintf(s->out, "%-6u %-8s %-12.12s %-8d %-8d %s\n", id, state,
+			s->host[id], gdb, pid, where);
 	} else {
 		fprintf(s->out, "%-6u %-8s %-8d %-8d %s\n", id, state, gdb, pid,
 			where);
@@ -350,8 +358,9 @@ static void status(struct dbg_console *c, const struct sdm_idset *set,
 		goto out;
 	}
 	if (!s->json)
-		fprintf(s->out, "%-6s %-8s %-8s %-8s %s\n", "rank", "state",
-			"gdb", "pid", "where");
+		fprintf(s->out, s->host ? "%-6s %-8s %-12s %-8s %-8s %s\n" :
+			"%-6s %-8s %s%-8s %-8s %s\n", "rank", "state",
+			s->host ? "node" : "", "gdb", "pid", "where");
 	sdm_set_for_each(id, set) {
 		struct dbgp_status st = { .where = "" };
 
