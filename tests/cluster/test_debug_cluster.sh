@@ -63,7 +63,7 @@ session() {
 	settled_leftovers >"$w/$name.left"
 }
 ex=(-ex "break mpi_debug.c:51" -ex continue -ex "print value" -ex "input hello mpi"
-    -ex "timeout 10" -ex continue -ex interrupt -ex stacks -ex status)
+    -ex "timeout 10" -ex continue -ex interrupt -ex stacks -ex "status -p")
 
 session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 "$prog" deadlock
 session mpirun salloc -N3 -n6 "$crdbg" debug "${ex[@]}" -- mpirun "$prog" deadlock </dev/null
