@@ -27,4 +27,5 @@ HOST_TESTS   += tests/cluster/test_cluster.sh
 # crdbg debug sessions of six-rank jobs over the cluster's three nodes
 # (srun, mpirun in salloc, attach, a node lost, a server that cannot start).
 HOST_TESTS   += tests/cluster/test_debug_cluster.sh
+BENCH_CMDS   += tests/cluster/bench_debug_cluster.sh
 GUEST_GROUPS += cluster

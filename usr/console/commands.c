@@ -563,6 +563,26 @@ static int cmd_quit(struct dbg_console *c, const struct dbg_call *call)
 	return 1;
 }
 
+/*
+ * What the front end received for the previous command: one message per
+ * distinct reply however many ranks sent it, when aggregation works.
+ */
+static int cmd_sdm(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct dbg_session *s = c->s;
+
+	(void)call;
+	if (s->json)
+		fprintf(s->out, "{\"type\":\"sdm\",\"messages\":%llu,\"bytes\":%llu}\n",
+			(unsigned long long)s->last_frames,
+			(unsigned long long)s->last_bytes);
+	else
+		dbg_info(s, "sdm: the previous command: %llu messages, %llu bytes "
+			 "reached the front end", (unsigned long long)s->last_frames,
+			 (unsigned long long)s->last_bytes);
+	return 0;
+}
+
 static int cmd_echo(struct dbg_console *c, const struct dbg_call *call)
 {
 	dbg_info(c->s, "%s", call->arg);
@@ -1024,6 +1044,8 @@ static const struct dbg_command commands[] = {
 	{ "restart", { NULL }, "[H[,H..]]", "restart the ranks (default: last checkpoint), same place",
 	  cmd_restart },
 	{ "echo", { NULL }, "TEXT", "print TEXT", cmd_echo },
+	{ "sdm", { NULL }, NULL, "messages and bytes the previous command brought the front end",
+	  cmd_sdm },
 	{ "gdb", { NULL }, "CMD", "any gdb command (unknown commands go to gdb too)", cmd_gdb },
 	{ "help", { "h" }, "[COMMAND]", "this list, or one command's line", cmd_help },
 	{ "quit", { "q", "exit" }, NULL, "end the session (the programs are killed)", cmd_quit },
@@ -1110,6 +1132,7 @@ int dbg_execute(struct dbg_console *c, const char *line)
 	const char *p = line;
 	size_t wl;
 	int quit = 0;
+	bool counting;
 
 	if (!call.set)
 		return 0;
@@ -1153,6 +1176,9 @@ int dbg_execute(struct dbg_console *c, const char *line)
 			snprintf(fmt, sizeof(fmt), "%.*s", (int)(wl - (slash - word)), call.fmt);
 		call.fmt = call.cmd ? fmt : NULL;
 	}
+	counting = s->fe && !(call.cmd && call.cmd->run == cmd_sdm);
+	if (counting)
+		sdm_fe_counters_reset(s->fe);
 	if (call.cmd) {
 		quit = call.cmd->run(c, &call);
 	} else {
@@ -1160,6 +1186,8 @@ int dbg_execute(struct dbg_console *c, const char *line)
 		call.arg = p;
 		send_text(c, &call, DBGP_CLI);
 	}
+	if (counting)
+		sdm_fe_counters(s->fe, &s->last_frames, &s->last_bytes);
 out:
 	sdm_set_free(call.set);
 	return quit;

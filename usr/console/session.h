@@ -77,6 +77,7 @@ struct dbg_session {
 	volatile int *interrupted;	/* set by SIGINT */
 	volatile int *terminate;	/* set by SIGTERM, SIGHUP */
 	unsigned int errors;		/* commands that failed somewhere: exit 1 */
+	uint64_t last_frames, last_bytes; /* what the last command received */
 	char launcher_name[32];		/* labels DBG_MPIRUN output; "" = mpirun */
 	char **host;			/* per rank, when ranks run elsewhere */
 	struct {
