@@ -28,4 +28,7 @@ HOST_TESTS   += tests/cluster/test_cluster.sh
 # (srun, mpirun in salloc, attach, a node lost, a server that cannot start).
 HOST_TESTS   += tests/cluster/test_debug_cluster.sh
 BENCH_CMDS   += tests/cluster/bench_debug_cluster.sh
+# A session end to end over three QEMU guests, each its own kernel with
+# crdbg.ko (scripts/cluster --kind vm): boots its own guests.
+HOST_TESTS   += tests/cluster/test_vm_cluster.sh
 GUEST_GROUPS += cluster
