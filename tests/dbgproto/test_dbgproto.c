@@ -400,6 +400,40 @@ TEST(watch_and_finish_stops)
 		     "line=40\x1fvalue=4", buf);
 }
 
+/* until and advance carry a location (advance must); no other kind does. */
+TEST(exec_locations)
+{
+	struct dbgp_cmd until = { .verb = DBGP_EXEC, .wait_ms = 500, .exec = DBGP_EXEC_UNTIL,
+				  .arg = "prog.c:40" };
+	struct dbgp_cmd bare = { .verb = DBGP_EXEC, .wait_ms = 5, .exec = DBGP_EXEC_UNTIL };
+	struct dbgp_cmd adv = { .verb = DBGP_EXEC, .wait_ms = 5, .exec = DBGP_EXEC_ADVANCE };
+	struct dbgp_cmd cont = { .verb = DBGP_EXEC, .wait_ms = 5, .exec = DBGP_EXEC_CONTINUE,
+				 .arg = "3" };
+	char buf[DBGP_CMD_MAX + 1], in[64];
+	struct dbgp_cmd p;
+
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &until));
+	EXPECT_STREQ("exec 500 until prog.c:40", buf);
+	ASSERT_EQ(0, dbgp_parse(buf, strlen(buf), &p));
+	EXPECT_EQ(DBGP_EXEC_UNTIL, p.exec);
+	EXPECT_STREQ("prog.c:40", p.arg);
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &bare));
+	EXPECT_STREQ("exec 5 until", buf);
+	ASSERT_EQ(0, dbgp_parse(buf, strlen(buf), &p));
+	EXPECT_STREQ("", p.arg);
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &adv));
+	adv.arg = "compute";
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &adv));
+	EXPECT_STREQ("exec 5 advance compute", buf);
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &cont));
+	strcpy(in, "exec 5 continue 3");
+	EXPECT_EQ(-EINVAL, dbgp_parse(in, strlen(in), &p));
+	strcpy(in, "exec 5 advance");
+	EXPECT_EQ(-EINVAL, dbgp_parse(in, strlen(in), &p));
+	strcpy(in, "exec 5 until ");
+	EXPECT_EQ(-EINVAL, dbgp_parse(in, strlen(in), &p));
+}
+
 TEST(fields_are_clean_and_bounded)
 {
 	struct dbgp_stop st = { .reason = "breakpoint-hit", .bkptno = 1,

@@ -8,6 +8,7 @@
  * status and stacks at scale, the terminal's habits.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,200 @@ TEST_F_TIMEOUT(jobs, mpi_gdb_behaviour_and_values, 300)
 	EXPECT_NE(NULL, strstr(out, "\nrun: an MPI job started by its launcher runs once per session"))
 		TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
+}
+
+/*
+ * display expressions are printed after every stop of the ranks that
+ * stopped, in print's form (display/x too), until undisplay.
+ */
+TEST_F_TIMEOUT(jobs, display_after_every_stop, 180)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"display/x rank\n"
+		"break compute\n"
+		"continue\n"
+		"display value\n"
+		"finish\n"
+		"undisplay 1\n"
+		"display\n"
+		"continue\n";
+	const char *a[] = { "-n", "2", "--batch", path, DEBUG_PROG, NULL };
+	const char *out;
+
+	ASSERT_EQ(0, write_script(path, script));
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	/* At once (main's rank not set yet), after continue and after finish. */
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) display/x rank\n[0-1]: rank = 0x0\n(crdbg) "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "compute at tests/debug/prog_debug.c:17\n"
+			       "[0]: rank = 0x0\n[1]: rank = 0x1\n(crdbg) display value\n"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(2, count(out, "\n[0]: rank = 0x0\n[1]: rank = 0x1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, ", returned 9\n[0]: rank = 0x0\n[1]: rank = 0x1\n"
+			       "[0]: value = 4\n[1]: value = 9\n(crdbg) undisplay 1\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) display\n1: display value\n[0]: value = 4\n"
+			       "[1]: value = 9\n(crdbg) continue\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "[0-1]: exited: code 0\n")) TH_LOG("%s", out);
+}
+
+/* until and advance end with a merged stop line, as the run commands do. */
+TEST_F_TIMEOUT(jobs, until_advance_stop_lines, 180)
+{
+	const char *a[] = { "-n", "2", "-ex", "break compute", "-ex", "continue",
+			    "-ex", "finish",	/* advance also stops where a frame returns */
+			    "-ex", "advance 41", "-ex", "until", "-ex", "status",
+			    "-ex", "continue", DEBUG_PROG, NULL };
+	const char *out;
+
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	out = self->r.buf;
+	EXPECT_TRUE(has_line(out, "^\\[0-1\\]: stopped: location-reached, main at "
+			     ".*prog_debug\\.c:41$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0-1\\]: stopped: end-stepping-range, main at "
+			     ".*prog_debug\\.c:42$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0-1\\] +stopped +end-stepping-range, main at "
+			     ".*prog_debug\\.c:42$")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "[0-1]: exited: code 0\n")) TH_LOG("%s", out);
+}
+
+/*
+ * kill and detach: one line for the ranks they ended, which then leave
+ * the default set, and status says which. The detached program runs on
+ * to its end without the debugger.
+ */
+TEST_F_TIMEOUT(jobs, kill_detach_update_status, 180)
+{
+	const char *a[] = { "-n", "3", "-ex", "[0] kill", "-ex", "[1] detach", "-ex", "status",
+			    "-ex", "print 1 + 1", "-ex", "continue", DEBUG_PROG, NULL };
+	const char *out;
+
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	out = self->r.buf;
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) [0] kill\n[0]: exited: killed\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) [1] detach\n[1]: exited: detached\n"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0\\] +exited +killed$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +detached$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[2\\] +stopped +breakpoint 1, main at ")) TH_LOG("%s", out);
+	/* Only the live rank answers; the detached one runs to its end. */
+	EXPECT_NE(NULL, strstr(out, "\n[2]: 1 + 1 = 2\n")) TH_LOG("%s", out);
+	EXPECT_EQ(1, count(out, ": 1 + 1 = 2\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1] hello from rank 1 x=9\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[2]: exited: code 0\n")) TH_LOG("%s", out);
+}
+
+/* help lists every command, to the last; help CMD gives one line. */
+TEST_F_TIMEOUT(jobs, help_whole_and_one, 120)
+{
+	const char *a[] = { "-n", "1", "-ex", "help", "-ex", "help tbreak", DEBUG_PROG, NULL };
+	const char *out;
+
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	out = self->r.buf;
+	EXPECT_TRUE(has_line(out, "^break LOC \\[if EXPR\\] +breakpoint at ")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^quit +end the session")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\nany other command goes to gdb as it is\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) help tbreak\ntbreak LOC [if EXPR] "
+			       "a breakpoint deleted where it stops a rank\n"))
+		TH_LOG("%s", out);
+}
+
+/* A tmux server of the test's own, and one session in it. */
+struct term {
+	char sock[64];
+};
+
+static int tmux(const struct term *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int tmux(const struct term *t, const char *fmt, ...)
+{
+	char cmd[2048];
+	int n;
+	va_list ap;
+
+	n = snprintf(cmd, sizeof(cmd), "tmux -L %s ", t->sock);
+	va_start(ap, fmt);
+	vsnprintf(cmd + n, sizeof(cmd) - n, fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* The screen (and its history); true once it contains needle. */
+static bool screen_has(const struct term *t, const char *needle, char *buf, size_t size)
+{
+	for (int i = 0; i < 600; i++) {
+		char cmd[128];
+		size_t n = 0;
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "tmux -L %s capture-pane -p -S -200 -t s 2>/dev/null",
+			 t->sock);
+		f = popen(cmd, "r");
+		if (f) {
+			n = fread(buf, 1, size - 1, f);
+			pclose(f);
+		}
+		buf[n] = 0;
+		if (strstr(buf, needle))
+			return true;
+		usleep(200000);
+	}
+	return false;
+}
+
+/*
+ * What a terminal user expects: tab completion of a function name from
+ * the program's debug info, ^C clearing the line being typed, help for
+ * one command, spaces inside [ ], and quit asking first while ranks are
+ * alive ("n" keeps the session).
+ */
+TEST_F_TIMEOUT(jobs, terminal_habits, 300)
+{
+	struct term t;
+	char screen[65536];
+
+	if (system("tmux -V >/dev/null 2>&1"))
+		SKIP(return, "tmux is not installed");
+	snprintf(t.sock, sizeof(t.sock), "crdbg-test-%d", getpid());
+	ASSERT_EQ(0, tmux(&t, "new-session -d -s s -x 200 -y 50 "
+			  "'cd %s && %s debug -n 2 %s; echo crdbg-ended $?; sleep 60'",
+			  getenv("PWD") ? getenv("PWD") : ".", CRDBG, DEBUG_PROG));
+	/* capture-pane drops the prompt's trailing space. */
+	EXPECT_TRUE(screen_has(&t, "(crdbg)", screen, sizeof(screen))) TH_LOG("%s", screen);
+	/* "compu" + Tab: compute (and compute_change of libc), from gdb's symbols. */
+	tmux(&t, "send-keys -t s 'break compu' Tab");
+	EXPECT_TRUE(screen_has(&t, "(crdbg) break compute", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s Enter");
+	EXPECT_TRUE(screen_has(&t, "[0-1]: breakpoint 2 at ", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	/* ^C drops what was typed. */
+	tmux(&t, "send-keys -t s 'print 12345'");
+	EXPECT_TRUE(screen_has(&t, "print 12345", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s C-c");
+	usleep(500000);
+	tmux(&t, "send-keys -t s '[0, 1] print 6*7' Enter");
+	EXPECT_TRUE(screen_has(&t, "[0-1]: 6*7 = 42", screen, sizeof(screen))) TH_LOG("%s", screen);
+	EXPECT_EQ(NULL, strstr(screen, "12345[0")) TH_LOG("%s", screen);
+	EXPECT_EQ(NULL, strstr(screen, "12345 =")) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s 'help stopall' Enter");
+	EXPECT_TRUE(screen_has(&t, "stopall [on|off]", screen, sizeof(screen))) TH_LOG("%s", screen);
+	/* quit asks while ranks are alive; n keeps the session. */
+	tmux(&t, "send-keys -t s quit Enter");
+	EXPECT_TRUE(screen_has(&t, "2 ranks are still alive (they will be killed). "
+			       "Quit anyway? (y or n)", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s n Enter 'echo still here' Enter");
+	EXPECT_TRUE(screen_has(&t, "\nstill here", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s quit Enter y Enter");
+	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "kill-server");
 }
 
 TEST_HARNESS_MAIN

@@ -36,6 +36,8 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void show_displays(struct dbg_console *c, const struct sdm_idset *set);
+
 /*
  * A rank that stops on a signal (not our SIGINT) or exits with a code
  * other than 0 while others run is a fault: announced at once and, with
@@ -160,6 +162,7 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	dbg_flush_lines(s);
 	dbg_print_result(s, display, &acc);
 	dbg_bp_settle(c->bp);
+	show_displays(c, set);
 	sdm_fe_result_free(&acc);
 	sdm_set_free(pending);
 }
@@ -462,10 +465,17 @@ out:
 static int parse_prefix(struct dbg_session *s, const char **p,
 			struct sdm_idset *ret)
 {
-	const char *end;
+	const char *close = strchr(*p, ']'), *end;
+	char set[256];
+	size_t n = 0;
 	sdm_id max;
 
-	if (sdm_set_parse(ret, *p + 1, &end) < 0 || *end != ']' ||
+	/* Spaces inside the brackets are allowed: "[0, 2 - 3]". */
+	for (const char *q = *p + 1; close && q < close && n < sizeof(set) - 1; q++)
+		if (!isspace((unsigned char)*q))
+			set[n++] = *q;
+	set[n] = 0;
+	if (!close || sdm_set_parse(ret, set, &end) < 0 || *end ||
 	    sdm_set_is_empty(ret)) {
 		dbg_error(s, "bad rank set in '%.60s' (want e.g. [0-3,7])", *p);
 		return -EINVAL;
@@ -475,7 +485,7 @@ static int parse_prefix(struct dbg_session *s, const char **p,
 		dbg_error(s, "rank out of range: this session has ranks 0-%u", max);
 		return -ERANGE;
 	}
-	*p = end + 1;
+	*p = close + 1;
 	return 0;
 }
 
@@ -556,11 +566,26 @@ static int run_wait(struct dbg_console *c, const struct dbg_call *call,
 	return 0;
 }
 
+/* quit: at a terminal, with ranks still alive, only after asking. */
 static int cmd_quit(struct dbg_console *c, const struct dbg_call *call)
 {
-	(void)c;
+	struct sdm_idset *all = sdm_set_new(), *live = NULL;
+	char question[160];
+	bool ask;
+
 	(void)call;
-	return 1;
+	if (all && sdm_set_add_range(all, 0, c->s->n - 1) == 0)
+		live = dbg_live(c->s, all);
+	ask = c->confirm && live && !sdm_set_is_empty(live);
+	if (ask)
+		snprintf(question, sizeof(question),
+			 "%zu rank%s still alive (%s). Quit anyway? (y or n) ",
+			 sdm_set_size(live), sdm_set_size(live) == 1 ? " is" : "s are",
+			 c->mpir && !dbg_mpir_launched(c->mpir) ? "they will be detached" :
+			 "they will be killed");
+	sdm_set_free(all);
+	sdm_set_free(live);
+	return ask ? c->confirm(question) : 1;
 }
 
 /*
@@ -723,26 +748,23 @@ static void print_summary(struct dbg_session *s, const struct sdm_fe_result *acc
 	free(b);
 }
 
-/* print[/FMT] EXPR: values merged over ranks, summarised when many. */
-static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
+/* EXPR (with "/FMT" or NULL) on the live ranks of set, merged, summarised. */
+static void print_expr(struct dbg_console *c, const struct sdm_idset *set,
+		       const char *fmt, const char *expr, const char *display)
 {
 	struct dbg_session *s = c->s;
-	struct dbgp_cmd cmd = { .verb = DBGP_PRINT, .arg = call->arg };
+	struct dbgp_cmd cmd = { .verb = DBGP_PRINT, .arg = expr };
 	struct sdm_fe_result r, acc = { 0 };
 	struct sdm_idset *live;
 	char cli[DBG_CMD_MAX + 16];
 
-	if (!*call->arg) {
-		dbg_error(s, "print: an expression is needed");
-		return 0;
-	}
-	if (call->fmt) {
-		snprintf(cli, sizeof(cli), "print%s %s", call->fmt, call->arg);
+	if (fmt) {
+		snprintf(cli, sizeof(cli), "print%s %s", fmt, expr);
 		cmd = (struct dbgp_cmd){ .verb = DBGP_CLI, .arg = cli };
 	}
-	live = dbg_live(s, call->set);
+	live = dbg_live(s, set);
 	if (!live)
-		return 0;
+		return;
 	if (sdm_set_is_empty(live))
 		dbg_error(s, "no live rank in the set (every one exited or is lost)");
 	else if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0)
@@ -752,7 +774,7 @@ static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
 			bool error;
 			const char *text = dbg_event_text(s, r.ev[i].type, r.ev[i].src,
 							  (char *)r.ev[i].payload, &error);
-			char *t = error ? strdup(text) : print_text(call->arg, text);
+			char *t = error ? strdup(text) : print_text(expr, text);
 
 			if (t)
 				dbg_result_add(&acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY,
@@ -762,14 +784,100 @@ static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
 		sdm_fe_result_free(&r);
 		dbg_pump_output(s, 0);
 		if (!s->json) {
-			size_t lhs = assigned_length(call->arg);
+			size_t lhs = assigned_length(expr);
 
-			print_summary(s, &acc, (lhs ? lhs : strlen(call->arg)) + 3);
+			print_summary(s, &acc, (lhs ? lhs : strlen(expr)) + 3);
 		}
-		dbg_print_result(s, call->display, &acc);
+		dbg_print_result(s, display, &acc);
 	}
 	sdm_fe_result_free(&acc);
 	sdm_set_free(live);
+}
+
+/* print[/FMT] EXPR: values merged over ranks, summarised when many. */
+static int cmd_print(struct dbg_console *c, const struct dbg_call *call)
+{
+	if (!*call->arg) {
+		dbg_error(c->s, "print: an expression is needed");
+		return 0;
+	}
+	print_expr(c, call->set, call->fmt, call->arg, call->display);
+	return 0;
+}
+
+/*
+ * The display expressions, printed after every stop on the ranks of the
+ * run command that stopped; one out of scope there shows its error,
+ * which does not fail a batch.
+ */
+static void show_displays(struct dbg_console *c, const struct sdm_idset *set)
+{
+	struct sdm_idset *stopped = sdm_set_copy(set);
+	unsigned int errors = c->s->errors;
+	sdm_id id;
+
+	if (!stopped)
+		return;
+	sdm_set_for_each(id, set)
+		if (id >= c->s->n || c->s->state[id] != DBG_STOPPED)
+			sdm_set_remove_element(stopped, id);
+	for (unsigned int i = 0; i < c->ndisplay && !sdm_set_is_empty(stopped); i++) {
+		char display[DBG_CMD_MAX + 32];
+
+		snprintf(display, sizeof(display), "display%s %s", c->display[i].fmt,
+			 c->display[i].expr);
+		print_expr(c, stopped, *c->display[i].fmt ? c->display[i].fmt : NULL,
+			   c->display[i].expr, display);
+	}
+	c->s->errors = errors;
+	sdm_set_free(stopped);
+}
+
+/* display[/FMT] EXPR: shown now and after every stop; display: all now. */
+static int cmd_display(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct dbg_display *d = &c->display[c->ndisplay];
+
+	if (*call->arg && c->ndisplay == DBG_MAX_DISPLAYS) {
+		dbg_error(c->s, "display: at most %d expressions", DBG_MAX_DISPLAYS);
+		return 0;
+	}
+	if (*call->arg) {
+		d->expr = strdup(call->arg);
+		if (!d->expr)
+			return 0;
+		snprintf(d->fmt, sizeof(d->fmt), "%s", call->fmt ? call->fmt : "");
+		c->ndisplay++;
+		print_expr(c, call->set, call->fmt, d->expr, call->display);
+		return 0;
+	}
+	for (unsigned int i = 0; i < c->ndisplay; i++)
+		dbg_info(c->s, "%u: display%s %s", i + 1, c->display[i].fmt,
+			 c->display[i].expr);
+	show_displays(c, call->set);
+	return 0;
+}
+
+/* undisplay [N]: forget display N (from 1), or all of them. */
+static int cmd_undisplay(struct dbg_console *c, const struct dbg_call *call)
+{
+	unsigned long n = strtoul(call->arg, NULL, 10);
+
+	if (*call->arg && (n < 1 || n > c->ndisplay)) {
+		dbg_error(c->s, "undisplay: no display number '%.20s'", call->arg);
+		return 0;
+	}
+	for (unsigned int i = 0; i < c->ndisplay; i++) {
+		if (*call->arg && i != n - 1)
+			continue;
+		free(c->display[i].expr);
+		c->display[i].expr = NULL;
+	}
+	n = 0;
+	for (unsigned int i = 0; i < c->ndisplay; i++)
+		if (c->display[i].expr)
+			c->display[n++] = c->display[i];
+	c->ndisplay = n;
 	return 0;
 }
 
@@ -874,12 +982,57 @@ static int cmd_exec(struct dbg_console *c, const struct dbg_call *call)
 		return 0;
 	}
 	cmd.exec = kind;
+	if (kind == DBGP_EXEC_ADVANCE && !*call->arg) {
+		dbg_error(c->s, "advance: a location is needed");
+		return 0;
+	}
+	if (kind == DBGP_EXEC_UNTIL || kind == DBGP_EXEC_ADVANCE)
+		cmd.arg = call->arg;
 	if ((kind == DBGP_EXEC_STEP || kind == DBGP_EXEC_NEXT) && c->pstep &&
 	    c->pstep->mpi) {
 		dbg_pstep_run(c->pstep, call->set, kind, call->display);
 		return 0;
 	}
 	run_control(c, call->set, call->display, &cmd);
+	return 0;
+}
+
+/*
+ * kill, detach: gdb's, on the live ranks of the set; those it ended
+ * leave the default set and show "exited killed" or "exited detached"
+ * in status.
+ */
+static int cmd_end(struct dbg_console *c, const struct dbg_call *call)
+{
+	struct dbg_session *s = c->s;
+	struct dbgp_cmd cmd = { .verb = DBGP_CLI, .arg = call->cmd->name };
+	struct sdm_idset *live = dbg_live(s, call->set);
+	struct sdm_fe_result r, acc = { 0 };
+	bool kill = !strcmp(call->cmd->name, "kill");
+
+	if (!live)
+		return 0;
+	if (sdm_set_is_empty(live))
+		dbg_error(s, "no live rank in the set (every one exited or is lost)");
+	else if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0)
+		dbg_error(s, "%s: no reply", call->cmd->name);
+	else {
+		for (unsigned int i = 0; i < r.nev; i++) {
+			bool error;
+			const char *text = dbg_event_text(s, r.ev[i].type, r.ev[i].src,
+							  (char *)r.ev[i].payload, &error);
+
+			/* gdb's own words name each pid: one line for all instead. */
+			dbg_result_add(&acc, error ? SDM_MSG_ERROR : SDM_MSG_REPLY, r.ev[i].src,
+				       error ? text : kill ? DBGP_EXITED "killed" :
+				       DBGP_EXITED "detached");
+		}
+		sdm_fe_result_free(&r);
+		dbg_pump_output(s, 0);
+		dbg_print_result(s, call->display, &acc);
+	}
+	sdm_fe_result_free(&acc);
+	sdm_set_free(live);
 	return 0;
 }
 
@@ -1015,8 +1168,15 @@ static const struct dbg_command commands[] = {
 	{ "step", { "s" }, NULL, "one line, into calls; waits as continue does", cmd_exec },
 	{ "next", { "n" }, NULL, "one line, over calls; waits as continue does", cmd_exec },
 	{ "finish", { "fin" }, NULL, "run until the function returns; waits likewise", cmd_exec },
+	{ "until", { "u" }, "[LOC]", "run until a line past this one (or LOC) in this frame; "
+	  "waits likewise", cmd_exec },
+	{ "advance", { NULL }, "LOC", "run until LOC (or the current frame returns); waits likewise",
+	  cmd_exec },
 	{ "stepi", { "si" }, NULL, "one instruction, into calls; waits likewise", cmd_exec },
 	{ "nexti", { "ni" }, NULL, "one instruction, over calls; waits likewise", cmd_exec },
+	{ "kill", { "k" }, NULL, "end the ranks' programs (an MPI launcher then ends the job)",
+	  cmd_end },
+	{ "detach", { NULL }, NULL, "let the ranks run on without the debugger", cmd_end },
 	{ "run", { "r" }, NULL, "refused: the job runs once per session (never a singleton copy)",
 	  cmd_run },
 	{ "start", { NULL }, NULL, NULL, cmd_start },	/* the session's first run to main */
@@ -1031,6 +1191,9 @@ static const struct dbg_command commands[] = {
 	{ "timeout", { NULL }, "SECONDS", "longest wait of a run command (0: no limit)",
 	  cmd_timeout },
 	{ "print", { "p" }, "EXPR", "evaluate EXPR; identical values are merged", cmd_print },
+	{ "display", { NULL }, "[/FMT] [EXPR]", "print EXPR now and after every stop; "
+	  "alone: the list, printed now", cmd_display },
+	{ "undisplay", { NULL }, "[N]", "forget display N, or all", cmd_undisplay },
 	{ "bt", { "backtrace", "where" }, NULL, "backtrace of each rank, merged", cmd_bt },
 	{ "stacks", { NULL }, "[-l]", "merged stacks of all ranks as a tree; -l: with lines",
 	  cmd_stacks },
@@ -1170,7 +1333,7 @@ int dbg_execute(struct dbg_console *c, const char *line)
 		call.fmt = p + (slash - word);
 		*slash = 0;
 		call.cmd = find_command(word);
-		if (call.cmd && call.cmd->run != cmd_print)
+		if (call.cmd && call.cmd->run != cmd_print && call.cmd->run != cmd_display)
 			call.cmd = NULL;
 		if (call.cmd)
 			snprintf(fmt, sizeof(fmt), "%.*s", (int)(wl - (slash - word)), call.fmt);

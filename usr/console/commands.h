@@ -18,6 +18,14 @@ struct dbg_pstep;
 struct dbg_gate;
 struct dbg_bptab;
 
+#define DBG_MAX_DISPLAYS	16
+
+/* An expression display shows after every stop. */
+struct dbg_display {
+	char *expr;
+	char fmt[16];		/* "/x", or "" */
+};
+
 /* What the commands act on. */
 struct dbg_console {
 	struct dbg_session *s;
@@ -27,6 +35,8 @@ struct dbg_console {
 	struct dbg_gate *gate;	/* a job held by libcrdbg-mpi (--mpi-hold) */
 	struct dbg_bptab *bp;	/* the breakpoint table; NULL: refused */
 	bool stopall;		/* a faulting rank stops the others */
+	struct dbg_display display[DBG_MAX_DISPLAYS];
+	unsigned int ndisplay;
 	/* Ask a yes/no question on the terminal; NULL (batch): yes. */
 	bool (*confirm)(const char *question);
 };

@@ -77,9 +77,73 @@ static char *complete_command(const char *text, int state)
 	return NULL;
 }
 
+/* The console whose prompt is up (completion asks one of its gdbs). */
+static struct dbg_console *prompt_console;
+static char **gdb_matches;	/* complete_gdb's candidates, NULL-terminated */
+
+/*
+ * Candidates for the word at start of the line (without its [ranks]
+ * prefix, which is skip bytes long) from the program's debug info: the
+ * lowest live rank's gdb runs "complete LINE" and answers with whole
+ * lines, the candidate at the same offset in each.
+ */
+static void ask_gdb(const char *line, int skip, int start)
+{
+	struct dbg_session *s = prompt_console->s;
+	struct sdm_idset *all = sdm_set_new(), *live = NULL, *one = sdm_set_new();
+	char cmd[DBG_LINE_BYTES + 16];
+	struct dbgp_cmd c = { .verb = DBGP_CLI, .arg = cmd };
+	struct sdm_fe_result r = { 0 };
+	size_t n = 0, off = start - skip;
+	sdm_id id;
+
+	if (all && one && sdm_set_add_range(all, 0, s->n - 1) == 0)
+		live = dbg_live(s, all);
+	if (!live || !sdm_set_find_next(live, 0, &id) || sdm_set_add_element(one, id))
+		goto out;
+	snprintf(cmd, sizeof(cmd), "complete %.*s", (int)(rl_point - skip), line + skip);
+	if (dbg_send(s, one, &c, DBG_CMD_TIMEOUT, &r) || !r.nev ||
+	    r.ev[0].type != SDM_MSG_REPLY)
+		goto out;
+	for (char *p = (char *)r.ev[0].payload; *p; n++)
+		p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n');
+	gdb_matches = calloc(n + 1, sizeof(*gdb_matches));
+	n = 0;
+	for (char *p = strtok((char *)r.ev[0].payload, "\n"); p && gdb_matches;
+	     p = strtok(NULL, "\n"))
+		if (strlen(p) > off && !strstr(p, "*** List may be truncated"))
+			gdb_matches[n++] = strdup(p + off);
+out:
+	sdm_fe_result_free(&r);
+	sdm_set_free(all);
+	sdm_set_free(live);
+	sdm_set_free(one);
+}
+
+static char *complete_gdb(const char *text, int state)
+{
+	static size_t i;
+
+	(void)text;
+	if (!state)
+		i = 0;
+	if (gdb_matches && gdb_matches[i])
+		return strdup(gdb_matches[i++]);
+	return NULL;
+}
+
+static void free_matches(void)
+{
+	for (size_t i = 0; gdb_matches && gdb_matches[i]; i++)
+		free(gdb_matches[i]);
+	free(gdb_matches);
+	gdb_matches = NULL;
+}
+
 static char **complete(const char *text, int start, int end)
 {
-	int i = 0;
+	char **found;
+	int i = 0, skip;
 
 	(void)end;
 	/* The command word: first on the line, or right after "[ranks]". */
@@ -92,10 +156,21 @@ static char **complete(const char *text, int start, int end)
 		while (i < start && rl_line_buffer[i] == ' ')
 			i++;
 	}
-	if (i != start)
-		return NULL;	/* arguments: readline's file names */
-	rl_attempted_completion_over = 1;
-	return rl_completion_matches(text, complete_command);
+	skip = i;	/* the command word: gdb gets the line from here */
+	if (i == start) {
+		rl_attempted_completion_over = 1;
+		return rl_completion_matches(text, complete_command);
+	}
+	/* Arguments: symbols, files and locations from gdb, else file names. */
+	free_matches();
+	if (prompt_console)
+		ask_gdb(rl_line_buffer, skip, start);
+	found = gdb_matches && gdb_matches[0] ?
+		rl_completion_matches(text, complete_gdb) : NULL;
+	free_matches();
+	if (found)
+		rl_attempted_completion_over = 1;
+	return found;
 }
 
 /* Run the lines of f; 1 if one of them was quit. */
@@ -106,12 +181,26 @@ static int run_file(struct dbg_console *c, FILE *f)
 
 	while (!terminate && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\r\n")] = 0;
-		if (!line[strspn(line, " \t")])
+		/* Blank lines and comments: skipped, not even echoed. */
+		if (!line[strspn(line, " \t")] || line[strspn(line, " \t")] == '#')
 			continue;
 		echo_command(s, line);
 		if (dbg_execute(c, line))
 			return 1;
 	}
+	return 0;
+}
+
+/* ^C at the prompt: the line typed so far is dropped, a fresh prompt. */
+static int clear_line_on_sigint(void)
+{
+	if (!interrupted)
+		return 0;
+	interrupted = 0;
+	rl_replace_line("", 0);
+	rl_crlf();
+	rl_on_new_line();
+	rl_redisplay();
 	return 0;
 }
 
@@ -150,6 +239,8 @@ static void interactive(struct dbg_console *c)
 	char *line;
 
 	c->confirm = ask;
+	prompt_console = c;
+	rl_signal_event_hook = clear_line_on_sigint;
 	rl_readline_name = "crdbg";
 	rl_attempted_completion_function = complete;
 	history_path(hist, sizeof(hist));
@@ -361,6 +452,8 @@ out:
 	dbg_gate_free(c.gate);
 	dbg_ckpt_free(c.ckpt);
 	dbg_bp_free(c.bp);
+	for (unsigned int i = 0; i < c.ndisplay; i++)
+		free(c.display[i].expr);
 	dbg_mpir_free(c.mpir);
 	return started && !s.errors ? 0 : 1;
 }

@@ -29,6 +29,7 @@ static const char *const exec_name[] = {
 	[DBGP_EXEC_NEXT] = "next",		[DBGP_EXEC_FINISH] = "finish",
 	[DBGP_EXEC_STEPI] = "stepi",		[DBGP_EXEC_NEXTI] = "nexti",
 	[DBGP_EXEC_MPI_RETURN] = "mpi-return",
+	[DBGP_EXEC_UNTIL] = "until",		[DBGP_EXEC_ADVANCE] = "advance",
 };
 
 _Static_assert(ARRAY_SIZE(verb_name) == __DBGP_VERB_LAST, "a verb without a name");
@@ -60,6 +61,14 @@ static int fits(int n, size_t size)
 	return n;
 }
 
+/* until may have a location, advance must, the other kinds have none. */
+static bool exec_location_ok(enum dbgp_exec exec, bool has_location)
+{
+	if (exec == DBGP_EXEC_ADVANCE)
+		return has_location;
+	return exec == DBGP_EXEC_UNTIL || !has_location;
+}
+
 static bool verb_takes_wait(enum dbgp_verb verb)
 {
 	return verb == DBGP_START || verb == DBGP_EXEC || verb == DBGP_WAIT ||
@@ -83,10 +92,10 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 		return -EINVAL;
 	switch (cmd->verb) {
 	case DBGP_EXEC:
-		if (!dbgp_exec_name(cmd->exec))
+		if (!dbgp_exec_name(cmd->exec) || !exec_location_ok(cmd->exec, *arg))
 			return -EINVAL;
-		return fits(snprintf(buf, size, "%s %lu %s", verb, cmd->wait_ms,
-				     dbgp_exec_name(cmd->exec)), size);
+		return fits(snprintf(buf, size, "%s %lu %s%s%s", verb, cmd->wait_ms,
+				     dbgp_exec_name(cmd->exec), *arg ? " " : "", arg), size);
 	case DBGP_ATTACH:
 		if (cmd->pid <= 0 || !*arg)
 			return -EINVAL;
@@ -159,13 +168,22 @@ static int parse_exec(const char *p, struct dbgp_cmd *ret)
 {
 	int kind;
 
+	const char *loc;
+	size_t len;
+
 	if (*p != ' ' || !p[1])
 		return -ENOENT;		/* "exec MS": no kind at all */
 	ret->arg = p + 1;
-	kind = dbgp_exec_parse(p + 1);
-	if (kind < 0)
+	loc = strchr(p + 1, ' ');
+	len = loc ? (size_t)(loc - p - 1) : strlen(p + 1);
+	kind = -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(exec_name); i++)
+		if (strlen(exec_name[i]) == len && !strncmp(p + 1, exec_name[i], len))
+			kind = i;
+	if (kind < 0 || (loc && !loc[1]) || !exec_location_ok(kind, loc != NULL))
 		return -EINVAL;
 	ret->exec = kind;
+	ret->arg = loc ? loc + 1 : "";
 	return 0;
 }
 

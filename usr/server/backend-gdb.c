@@ -491,8 +491,19 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 	return 0;
 }
 
+/* until [LOC], advance LOC: gdb's commands, whose stops come as any other. */
+static int run_to(struct gdbb *g, enum dbgp_exec kind, const char *loc)
+{
+	char cmd[DBGP_CMD_MAX + 16], quoted[2 * DBGP_CMD_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "%s%s%s", kind == DBGP_EXEC_UNTIL ? "until" : "advance",
+		 *loc ? " " : "", loc);
+	mi_quote(quoted, sizeof(quoted), cmd);
+	return mi_driver_cmd(g->d, NULL, "-interpreter-exec console %s", quoted);
+}
+
 static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
-		   enum dbgp_exec kind)
+		   enum dbgp_exec kind, const char *loc)
 {
 	static int (*const run[__DBGP_EXEC_LAST])(struct mi_driver *) = {
 		[DBGP_EXEC_CONTINUE] = mi_continue,
@@ -513,6 +524,8 @@ static int do_exec(struct gdbb *g, uint32_t req, unsigned long wait_ms,
 			reply(g, req, 1, DBGP_ERROR "not in an MPI call");
 			return 0;
 		}
+	} else if (kind == DBGP_EXEC_UNTIL || kind == DBGP_EXEC_ADVANCE) {
+		err = run_to(g, kind, loc);
 	} else {
 		err = run[kind](g->d);
 	}
@@ -693,6 +706,24 @@ static int do_status(struct gdbb *g, uint32_t req)
 	return 0;
 }
 
+/*
+ * gdb's kill and detach end the program's run under this gdb (no
+ * *stopped record says so): status shows "killed" or "detached".
+ */
+static void ended_by(struct gdbb *g, const char *cmd)
+{
+	size_t n = strcspn(cmd, " \t");
+	bool kill = (n == 4 && !strncmp(cmd, "kill", 4)) || (n == 1 && *cmd == 'k');
+	bool detach = n == 6 && !strncmp(cmd, "detach", 6);
+
+	if ((!kill && !detach) || (g->state != GDBB_STOPPED && g->state != GDBB_RUNNING))
+		return;
+	g->state = GDBB_EXITED;
+	snprintf(g->where, sizeof(g->where), DBGP_EXITED "%s", kill ? "killed" : "detached");
+	g->info[0] = 0;
+	g->pc = 0;
+}
+
 static int do_cli(struct gdbb *g, uint32_t req, const char *cmd)
 {
 	char quoted[DBGP_CMD_MAX * 2 + 8];
@@ -709,6 +740,7 @@ static int do_cli(struct gdbb *g, uint32_t req, const char *cmd)
 		fail(g, req, err);
 		return 0;
 	}
+	ended_by(g, cmd);
 	text = mi_driver_take_console(g->d);
 	if (!text)
 		return -ENOMEM;
@@ -924,7 +956,7 @@ static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
 	case DBGP_START:
 		return do_start(g, req, c.wait_ms);
 	case DBGP_EXEC:
-		return do_exec(g, req, c.wait_ms, c.exec);
+		return do_exec(g, req, c.wait_ms, c.exec, c.arg);
 	case DBGP_WAIT:
 		return do_wait(g, req, c.wait_ms, false);
 	case DBGP_INTERRUPT:

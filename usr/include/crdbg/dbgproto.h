@@ -20,11 +20,12 @@
  *   attach PID PROG        start gdb on PROG and attach it to PID
  *                          reply: a stop ("stopped: attached, FRAME")
  *   start WAIT             temporary breakpoint at main, run, wait for it
- *   exec WAIT KIND         KIND: continue, step, next, finish, stepi,
+ *   exec WAIT KIND [LOC]   KIND: continue, step, next, finish, stepi,
  *                          nexti, mpi-return (a rank stopped inside an
  *                          MPI call runs to just after it, in its
- *                          caller); the reply is the stop, or "running"
- *                          after WAIT ms
+ *                          caller), until [LOC], advance LOC (only these
+ *                          two take LOC, advance must); the reply is the
+ *                          stop, or "running" after WAIT ms
  *   wait WAIT              the current stop, or wait for one
  *                          ("not started" before start)
  *   interrupt WAIT         stop a running program (reply: the stop)
@@ -129,6 +130,8 @@ enum dbgp_exec {
 	DBGP_EXEC_STEPI,
 	DBGP_EXEC_NEXTI,
 	DBGP_EXEC_MPI_RETURN,	/* out of the MPI call the rank is in */
+	DBGP_EXEC_UNTIL,	/* gdb's until [LOC] */
+	DBGP_EXEC_ADVANCE,	/* gdb's advance LOC */
 	__DBGP_EXEC_LAST
 };
 
@@ -140,7 +143,8 @@ struct dbgp_cmd {
 	int pid;		/* attach */
 	/*
 	 * load: PROG[\x1fARG...] (dbgp_split_load() splits it); attach:
-	 * PROG; print, break, cli, input: their text (may be empty).
+	 * PROG; print, break, cli, input: their text (may be empty); exec
+	 * until/advance: the location ("" for none).
 	 */
 	const char *arg;
 	const char *preload;	/* load: LD_PRELOAD for the program; NULL: none */
