@@ -5,6 +5,7 @@
  * console's output checked line by line.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,6 +503,40 @@ TEST_F_TIMEOUT(debug, mpir_deadlock_stacks_stdin, 240)
 	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [1,3] barrier_forever\n"))
 		TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "input: mpirun forwards its stdin to rank 0 only\n"))
+		TH_LOG("%s", self->r.buf);
+}
+
+/*
+ * MPICH: Debian's mpiexec.hydra is stripped of its MPIR symbols, so its
+ * ranks are acquired through libcrdbg-mpi's hold in MPI_Init
+ * (--mpi-hold); then a session works as under MPIR: one merged
+ * breakpoint, print grouped by value, stacks of a deadlock, output
+ * labelled by rank.
+ */
+TEST_F_TIMEOUT(debug, mpich_hydra_break_print_stacks, 240)
+{
+	const char *prog = "build/tests/debug/mpi_debug_mpich";
+	char lib[PATH_MAX];
+	const char *a[] = { "--mpi-hold", "-ex", "break mpi_debug.c:51", "-ex", "continue",
+			    "-ex", "print value", "-ex", "timeout 5", "-ex", "continue",
+			    "-ex", "interrupt", "-ex", "stacks",
+			    "--", "mpiexec.hydra", "-n", "4", "-genv", "LD_PRELOAD", lib,
+			    prog, "deadlock", NULL };
+
+	if (access(prog, X_OK) || !realpath("build/usr/libcrdbg-mpi-mpich.so", lib) ||
+	    system("mpiexec.hydra --version >/dev/null 2>&1"))
+		SKIP(return, "no mpiexec.hydra, or %s / libcrdbg-mpi-mpich.so not built "
+		     "(mpicc.mpich)", prog);
+	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-3]: stopped: breakpoint 1, main at "))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0,2]: value = 4\n[1,3]: value = 9\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [0,2] recv_forever"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n  [1,3] barrier_forever"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "mpi rank 3 of 4 value 9"))
 		TH_LOG("%s", self->r.buf);
 }
 

@@ -334,6 +334,7 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 			return -1;
 		}
 		c->ckpt = dbg_ckpt_new(c->s, NULL);
+		c->bp = dbg_bp_new(c->s);
 		return 0;
 	}
 	if (o->attach_pid || is_launcher(o->argv[0])) {

@@ -56,6 +56,16 @@ ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs
 $(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs
 endif
 
+# The same program under MPICH (test_debug's hydra session).
+ifneq ($(shell command -v mpicc.mpich 2>/dev/null),)
+$(DEBUGGER_TDIR)/mpi_debug_mpich: tests/debug/mpi_debug.c
+	@mkdir -p $(dir $@)
+	mpicc.mpich -g -O0 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug_mpich
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug_mpich $(B)/usr/libcrdbg-mpi-mpich.so
+endif
+
 # The parallel step (pstep*.c) on real Open MPI jobs: seed 002's program
 # and the other cases, with libcrdbg-mpi (usr/pmpi/) in the ranks.
 PSTEP_TEST := $(DEBUGGER_TDIR)/test_pstep

@@ -229,6 +229,9 @@ int dbg_gate_start(struct dbg_gate *g, char *const *argv, const char *bindir,
 	struct sdm_fe_result r;
 	int rc;
 
+	/* What the launcher says itself is labelled with its name. */
+	snprintf(g->s->launcher_name, sizeof(g->s->launcher_name), "%.31s",
+		 strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
 	rc = dbg_session_listen(g->s, &gate_listener, g);
 	if (!rc)
 		rc = spawn(g, argv);
