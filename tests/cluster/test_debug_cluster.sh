@@ -47,7 +47,7 @@ cd "$w"
 leftovers() {
 	local b
 	b=$(dirname "$crdbg")
-	pgrep -a -f "^$b/|^[^ ]*gdb .*$b/|^srun .*$b/" |
+	pgrep -a -f "^$b/|^[^ ]*gdb .*$b/|^srun .*$b/|^\./mpi_debug " |
 		grep -v -e pgrep -e scenarios.sh -e "${1:-^$}"
 }
 # What is still left after a while: a step's tasks end some time after
@@ -65,7 +65,9 @@ session() {
 ex=(-ex "break mpi_debug.c:51" -ex continue -ex "print value" -ex "input hello mpi"
     -ex "timeout 10" -ex continue -ex interrupt -ex stacks -ex "status -p")
 
-session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 "$prog" deadlock
+# srun's table names the executable as given: a relative name here.
+cp "$prog" "$w/mpi_debug"
+session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 ./mpi_debug deadlock
 session mpirun salloc -N3 -n6 "$crdbg" debug "${ex[@]}" -- mpirun "$prog" deadlock </dev/null
 
 # Attach to a running srun job: the ranks spin until released.
