@@ -8,6 +8,8 @@
  *   isend     MPI_Isend / MPI_Irecv and MPI_Wait on two ranks (lines 300-)
  *   deadlock  two ranks each in MPI_Recv from the other first (lines 400-)
  *   exit      rank 1 exits after MPI_Finalize, rank 0 goes on (lines 500-)
+ *   loop      rank 0 sends three messages to rank 1, one per iteration,
+ *             after some work; rank 1 receives them in a loop (lines 700-)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -71,6 +73,21 @@ void leave(void)
 	v = 6;
 }
 
+#line 700
+void loop(void)
+{
+	for (int i = 0; i < 3; i++) {
+		if (rank == 0) {
+			v = i;
+			v = v * 2;
+			v = v + 1;
+			MPI_Send(&i, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+		} else if (rank == 1) {
+			MPI_Recv(&got, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+	}
+}
+
 #line 600
 int main(int argc, char **argv)
 {
@@ -87,6 +104,8 @@ int main(int argc, char **argv)
 		isend();
 	else if (!strcmp(mode, "deadlock"))
 		deadlock();
+	else if (!strcmp(mode, "loop"))
+		loop();
 	if (!strcmp(mode, "exit")) {
 		leave();
 		return 0;

@@ -178,6 +178,25 @@ TEST_F_TIMEOUT(pstep, table1_mpich, 240)
 	EXPECT_NE(NULL, strstr(self->out, "crdbg-mpi: hold rank 3 of 4 pid ")) TH_LOG("%s", self->out);
 }
 
+/*
+ * continue after a parallel step that left ranks red: the program runs to
+ * its end, nothing of the console's stops a rank at its call site.
+ */
+TEST_F_TIMEOUT(pstep, continue_from_red, 240)
+{
+	const char *a[] = { "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
+			    "-ex", "next", "-ex", "continue",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_PROG, NULL };
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "[1] prog_pstep.c:7 red (MPI_Recv from 0)\n"
+			       "[2-3] prog_pstep.c:13 red (MPI_Finalize)\n"
+			       "(crdbg) continue\n")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "(crdbg) continue\n[0-3]: exited: code 0\n"))
+		TH_LOG("%s", self->out);
+}
+
 /* A red rank's state read through gdb: the call, its peer, synchronous sends. */
 TEST_F_TIMEOUT(pstep, state_through_gdb, 240)
 {
@@ -368,6 +387,55 @@ TEST_F_TIMEOUT(pstep, rank_exits, 240)
 	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, after)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, later)) TH_LOG("%s", self->out);
+}
+
+/*
+ * Rank 1 receives in a loop while rank 0 works before each send: red in
+ * MPI_Recv for two steps of each iteration, green again when the message
+ * comes; no breakpoint of the console's is left behind at the call site.
+ */
+TEST_F_TIMEOUT(pstep, recv_in_a_loop, 240)
+{
+	const char *a[60] = { "-ex", "break loop", "-ex", "continue" };
+	static const char iteration[] =
+		"(crdbg) next\n[0-1] prog_pstep_cases.c:703 green\n"
+		"(crdbg) next\n[0] prog_pstep_cases.c:704 green\n[1] prog_pstep_cases.c:708 green\n"
+		"(crdbg) next\n[0] prog_pstep_cases.c:705 green\n[1] prog_pstep_cases.c:709 green\n"
+		"(crdbg) next\n[0] prog_pstep_cases.c:706 green\n"
+		"[1] prog_pstep_cases.c:709 red (MPI_Recv from 0)\n"
+		"(crdbg) next\n[0] prog_pstep_cases.c:707 green\n"
+		"[1] prog_pstep_cases.c:709 red (MPI_Recv from 0)\n"
+		"(crdbg) next\n[0-1] prog_pstep_cases.c:702 green\n";
+	const char *o;
+	int n = 4;
+
+	for (int i = 0; i < 19; i++) {
+		a[n++] = "-ex";
+		a[n++] = "next";
+	}
+	a[n++] = "-ex";
+	a[n++] = "print got";
+	a[n++] = "-ex";
+	a[n++] = "gdb info breakpoints";
+	a[n++] = "--";
+	a[n++] = "mpirun";
+	a[n++] = "--oversubscribe";
+	a[n++] = "-n";
+	a[n++] = "2";
+	a[n++] = "-x";
+	a[n++] = preload_arg();
+	a[n++] = PSTEP_CASES;
+	a[n++] = "loop";
+	a[n] = NULL;
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	o = self->out;
+	EXPECT_EQ(3, count(o, iteration)) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "(crdbg) next\n[0-1] prog_pstep_cases.c:712 green\n"))
+		TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, "[1]: got = 2\n")) TH_LOG("%s", o);
+	EXPECT_EQ(NULL, strstr(o, " del ")) TH_LOG("a temporary breakpoint left: %s", o);
+	/* Only the stop at loop's breakpoint. */
+	EXPECT_EQ(1, count(o, "stopped: breakpoint")) TH_LOG("%s", o);
 }
 
 /* step goes into the user's functions and over MPI calls, as next does. */

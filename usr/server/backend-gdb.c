@@ -222,6 +222,8 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 	struct mi_stop st;
 
 	mi_stop_from_record(rec, &st);
+	if (!st.exited)
+		mpiv_stopped(&g->mpi, g->d, st.bkptno);
 	ds.exited = st.exited;
 	ds.reason = st.reason;
 	ds.bkptno = st.bkptno;

@@ -130,6 +130,8 @@ int mpiv_user_frame(const struct crdbg_mpi_state *st, const struct mi_frames *fr
 
 int mpiv_return(struct mpiv *m, struct mi_driver *d, pid_t pid)
 {
+	struct mi_record *rec;
+	const char *num;
 	struct crdbg_mpi_state st;
 	int err = mpiv_read(m, d, pid, true, &st);
 
@@ -137,9 +139,22 @@ int mpiv_return(struct mpiv *m, struct mi_driver *d, pid_t pid)
 		return err;
 	if (st.kind == CRDBG_MPI_OUT || !st.ret)
 		return -EINVAL;
-	err = mi_driver_cmd(d, NULL, "-break-insert -t *0x%llx",
+	mpiv_stopped(m, d, 0);
+	err = mi_driver_cmd(d, &rec, "-break-insert -t *0x%llx",
 			    (unsigned long long)st.ret);
-	return err ? err : mi_continue(d);
+	if (err)
+		return err;
+	num = mi_get_str(rec->results, "bkpt.number");
+	m->ret_bkpt = num ? atoi(num) : 0;
+	mi_record_free(rec);
+	return mi_continue(d);
+}
+
+void mpiv_stopped(struct mpiv *m, struct mi_driver *d, int bkptno)
+{
+	if (m->ret_bkpt && bkptno != m->ret_bkpt)
+		mi_driver_cmd(d, NULL, "-break-delete %d", m->ret_bkpt);
+	m->ret_bkpt = 0;
 }
 
 void mpiv_hex(char *buf, const struct crdbg_mpi_state *st)

@@ -18,6 +18,7 @@ struct mpiv {
 	uint64_t addr;		/* of crdbg_mpi_state in the rank, 0: unknown */
 	bool absent;		/* the rank has no libcrdbg-mpi */
 	bool show_lib;		/* stops and stacks show MPI's own frames */
+	int ret_bkpt;		/* mpiv_return's last breakpoint, 0: none */
 };
 
 /*
@@ -43,6 +44,14 @@ int mpiv_user_frame(const struct crdbg_mpi_state *st, const struct mi_frames *fr
  * -EINVAL when it is not in a call, or the driver's error.
  */
 int mpiv_return(struct mpiv *m, struct mi_driver *d, pid_t pid);
+
+/*
+ * The rank stopped (at breakpoint bkptno, or 0). A call-site breakpoint of
+ * mpiv_return that was not what stopped it (the rank was interrupted on
+ * its way back) is deleted: left there, it would stop a later continue or
+ * a later pass through the same call.
+ */
+void mpiv_stopped(struct mpiv *m, struct mi_driver *d, int bkptno);
 
 /* The state as lower-case hex (2 * sizeof + 1 bytes of buf). */
 void mpiv_hex(char *buf, const struct crdbg_mpi_state *st);
