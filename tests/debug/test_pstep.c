@@ -455,6 +455,23 @@ TEST_F_TIMEOUT(pstep, step_into_user_code, 240)
 	EXPECT_NE(NULL, strstr(self->out, "[0-3]: exited: code 0\n")) TH_LOG("%s", self->out);
 }
 
+/*
+ * A breakpoint reached inside a parallel next is shown with the console's
+ * number (gdb's differs: the launcher's hold took one there).
+ */
+TEST_F_TIMEOUT(pstep, breakpoint_in_a_step, 240)
+{
+	const char *a[] = { "-ex", "break prog_pstep_cases.c:608", "-ex", "continue",
+			    "-ex", "break ring", "-ex", "next",
+			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
+			    preload_arg(), PSTEP_CASES, "ring", NULL };
+
+	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "(crdbg) next\n[0-3]: stopped: breakpoint 2, ring at "
+			       "tests/debug/prog_pstep_cases.c:102\n"
+			       "[0-3] prog_pstep_cases.c:102 green\n")) TH_LOG("%s", self->out);
+}
+
 /* On a terminal the colour words are in ANSI colour. */
 TEST_F_TIMEOUT(pstep, colours_on_a_terminal, 240)
 {

@@ -441,8 +441,10 @@ int dbg_main(const struct dbg_opts *o)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
 	c.pstep = dbg_pstep_new(&s);
-	if (c.pstep)
+	if (c.pstep) {
+		c.pstep->bp = c.bp;
 		dbg_pstep_refresh(c.pstep);
+	}
 	run_commands(&c, o);
 	dbg_pump_output(&s, 0);
 	dbg_flush_lines(&s);

@@ -34,6 +34,7 @@
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
 #include "sdm/message.h"
+#include "breakpoints.h"
 #include "pstep.h"
 #include "session.h"
 
@@ -241,26 +242,33 @@ static bool worth_showing(const char *text)
 }
 
 /* Remember a reply of rank id to print at the end, identical ones merged. */
-static void show_later(struct ps_run *run, uint8_t type, sdm_id id, const char *text)
+static void show_later(struct ps_run *run, uint8_t type, sdm_id id, const char *reply)
 {
 	struct sdm_fe_result *acc = &run->shown;
+	/* A breakpoint's number as the console's table has it. */
+	char *own = run->p->bp ? dbg_bp_renumber_text(run->p->bp, id, reply) : NULL;
+	const char *text = own ? own : reply;
 	struct sdm_fe_event *v;
 
 	for (unsigned int i = 0; i < acc->nev; i++) {
 		if (acc->ev[i].type == type && !strcmp((char *)acc->ev[i].payload, text)) {
 			sdm_set_add_element(acc->ev[i].src, id);
+			free(own);
 			return;
 		}
 	}
 	v = realloc(acc->ev, (acc->nev + 1) * sizeof(*v));
-	if (!v)
+	if (!v) {
+		free(own);
 		return;
+	}
 	acc->ev = v;
 	v = &acc->ev[acc->nev];
 	v->type = type;
 	v->src = sdm_set_new();
 	v->payload = (uint8_t *)strdup(text);
 	v->len = strlen(text);
+	free(own);
 	if (!v->src || !v->payload) {
 		sdm_set_free(v->src);
 		free(v->payload);
@@ -592,6 +600,8 @@ void dbg_pstep_run(struct dbg_pstep *p, const struct sdm_idset *set,
 	dbg_flush_lines(p->s);
 	if (run.shown.nev)
 		dbg_print_result(p->s, display, &run.shown);
+	if (p->bp)	/* temporary breakpoints where ranks stopped */
+		dbg_bp_settle(p->bp);
 	ps_view_rows(p, "pstep");
 out:
 	sdm_fe_result_free(&run.shown);

@@ -22,6 +22,7 @@
 
 struct dbg_session;
 struct sdm_idset;
+struct dbg_bptab;
 
 enum ps_colour {
 	PS_GREEN,	/* can move */
@@ -47,6 +48,7 @@ struct ps_rank {
 
 struct dbg_pstep {
 	struct dbg_session *s;
+	struct dbg_bptab *bp;	/* the console's breakpoint numbers, or NULL */
 	uint32_t n;
 	struct ps_rank *r;
 	bool mpi;		/* some rank has libcrdbg-mpi */
