@@ -11,7 +11,7 @@ packages=(
 	build-essential make pkg-config
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static kmod
-	criu gdb
+	criu gdb tmux
 	libnl-3-dev libnl-genl-3-dev libreadline-dev
 	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	slurm-wlm munge

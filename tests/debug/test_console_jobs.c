@@ -427,9 +427,10 @@ static bool screen_has(const struct term *t, const char *needle, char *buf, size
 
 /*
  * What a terminal user expects: tab completion of a function name from
- * the program's debug info, ^C clearing the line being typed, help for
- * one command, spaces inside [ ], and quit asking first while ranks are
- * alive ("n" keeps the session).
+ * the program's debug info, ^C clearing the line being typed, spaces
+ * inside [ ], delete asking before it deletes every breakpoint, help for
+ * one command, and quit asking first while ranks are alive ("n" keeps
+ * the session).
  */
 TEST_F_TIMEOUT(jobs, terminal_habits, 300)
 {
@@ -460,6 +461,15 @@ TEST_F_TIMEOUT(jobs, terminal_habits, 300)
 	EXPECT_TRUE(screen_has(&t, "[0-1]: 6*7 = 42", screen, sizeof(screen))) TH_LOG("%s", screen);
 	EXPECT_EQ(NULL, strstr(screen, "12345[0")) TH_LOG("%s", screen);
 	EXPECT_EQ(NULL, strstr(screen, "12345 =")) TH_LOG("%s", screen);
+	/* delete without numbers asks first at a terminal. */
+	/* -l: "delete" alone would be tmux's name for the Delete key. */
+	tmux(&t, "send-keys -t s -l delete");
+	tmux(&t, "send-keys -t s Enter");
+	EXPECT_TRUE(screen_has(&t, "Delete all breakpoints? (y or n)", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s y Enter 'info breakpoints' Enter");
+	EXPECT_TRUE(screen_has(&t, "No breakpoints or watchpoints.", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
 	tmux(&t, "send-keys -t s 'help stopall' Enter");
 	EXPECT_TRUE(screen_has(&t, "stopall [on|off]", screen, sizeof(screen))) TH_LOG("%s", screen);
 	/* quit asks while ranks are alive; n keeps the session. */
