@@ -484,4 +484,24 @@ TEST(status_round_trips)
 	EXPECT_EQ(-EINVAL, dbgp_parse_status("", &st));
 }
 
+/* Binary fields: every byte value round-trips; wrong length or digits refused. */
+TEST(hex_fields)
+{
+	unsigned char in[256], out[256];
+	char hex[2 * sizeof(in) + 1];
+
+	for (int i = 0; i < 256; i++)
+		in[i] = i;
+	dbgp_hex_encode(hex, in, sizeof(in));
+	ASSERT_EQ(2 * sizeof(in), strlen(hex));
+	EXPECT_EQ(0, strncmp(hex, "000102", 6));
+	EXPECT_EQ(0, strcmp(hex + 2 * 254, "feff"));
+	ASSERT_EQ(0, dbgp_hex_decode(out, sizeof(out), hex, strlen(hex)));
+	EXPECT_EQ(0, memcmp(in, out, sizeof(in)));
+	EXPECT_EQ(-EBADMSG, dbgp_hex_decode(out, sizeof(out), hex, strlen(hex) - 1));
+	EXPECT_EQ(-EBADMSG, dbgp_hex_decode(out, 2, "0g12", 4));
+	EXPECT_EQ(-EBADMSG, dbgp_hex_decode(out, 2, "0A12", 4));
+	EXPECT_EQ(0, dbgp_hex_decode(out, 0, "", 0));
+}
+
 TEST_HARNESS_MAIN

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "crdbg/dbgproto.h"
 #include "crdbg/merge.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
@@ -82,29 +83,10 @@ static int ensure_ranks(struct dbg_pstep *p)
 	return p->r ? 0 : -ENOMEM;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static bool unhex(const char *hex, size_t len, struct crdbg_mpi_state *st)
 {
-	unsigned char *b = (unsigned char *)st;
-
-	if (len != 2 * sizeof(*st))
-		return false;
-	for (size_t i = 0; i < sizeof(*st); i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		b[i] = hi << 4 | lo;
-	}
-	return st->magic == CRDBG_MPI_MAGIC && st->version == CRDBG_MPI_VERSION;
+	return dbgp_hex_decode(st, sizeof(*st), hex, len) == 0 &&
+	       st->magic == CRDBG_MPI_MAGIC && st->version == CRDBG_MPI_VERSION;
 }
 
 static bool key_is(const struct dbgp_field *f, const char *key)

@@ -493,3 +493,40 @@ int dbgp_parse_status(const char *reply, struct dbgp_status *ret)
 	*ret = st;
 	return 0;
 }
+
+void dbgp_hex_encode(char *buf, const void *data, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		buf[2 * i] = digits[p[i] >> 4];
+		buf[2 * i + 1] = digits[p[i] & 15];
+	}
+	buf[2 * len] = 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int dbgp_hex_decode(void *out, size_t len, const char *hex, size_t hexlen)
+{
+	unsigned char *p = out;
+
+	if (hexlen != 2 * len)
+		return -EBADMSG;
+	for (size_t i = 0; i < len; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EBADMSG;
+		p[i] = hi << 4 | lo;
+	}
+	return 0;
+}

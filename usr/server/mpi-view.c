@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crdbg/dbgproto.h"
 #include "mpi-view.h"
 
 #define MPIV_TRIES	64
@@ -65,19 +66,9 @@ static int read_proc(pid_t pid, uint64_t addr, struct crdbg_mpi_state *ret)
 	return rc;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* The same bytes through gdb (-data-read-memory-bytes), rank stopped. */
 static int read_gdb(struct mi_driver *d, uint64_t addr, struct crdbg_mpi_state *ret)
 {
-	unsigned char *p = (unsigned char *)ret;
 	struct mi_record *rec;
 	const char *hex;
 	int err;
@@ -87,15 +78,7 @@ static int read_gdb(struct mi_driver *d, uint64_t addr, struct crdbg_mpi_state *
 	if (err)
 		return err;
 	hex = mi_get_str(rec->results, "memory.0.contents");
-	err = hex && strlen(hex) == 2 * sizeof(*ret) ? 0 : -EBADMSG;
-	for (size_t i = 0; !err && i < sizeof(*ret); i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			err = -EBADMSG;
-		else
-			p[i] = hi << 4 | lo;
-	}
+	err = hex ? dbgp_hex_decode(ret, sizeof(*ret), hex, strlen(hex)) : -EBADMSG;
 	mi_record_free(rec);
 	return err;
 }
@@ -159,12 +142,5 @@ void mpiv_stopped(struct mpiv *m, struct mi_driver *d, int bkptno)
 
 void mpiv_hex(char *buf, const struct crdbg_mpi_state *st)
 {
-	static const char digits[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)st;
-
-	for (size_t i = 0; i < sizeof(*st); i++) {
-		buf[2 * i] = digits[p[i] >> 4];
-		buf[2 * i + 1] = digits[p[i] & 15];
-	}
-	buf[2 * sizeof(*st)] = 0;
+	dbgp_hex_encode(buf, st, sizeof(*st));
 }

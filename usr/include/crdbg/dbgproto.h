@@ -262,4 +262,12 @@ int dbgp_status_text(char *buf, size_t size, const char *state, int gdb_pid,
 /* 0, or -EINVAL when reply is not a status line. */
 int dbgp_parse_status(const char *reply, struct dbgp_status *ret);
 
+/*
+ * Binary fields (a rank's MPI state) travel as lower-case hex, two digits
+ * a byte. encode writes 2 * len digits and a NUL; decode wants exactly
+ * 2 * len digits: 0, or -EBADMSG.
+ */
+void dbgp_hex_encode(char *buf, const void *data, size_t len);
+int dbgp_hex_decode(void *out, size_t len, const char *hex, size_t hexlen);
+
 #endif /* CRDBG_DBGPROTO_H */
