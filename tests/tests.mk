@@ -32,3 +32,14 @@ BENCH_CMDS   += tests/cluster/bench_debug_cluster.sh
 # crdbg.ko (scripts/cluster --kind vm): boots its own guests.
 HOST_TESTS   += tests/cluster/test_vm_cluster.sh
 GUEST_GROUPS += cluster
+
+# Guest group "fidelity": one small program per kind of kernel state,
+# checkpointed and restored under raw CRIU and crdbg (tests/fidelity/).
+FIDELITY_PROGS := $(patsubst tests/fidelity/%.c,$(B)/tests/fidelity/%,$(wildcard tests/fidelity/prog_*.c))
+
+$(B)/tests/fidelity/prog_%: tests/fidelity/prog_%.c tests/fidelity/fidelity.h tests/fidelity/prog_stopped.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O1 -o $@ $< -pthread
+
+ALL_TARGETS  += $(FIDELITY_PROGS)
+GUEST_GROUPS += fidelity

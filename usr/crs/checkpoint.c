@@ -192,14 +192,18 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 	size_t i;
 
 	if (freeze_backend_open(kind, &b, msg, sizeof(msg)) == 0) {
-		for (i = 0; i < m->nr_procs; i++)
-			if (!m->procs[i].zombie)
-				thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+		for (i = 0; i < m->nr_procs; i++) {
+			const struct crs_proc *p = &m->procs[i];
+
+			/* ptrace's thaw of a handed-over stop is a SIGCONT */
+			if (p->zombie || (p->stopped && kind != FREEZE_BACKEND_KMOD))
+				continue;
+			thaw_process(b, p->pid, msg, sizeof(msg));
+		}
 		freeze_backend_close(b);
 	}
 	for (i = 0; i < m->nr_procs; i++)
-		if (!m->procs[i].stopped)
-			kill(m->procs[i].pid, SIGCONT);
+		kill(m->procs[i].pid, m->procs[i].stopped ? SIGSTOP : SIGCONT);
 }
 
 /* What CRIU needs for this tree (criu-opts.h), then the user's options. */
@@ -291,7 +295,12 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		p.stopped = !p.zombie && crs_proc_stopped(pids[i]);
 		if (crs_proc_tracer(pids[i]))
 			m.debugger = true;
-		p.mpir = !p.zombie && crs_proc_maps(pids[i], CRDBG_RT_LIBNAME);
+		/*
+		 * A process in a group stop cannot answer a request (its
+		 * designated thread is stopped too) and gets no hook: it is
+		 * taken as a program without libcrdbg and stays stopped.
+		 */
+		p.mpir = !p.zombie && !p.stopped && crs_proc_maps(pids[i], CRDBG_RT_LIBNAME);
 		if (p.mpir) {
 			struct crdbg_rt_info info;
 			int dwc = 0;
@@ -306,7 +315,10 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 				m.debug_with_checkpoint = dwc;
 			if (pids[i] == o->pid)
 				m.mpir = true;
-		} else if (o->log) {
+		} else if (o->log && p.stopped) {
+			fprintf(o->log, "crdbg: pid %d is stopped: checkpointing it without the MPIR protocol; it stays stopped\n",
+				pids[i]);
+		} else if (o->log && !p.zombie) {
 			fprintf(o->log,
 				"crdbg: pid %d does not use libcrdbg: checkpointing it without the MPIR protocol (no detach marker, no CRS hook)\n",
 				pids[i]);

@@ -159,16 +159,22 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 
 		if (p->zombie)
 			continue;
-		/* Queued while frozen: the thaw lets the threads into the stop. */
-		if (p->stopped)
+		/*
+		 * It was in a group stop and is in one now (CRIU's, or the
+		 * hand-over's): no hook, no thaw (the ptrace backend's thaw
+		 * of a handed-over stop is a SIGCONT). SIGSTOP in case
+		 * anything ended that stop meanwhile.
+		 */
+		if (p->stopped) {
 			kill(p->pid, SIGSTOP);
+			continue;
+		}
 		r = thaw_process(b, p->pid, msg, sizeof(msg));
 		if (r && hooked && hooked[i] && !ret) {
 			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
 			ret = r;
 		}
-		if (!p->stopped)
-			kill(p->pid, SIGCONT);
+		kill(p->pid, SIGCONT);
 	}
 	free(hooked);
 	freeze_backend_close(b);
