@@ -239,9 +239,10 @@ static inline uint64_t ft_kernel_pc(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *last;
 	ssize_t len;
-	int fd;
+	int fd, tries = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+again:
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -250,8 +251,17 @@ static inline uint64_t ft_kernel_pc(pid_t pid, pid_t tid)
 	if (len <= 0)
 		return 0;
 	buf[len] = '\0';
-	if (!strncmp(buf, "running", 7))
-		return 0;
+	/*
+	 * "running" until the parked thread is off its CPU: the kernel shows
+	 * a task's registers only then (seen once under TCG right after
+	 * QUERY said frozen). Wait for that, up to a second.
+	 */
+	if (!strncmp(buf, "running", 7)) {
+		if (++tries > 100)
+			return 0;
+		usleep(10000);
+		goto again;
+	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		buf[--len] = '\0';
 	last = strrchr(buf, ' ');
