@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -164,6 +165,13 @@ static void *agent_main(void *unused)
 	ssize_t n;
 
 	(void)unused;
+	/*
+	 * Named from inside: naming another thread opens its
+	 * /proc/self/task/TID/comm, and a child stopped by a signal in that
+	 * window (right after fork) would keep a descriptor CRIU cannot
+	 * reopen on restore, before the thread exists.
+	 */
+	prctl(PR_SET_NAME, "crdbg-ckpt");
 	crdbg_runtime_info.designated_tid = crdbg_rt_gettid();
 	/* Take only crdbg's signal, so the program's signals go elsewhere. */
 	sigfillset(&set);
@@ -231,8 +239,6 @@ static void agent_start(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	started = pthread_create(&th, &attr, agent_main, NULL) == 0;
-	if (started)
-		pthread_setname_np(th, "crdbg-ckpt");
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* Wait until the thread knows its tid: a request may come right away. */
