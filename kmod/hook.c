@@ -37,8 +37,6 @@
 #include "regs.h"
 #include "netlink.h"
 
-#define RED_ZONE 128
-
 struct hook_ctx {
 	struct list_head node;		/* in in_flight, under hook_lock */
 	struct task_struct *task;	/* not referenced: dropped at its exit */
@@ -170,7 +168,8 @@ static void frame_regs(struct crdbg_regs *out, const struct pt_regs *regs)
 int crdbg_hook_deliver(u64 trampoline, u64 arg)
 {
 	struct pt_regs *regs = current_pt_regs();
-	struct crdbg_hook_frame frame = {};
+	struct crdbg_hook_frame frame;
+	struct crdbg_regs uregs;
 	struct hook_ctx *ctx;
 	unsigned long sp;
 	int ret;
@@ -194,14 +193,14 @@ int crdbg_hook_deliver(u64 trampoline, u64 arg)
 	if (ret < 0)
 		goto err;
 
-	frame.magic = CRDBG_HOOK_MAGIC;
-	frame.arg = arg;
-	frame.return_via = CRDBG_HOOK_RETURN_KMOD;
-	frame.cookie = ctx->cookie;
-	frame.size = sizeof(frame);
-	frame_regs(&frame.regs, &ctx->regs);
+	/*
+	 * ctx->regs is folded already (the kmod return restores it) and
+	 * has orig_ax = -1, so the UAPI's fold finds nothing to do.
+	 */
+	frame_regs(&uregs, &ctx->regs);
 	BUILD_BUG_ON(sizeof(frame) % 16);
-	sp = (regs->sp - RED_ZONE - sizeof(frame)) & ~15UL;
+	sp = crdbg_hook_frame_init(&frame, &uregs, arg, CRDBG_HOOK_RETURN_KMOD,
+				   ctx->cookie);
 	if (copy_to_user((void __user *)sp, &frame, sizeof(frame))) {
 		ret = -EFAULT;
 		goto err;

@@ -69,7 +69,7 @@ pcs_ok() {
 
 meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
 
-echo "1..38"
+echo "1..39"
 
 # --- Table 5.2 scenario 1, continue: no debugger before or after --------
 start s1c 1
@@ -152,6 +152,10 @@ wait_for has_line "$work/s2.err" '^MPIR debug info) '
 line=$(grep '^MPIR debug info) ' "$work/s2.err")
 check "restart --debug: one 'MPIR debug info) <host>:<pid>' line" \
 	test "$line" = "MPIR debug info) $(hostname):$pid"
+# crdbg restart says it too, on its own stderr (the program's is a file).
+wait_for has_line "$work/s2.log" '^MPIR debug info) '
+check "restart --debug: crdbg restart prints the same line on its own stderr, once" \
+	test "$(grep -c "^MPIR debug info) $(hostname):$pid\$" "$work/s2.log")" = 1
 # One gdb session: look, then open the gate and detach.
 gdb -batch -p "$pid" -ex 'p MPIR_debug_with_checkpoint' -ex 'p MPIR_checkpoint_debug_gate' \
 	-ex 'thread apply all bt 8' -ex 'set var MPIR_checkpoint_debug_gate = 1' \
@@ -415,5 +419,5 @@ kill -9 "$pid" 2>/dev/null
 rm_ok() { "$crdbg" rm "$h" && ! "$crdbg" list | grep -q "^$h "; }
 check "rm removes a checkpoint" rm_ok
 
-[[ $n == 38 ]] || echo "# planned 38 tests, ran $n"
+[[ $n == 39 ]] || echo "# planned 39 tests, ran $n"
 exit $((failed ? 1 : 0))

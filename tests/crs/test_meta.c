@@ -67,7 +67,8 @@ TEST(file_hash_matches)
 static void sample(struct crs_meta *m)
 {
 	struct crs_proc p = { .pid = 100, .ppid = 1, .pgid = 100, .sid = 100, .mpir = true,
-			      .trampoline = 0x7f0000001000, .hook_entry = 0x7f0000002000 };
+			      .trampoline = 0x7f0000001000, .hook_entry = 0x7f0000002000,
+			      .rt_info = 0x7f0000003040 };
 	struct crs_proc c = { .pid = 101, .ppid = 100, .pgid = 100, .sid = 100 };
 	struct crs_thread t = { .pid = 100, .tid = 100, .pc = 0x401234, .sp = 0x7ffc0000 };
 	struct crs_file f = { .name = "inventory.img", .size = 42 };
@@ -110,6 +111,7 @@ TEST(round_trip)
 	EXPECT_EQ(1, back.debug_with_checkpoint);
 	EXPECT_EQ(0x7f0000001000ULL, back.procs[0].trampoline);
 	EXPECT_EQ(0x7f0000002000ULL, back.procs[0].hook_entry);
+	EXPECT_EQ(0x7f0000003040ULL, back.procs[0].rt_info);
 	EXPECT_STREQ("3.17.1", back.criu_version);
 	EXPECT_STREQ("kmod", back.backend);
 	ASSERT_EQ(2, back.nr_procs);
@@ -177,6 +179,8 @@ TEST(malformed_refused)
 		"crdbg-checkpoint 1\nfile 0000000000000000000000000000000000000000000000000000000000000000 1 ../x\n",
 		"crdbg-checkpoint 1\nhandle ../etc\n",
 		"crdbg-checkpoint 1\nbogus 1\n",
+		"crdbg-checkpoint 1\nrtinfo 7 0x1000\n",	/* names no process */
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nrtinfo 7 zz\n",
 	};
 	struct crs_meta back;
 	char err[256];

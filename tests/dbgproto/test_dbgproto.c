@@ -100,6 +100,21 @@ TEST(mpi_verb_and_mpi_return)
 	EXPECT_EQ(-ENOENT, parse("mpix", in, sizeof(in), &p));
 }
 
+/* The checkpoint's park/plan verb (usr/server/hook-park.c). */
+TEST(hook_verb)
+{
+	struct dbgp_cmd park = { .verb = DBGP_HOOK, .arg = "park 513" };
+	struct dbgp_cmd p;
+	char buf[128], in[128];
+
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &park));
+	EXPECT_STREQ("hook park 513", buf);
+	ASSERT_EQ(0, parse("hook plan", in, sizeof(in), &p));
+	EXPECT_EQ(DBGP_HOOK, p.verb);
+	EXPECT_STREQ("plan", p.arg);
+	EXPECT_EQ(-ENOENT, parse("hooks", in, sizeof(in), &p));
+}
+
 TEST(load_argv_round_trips)
 {
 	char *const argv[] = { "/bin/prog", "one", "", "three four", NULL };

@@ -6,7 +6,7 @@
  * step together.
  *
  * checkpoint
- *  1. park: in every rank, gdb pushes the UAPI hook frame (return_via USER,
+ *  1. park: in every rank, the server pushes the UAPI hook frame (return_via USER,
  *     state CRDBG_CRS_STATE_PARK) on every thread but the designated one,
  *     closes MPIR_checkpoint_debug_gate, sets MPIR_debug_with_checkpoint
  *     and detaches. Each thread enters libcrdbg's trampoline, which keeps
@@ -35,9 +35,10 @@
  * step 3. restart kills mpirun, then the ranks, runs one `crdbg restart`,
  * and attaches to the restored mpirun the same way.
  *
- * Step 1, and finding each thread's pc for step 3, run in each rank's gdb
- * as Python (ck_python below): one command for the whole set of ranks
- * instead of one per thread and register.
+ * Step 1, and finding each thread's pc for step 3, are the "hook"
+ * command of each rank's server (usr/server/hook-park.c, in C over
+ * GDB/MI): one command for the whole set of ranks, and the frame is the
+ * UAPI's, the one crdbg.ko and the ptrace backend push.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,78 +67,6 @@
 #define CK_WAIT_S	180
 #define CK_OUT_MAX	8192
 
-/*
- * gdb side. crdbg_park(arg): push the hook frame of <linux/crdbg.h> on
- * every thread but "crdbg-ckpt", folding an interrupted system call's
- * restart into the saved registers as the kernel would for a signal
- * handler with SA_RESTART (setting $pc makes gdb cancel the restart).
- * crdbg_unpark(): undo that before a detach. crdbg_release_plan(): open
- * the gate and list "plan SELECTED num:pc..." for every thread that has a
- * hook frame: the pc under its outermost one. The console runs each of
- * those threads there itself (release()): gdb.execute("continue") inside
- * MI answers ^running before the Python is done.
- */
-static const char ck_python[] =
-"import gdb, struct\n"
-"M = (1 << 64) - 1\n"
-"REGS = ('r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax '\n"
-"        'rip cs eflags rsp ss fs_base gs_base ds es fs gs').split()\n"
-"FRAME = struct.Struct('<6Q27QQ')\n"
-"def crdbg_reg(name):\n"
-"    return int(gdb.newest_frame().read_register(name)) & M\n"
-"def crdbg_trampoline():\n"
-"    return int(gdb.parse_and_eval('crdbg_runtime_info.trampoline')) & M\n"
-"def crdbg_park(arg):\n"
-"    tramp, sel, n = crdbg_trampoline(), gdb.selected_thread(), 0\n"
-"    if not tramp:\n"
-"        raise gdb.GdbError('libcrdbg has no hook trampoline')\n"
-"    for t in gdb.selected_inferior().threads():\n"
-"        if t.name == 'crdbg-ckpt':\n"
-"            continue\n"
-"        t.switch()\n"
-"        r = dict((k, crdbg_reg(k)) for k in REGS)\n"
-"        ax, nr = r['rax'] - ((r['rax'] >> 63) << 64), r['orig_rax']\n"
-"        if not nr >> 63 and ax in (-512, -513, -514):\n"
-"            r['rax'], r['rip'] = nr, r['rip'] - 2\n"
-"        elif not nr >> 63 and ax == -516:\n"
-"            r['rax'], r['rip'] = 219, r['rip'] - 2\n"
-"        frame = FRAME.pack(0x314b4f4847424452, arg, 1, 0, FRAME.size, 0,\n"
-"                           *([r[k] for k in REGS] + [0]))\n"
-"        addr = (r['rsp'] - 128 - FRAME.size) & ~15\n"
-"        gdb.selected_inferior().write_memory(addr, frame)\n"
-"        gdb.execute('set var $rsp = %d' % addr)\n"
-"        gdb.execute('set var $rdi = %d' % arg)\n"
-"        gdb.execute('set var $eflags = %d' % (r['eflags'] & ~0x500))\n"
-"        gdb.execute('set var $pc = %d' % tramp)\n"
-"        n += 1\n"
-"    sel.switch()\n"
-"    print('parked %d' % n)\n"
-"def crdbg_unpark():\n"
-"    tramp, sel = crdbg_trampoline(), gdb.selected_thread()\n"
-"    for t in gdb.selected_inferior().threads():\n"
-"        t.switch()\n"
-"        if crdbg_reg('rip') != tramp:\n"
-"            continue\n"
-"        v = FRAME.unpack(bytes(gdb.selected_inferior().read_memory(crdbg_reg('rsp'), FRAME.size)))\n"
-"        r = dict(zip(REGS, v[6:33]))\n"
-"        for k in ('r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi eflags rsp rip').split():\n"
-"            gdb.execute('set var $%s = %d' % (k, r[k]))\n"
-"    sel.switch()\n"
-"def crdbg_release_plan():\n"
-"    sel, plan = gdb.selected_thread(), []\n"
-"    gdb.execute('set var MPIR_checkpoint_debug_gate = 1')\n"
-"    for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):\n"
-"        t.switch()\n"
-"        f, outer = gdb.newest_frame(), None\n"
-"        while f is not None:\n"
-"            if f.type() == gdb.SIGTRAMP_FRAME and f.name() == 'crdbg_hook_trampoline':\n"
-"                outer = f\n"
-"            f = f.older()\n"
-"        if outer is not None and outer.older() is not None:\n"
-"            plan.append('%d:%d' % (t.num, outer.older().pc()))\n"
-"    sel.switch()\n"
-"    print('plan %d %s' % (sel.num, ' '.join(plan)))\n";
-
 /* A crdbg child (checkpoint or restart of one rank) and what it printed. */
 struct ck_child {
 	pid_t pid;
@@ -162,7 +91,6 @@ struct dbg_ckpt {
 	struct ck_rank *rank;
 	uint32_t n;
 	struct ck_child job;
-	bool defined;		/* ck_python sent to every gdb */
 	char last[4096];	/* handles of the last checkpoint */
 };
 
@@ -211,9 +139,6 @@ static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **
 
 	if (dbgp_encode(what, sizeof(what), cmd) < 0)
 		return -EINVAL;
-	/* The helpers' source goes as hex: name it, not its bytes. */
-	if (!strncmp(what, "cli python crdbg_src", 20))
-		snprintf(what, sizeof(what), "crdbg gdb helpers");
 	if (dbg_send(s, set, cmd, DBG_LOAD_TIMEOUT, &r) == 0) {
 		rc = 0;
 		for (unsigned int i = 0; i < r.nev; i++) {
@@ -271,37 +196,13 @@ static struct sdm_idset *one_rank(sdm_id id)
 	return set;
 }
 
-/*
- * Define ck_python in every gdb of set: hex, so nothing needs quoting, in
- * pieces that fit the gdb backend's command size.
- */
-static int define_helpers(struct dbg_ckpt *ck, const struct sdm_idset *set)
+/* The server's "hook" command (park ARG, unpark, plan), as ranks_cmd. */
+static int ranks_hook(struct dbg_session *s, const struct sdm_idset *set, char **text,
+		      const char *arg)
 {
-	struct dbg_session *s = ck->s;
-	static const char hex[] = "0123456789abcdef";
-	const size_t piece = 1500, n = sizeof(ck_python) - 1;
-	char h[2 * 1500 + 1];
-	int rc;
+	struct dbgp_cmd cmd = { .verb = DBGP_HOOK, .arg = arg };
 
-	if (ck->defined)
-		return 0;
-	rc = ranks_cli(s, set, NULL, "python crdbg_src = ''");
-	for (size_t off = 0; !rc && off < n; off += piece) {
-		size_t len = n - off < piece ? n - off : piece;
-
-		for (size_t i = 0; i < len; i++) {
-			h[2 * i] = hex[(unsigned char)ck_python[off + i] >> 4];
-			h[2 * i + 1] = hex[(unsigned char)ck_python[off + i] & 15];
-		}
-		h[2 * len] = 0;
-		rc = ranks_cli(s, set, NULL, "python crdbg_src += bytes.fromhex('%s').decode()", h);
-	}
-	if (!rc)
-		rc = ranks_cli(s, set, NULL, "python exec(crdbg_src)");
-	if (rc)
-		dbg_error(s, "checkpoint: the ranks' gdb cannot run the Python helpers (gdb built without Python?)");
-	ck->defined = !rc;
-	return rc;
+	return ranks_cmd(s, set, text, &cmd);
 }
 
 static int rank_pid(struct dbg_session *s, sdm_id id)
@@ -561,7 +462,7 @@ static void release(struct dbg_session *s, sdm_id id, const char *what)
 	int sel = 0;
 
 	/* gdb may print attach news before the plan line */
-	if (!one || ranks_cli(s, one, &plan, "python crdbg_release_plan()") || !plan ||
+	if (!one || ranks_hook(s, one, &plan, "plan") || !plan ||
 	    !(p = strstr(plan, "plan ")) || sscanf(p, "plan %d", &sel) != 1) {
 		dbg_error(s, "%s: rank %u: cannot find its parked threads: %.200s", what, id,
 			  plan ? plan : "no reply");
@@ -651,7 +552,7 @@ static struct sdm_idset *checkable_ranks(struct dbg_ckpt *ck)
 		dbg_error(s, "no live rank");
 		goto fail;
 	}
-	if (!all_stopped(s, live) || define_helpers(ck, live))
+	if (!all_stopped(s, live))
 		goto fail;
 	return live;
 fail:
@@ -720,12 +621,12 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 			goto out;
 		}
 	}
-	snprintf(park, sizeof(park), "python crdbg_park(%llu)",
+	snprintf(park, sizeof(park), "park %llu",
 		 (unsigned long long)(CRDBG_HOOK_DEBUG_SET | CRDBG_CRS_STATE_PARK));
-	if (ranks_cli(s, live, NULL, "%s", park) ||
+	if (ranks_hook(s, live, NULL, park) ||
 	    ranks_cli(s, live, NULL, "set var MPIR_checkpoint_debug_gate = 0") ||
 	    ranks_cli(s, live, NULL, "set var MPIR_debug_with_checkpoint = 1")) {
-		ranks_cli(s, live, NULL, "python crdbg_unpark()");
+		ranks_hook(s, live, NULL, "unpark");
 		dbg_error(s, "checkpoint: the ranks cannot be parked (is libcrdbg preloaded?)");
 		goto out;
 	}

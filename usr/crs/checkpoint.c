@@ -26,7 +26,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,18 +39,12 @@
 
 #define REQUEST_TIMEOUT_S 60
 
-static int read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
-		return -errno ? -errno : -EIO;
-	return 0;
-}
-
-/* Ask pid's designated thread to prepare; wait for its answer. */
-static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, char *err, size_t errlen)
+/*
+ * Ask pid's designated thread to prepare; wait for its answer, which
+ * carries the address of its struct crdbg_rt_info (*ret_addr).
+ */
+static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, uint64_t *ret_addr,
+			      char *err, size_t errlen)
 {
 	union sigval v = { .sival_int = CRDBG_RT_REQ_CHECKPOINT };
 	struct timespec ts = { .tv_sec = 1 };
@@ -80,7 +73,8 @@ static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, char *err, 
 				    "pid %d did not answer the checkpoint request in %d s (a debugger stopped in MPIR_checkpoint_debugger_detach() must detach)",
 				    pid, REQUEST_TIMEOUT_S);
 	}
-	r = read_remote(pid, (uint64_t)(uintptr_t)si.si_value.sival_ptr, info, sizeof(*info));
+	*ret_addr = (uint64_t)(uintptr_t)si.si_value.sival_ptr;
+	r = crs_proc_read(pid, *ret_addr, info, sizeof(*info));
 	if (r)
 		return crs_fail(err, errlen, r, "cannot read libcrdbg's state in pid %d: %s", pid,
 			    strerror(-r));
@@ -305,12 +299,12 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 			struct crdbg_rt_info info;
 			int dwc = 0;
 
-			r = request_checkpoint(pids[i], &info, err, errlen);
+			r = request_checkpoint(pids[i], &info, &p.rt_info, err, errlen);
 			if (r)
 				goto out;
 			p.trampoline = info.trampoline;
 			p.hook_entry = info.hook_entry;
-			if (!read_remote(pids[i], info.debug_with_checkpoint, &dwc, sizeof(dwc)) &&
+			if (!crs_proc_read(pids[i], info.debug_with_checkpoint, &dwc, sizeof(dwc)) &&
 			    pids[i] == o->pid)
 				m.debug_with_checkpoint = dwc;
 			if (pids[i] == o->pid)

@@ -163,6 +163,9 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 			fprintf(f, "stopped %d\n", (int)m->procs[i].pid);
 		if (m->procs[i].zombie)
 			fprintf(f, "zombie %d\n", (int)m->procs[i].pid);
+		if (m->procs[i].rt_info)
+			fprintf(f, "rtinfo %d 0x%" PRIx64 "\n", (int)m->procs[i].pid,
+				m->procs[i].rt_info);
 	}
 	for (i = 0; i < m->nr_criu_opts; i++)
 		fprintf(f, "criu-opt %s\n", m->criu_opts[i]);
@@ -332,6 +335,12 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 			p->stopped = true;
 		else
 			p->zombie = true;
+	} else if (!strcmp(line, "rtinfo") && n == 2) {
+		struct crs_proc *p = parse_pid(f[0], &pid) ? find_proc(m, pid) : NULL;
+
+		if (!p || !parse_hex(f[1], &p->rt_info))
+			return crs_fail(err, errlen, -EBADMSG,
+				    "metadata line %u: bad rtinfo record", lineno);
 	} else if (!strcmp(line, "criu-opt") && n == 1) {
 		if (crs_meta_add_criu_opt(m, f[0]))
 			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad criu-opt", lineno);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -228,5 +229,15 @@ int crs_proc_exe(pid_t pid, char *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
+	return 0;
+}
+
+int crs_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return errno ? -errno : -EIO;
 	return 0;
 }

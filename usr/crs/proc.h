@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "meta.h"
@@ -32,6 +33,9 @@ bool crs_proc_zombie(pid_t pid);
 
 /* Every thread of pid is in a group stop ('T'; not a ptrace stop, 't'). */
 bool crs_proc_stopped(pid_t pid);
+
+/* Read len bytes at addr of pid's memory (process_vm_readv); -errno. */
+int crs_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 /* The executable's path. */
 int crs_proc_exe(pid_t pid, char *buf, size_t len);

@@ -4,7 +4,8 @@
  * stopped (criu stays its parent, crdbg the subreaper above), push the CRS
  * hook on every thread, release, and wait for the program like a shell
  * would. With --debug the hook parks every thread and each designated
- * thread prints "MPIR debug info) <host>:<pid>" on the program's stderr.
+ * thread prints "MPIR debug info) <host>:<pid>" on the program's stderr;
+ * crdbg prints the same line on its own (announce_parked()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,8 @@
 #include <crdbg/mpir-checkpoint.h>
 
 #define RESTORE_TIMEOUT_S 120
+/* How long a released process may take to park every thread (TCG, load). */
+#define PARK_TIMEOUT_S 120
 
 /* Every checkpointed thread exists again, in a group stop, untraced. */
 static bool restored(const struct crs_meta *m)
@@ -73,6 +77,76 @@ static bool any_mpir(const struct crs_meta *m)
 		if (m->procs[i].mpir)
 			return true;
 	return false;
+}
+
+/* fd 2 of pid is the file our stderr is (a reader would see its line twice). */
+static bool same_stderr(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)pid);
+	return !stat(path, &a) && !fstat(STDERR_FILENO, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* Every thread of p waits in the waitpoint (libcrdbg counts them). */
+static bool all_parked(const struct crs_proc *p)
+{
+	struct crdbg_rt_info info;
+	pid_t *tids;
+	size_t n;
+
+	if (crs_proc_tids(p->pid, &tids, &n))
+		return false;
+	free(tids);
+	return !crs_proc_read(p->pid, p->rt_info, &info, sizeof(info)) &&
+	       info.magic == CRDBG_RT_MAGIC && info.parked >= 0 && (size_t)info.parked >= n;
+}
+
+/*
+ * --debug: tell whoever runs crdbg where to attach, as each restored
+ * libcrdbg process is ready (every thread parked: the moment the process
+ * prints its own line). Its own line goes to its restored stderr, which
+ * may be a file or a terminal nobody reads any more; a job-wide restart
+ * collects ours. A process whose stderr is ours is not announced twice.
+ */
+static void announce_parked(const struct crs_meta *m, FILE *out, FILE *log)
+{
+	struct timespec nap = { .tv_nsec = 20 * 1000 * 1000 };
+	time_t deadline = time(NULL) + PARK_TIMEOUT_S;
+	bool *done = calloc(m->nr_procs, sizeof(*done));
+	char host[256] = "";
+	size_t i, left = 0;
+
+	if (!done)
+		return;
+	gethostname(host, sizeof(host) - 1);
+	for (i = 0; i < m->nr_procs; i++) {
+		done[i] = !m->procs[i].mpir || !m->procs[i].rt_info || same_stderr(m->procs[i].pid);
+		left += !done[i];
+	}
+	while (left) {
+		for (i = 0; i < m->nr_procs; i++) {
+			if (done[i] || !all_parked(&m->procs[i]))
+				continue;
+			fprintf(out, CRS_DEBUG_INFO_PREFIX "%s:%d\n", host, (int)m->procs[i].pid);
+			fflush(out);
+			done[i] = true;
+			left--;
+		}
+		if (!left)
+			break;
+		if (time(NULL) > deadline) {
+			for (i = 0; i < m->nr_procs; i++)
+				if (!done[i] && log)
+					fprintf(log, "crdbg: pid %d: its threads did not all reach the waitpoint in %d s: no \"" CRS_DEBUG_INFO_PREFIX "\" line\n",
+						(int)m->procs[i].pid, PARK_TIMEOUT_S);
+			break;
+		}
+		nanosleep(&nap, NULL);
+	}
+	free(done);
 }
 
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
@@ -139,6 +213,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
 	if (r && o->log)
 		fprintf(o->log, "crdbg: warning: %s\n", msg);
+	if (o->debug)
+		announce_parked(&m, stderr, o->log);
 
 	/* criu waits for the root and exits with its status. */
 	while (waitpid(criu, &st, 0) < 0 && errno == EINTR)

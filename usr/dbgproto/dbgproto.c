@@ -22,6 +22,7 @@ static const char *const verb_name[] = {
 	[DBGP_BT] = "bt",		[DBGP_STACK] = "stack",
 	[DBGP_STATUS] = "status",	[DBGP_CLI] = "cli",
 	[DBGP_INPUT] = "input",		[DBGP_MPI] = "mpi",
+	[DBGP_HOOK] = "hook",
 };
 
 static const char *const exec_name[] = {
@@ -78,7 +79,7 @@ static bool verb_takes_wait(enum dbgp_verb verb)
 static bool verb_takes_text(enum dbgp_verb verb)
 {
 	return verb == DBGP_PRINT || verb == DBGP_BREAK || verb == DBGP_CLI ||
-	       verb == DBGP_INPUT || verb == DBGP_LOAD;
+	       verb == DBGP_INPUT || verb == DBGP_LOAD || verb == DBGP_HOOK;
 }
 
 int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)

@@ -64,12 +64,6 @@
 
 #include "freeze-backend.h"
 
-/* kernel-internal restart codes (include/linux/errno.h) */
-#define ERESTARTSYS_		512
-#define ERESTARTNOINTR_		513
-#define ERESTARTNOHAND_		514
-#define ERESTART_RESTARTBLOCK_	516
-#define RED_ZONE		128
 #define MAX_REQUEUE		8
 
 _Static_assert(sizeof(struct freeze_regs) == sizeof(struct user_regs_struct),
@@ -556,23 +550,6 @@ static int do_freeze(struct pt_target *t, char *err_msg, size_t err_len)
 
 /* ---- hooks ---- */
 
-/* The registers a thread resumes with, after the kernel's restart folding. */
-static void fold_restart(const struct user_regs_struct *in, struct crdbg_regs *out)
-{
-	long ax = (long)in->rax;
-
-	memcpy(out, in, sizeof(*out));
-	if ((long)in->orig_rax < 0)
-		return;
-	if (ax == -ERESTARTSYS_ || ax == -ERESTARTNOINTR_ || ax == -ERESTARTNOHAND_) {
-		out->ax = in->orig_rax;
-		out->ip -= 2;
-	} else if (ax == -ERESTART_RESTARTBLOCK_) {
-		out->ax = SYS_restart_syscall;
-		out->ip -= 2;
-	}
-}
-
 static int write_frame(pid_t tid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec local = { (void *)buf, len }, remote = { (void *)addr, len };
@@ -597,19 +574,15 @@ static int hook_start(struct pt_thread *th, char *err_msg, size_t err_len)
 {
 	struct crdbg_hook_frame frame;
 	struct user_regs_struct r;
+	struct crdbg_regs regs;
 	uint64_t addr;
 	int err;
 
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) < 0)
 		goto fail;
-	memset(&frame, 0, sizeof(frame));
-	frame.magic = CRDBG_HOOK_MAGIC;
-	frame.arg = th->hook_arg;
-	frame.return_via = CRDBG_HOOK_RETURN_USER;
-	frame.cookie = ((uint64_t)th->tid << 32) ^ r.rip;
-	frame.size = sizeof(frame);
-	fold_restart(&r, &frame.regs);
-	addr = (r.rsp - RED_ZONE - sizeof(frame)) & ~15ULL;
+	memcpy(&regs, &r, sizeof(regs));
+	addr = crdbg_hook_frame_init(&frame, &regs, th->hook_arg, CRDBG_HOOK_RETURN_USER,
+				     ((uint64_t)th->tid << 32) ^ r.rip);
 	err = write_frame(th->tid, addr, &frame, sizeof(frame));
 	if (err < 0) {
 		errno = -err;

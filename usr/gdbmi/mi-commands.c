@@ -320,6 +320,7 @@ int mi_thread_info(struct mi_driver *d, struct mi_threads *ret)
 
 		th->id = get_small_int(t, "id");
 		th->target_id = mi_get_str(t, "target-id");
+		th->name = mi_get_str(t, "name");
 		th->state = mi_get_str(t, "state");
 		frame_from(mi_get(t, "frame"), &th->frame);
 	}

@@ -24,6 +24,7 @@
 #include "sdm/server.h"
 
 #include "backends.h"
+#include "hook-park.h"
 #include "mpi-view.h"
 
 #define GDBB_WATCH_MAX	4
@@ -905,6 +906,25 @@ static int do_mpi(struct gdbb *g, uint32_t req, const char *arg)
 	return 0;
 }
 
+/* Park, unpark or list the parked threads (hook-park.c). */
+static int do_hook(struct gdbb *g, uint32_t req, const char *arg)
+{
+	char err[256], *text;
+	int rc;
+
+	/* Not need_stopped(): after a console "cli attach" our state lags. */
+	if (!need_program(g, req))
+		return 0;
+	rc = hook_park_command(g->d, arg, &text, err, sizeof(err));
+	if (rc)
+		replyf(g, req, 1, DBGP_ERROR "%s", err);
+	else
+		reply(g, req, 0, text);
+	free(text);
+	drain(g);
+	return 0;
+}
+
 /* A known verb whose arguments dbgp_parse() refused. */
 static void bad_arguments(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 {
@@ -979,6 +999,8 @@ static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
 		return do_input(g, req, c.arg);
 	case DBGP_MPI:
 		return do_mpi(g, req, c.arg);
+	case DBGP_HOOK:
+		return do_hook(g, req, c.arg);
 	default:
 		break;
 	}

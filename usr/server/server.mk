@@ -3,7 +3,8 @@
 # crdbg-server: the SDM server program (libsdmnet's sdm_server_main) with
 # the debugger's backends. The console's front end starts one per rank.
 
-DBGSERVER_SRCS := usr/server/main.c usr/server/backend-gdb.c usr/server/mpi-view.c
+DBGSERVER_SRCS := usr/server/main.c usr/server/backend-gdb.c usr/server/mpi-view.c \
+		  usr/server/hook-park.c
 DBGSERVER_OBJS := $(DBGSERVER_SRCS:%.c=$(B)/%.o)
 # Next to sdm-master: the console looks for both in one directory.
 DBGSERVER      := $(B)/sdm/crdbg-server

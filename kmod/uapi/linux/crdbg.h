@@ -275,6 +275,49 @@ struct crdbg_hook_frame {
 	__u64 pad;		/* keeps the size a multiple of 16 */
 };
 
+/*
+ * The one layout of a pushed hook frame, used by crdbg.ko, the ptrace
+ * backend and the debug servers (which push it through gdb): fill *frame
+ * for a thread interrupted with *regs and return the trampoline's entry
+ * rsp, below the interrupted rsp's red zone, 16-byte aligned. A system
+ * call the thread was interrupted in is folded into the saved registers
+ * the way the kernel restarts one for an SA_RESTART signal handler (ax
+ * back to the call number, ip back over the 2-byte syscall instruction),
+ * so the thread returns into the call. The pusher then sets rsp to the
+ * returned address, ip to the trampoline, di to arg, orig_ax to -1 (no
+ * restart on this return) and clears DF and TF.
+ */
+#define CRDBG_HOOK_RED_ZONE		128
+#define CRDBG_NR_RESTART_SYSCALL	219	/* x86-64 __NR_restart_syscall */
+
+static inline __u64 crdbg_hook_frame_init(struct crdbg_hook_frame *frame,
+					  const struct crdbg_regs *regs,
+					  __u64 arg, __u64 return_via,
+					  __u64 cookie)
+{
+	__s64 ax = (__s64)regs->ax;
+
+	*frame = (struct crdbg_hook_frame){
+		.magic = CRDBG_HOOK_MAGIC,
+		.arg = arg,
+		.return_via = return_via,
+		.cookie = cookie,
+		.size = sizeof(*frame),
+		.regs = *regs,
+	};
+	if ((__s64)regs->orig_ax >= 0) {
+		/* -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND */
+		if (ax == -512 || ax == -513 || ax == -514) {
+			frame->regs.ax = regs->orig_ax;
+			frame->regs.ip -= 2;
+		} else if (ax == -516) {	/* -ERESTART_RESTARTBLOCK */
+			frame->regs.ax = CRDBG_NR_RESTART_SYSCALL;
+			frame->regs.ip -= 2;
+		}
+	}
+	return (regs->sp - CRDBG_HOOK_RED_ZONE - sizeof(*frame)) & ~15ULL;
+}
+
 /* write() this to CRDBG_HOOK_DEVICE to return (CRDBG_HOOK_RETURN_KMOD). */
 struct crdbg_hook_return {
 	__u64 cookie;		/* frame->cookie */

@@ -38,6 +38,7 @@ struct crs_proc {
 	uint64_t hook_entry;	/* crdbg_hook_entry, for the ptrace backend */
 	bool stopped;		/* in a group stop (SIGSTOP, SIGTSTP...) at checkpoint */
 	bool zombie;		/* exited, not yet reaped: CRIU dumps it, crdbg leaves it be */
+	uint64_t rt_info;	/* its struct crdbg_rt_info (libcrdbg), 0 if unknown */
 };
 
 struct crs_thread {

@@ -48,6 +48,15 @@
  *                          leave MPI's own frames out, the user's frame is
  *                          selected); on (the start): everything as gdb
  *                          sees it. Reply "mpi frames: on|off"
+ *   hook park ARG          (a stopped program with libcrdbg) push the hook
+ *                          frame of <linux/crdbg.h> on every thread but
+ *                          libcrdbg's designated one, to enter its
+ *                          trampoline with ARG: reply "parked N"
+ *   hook unpark            undo park on threads that did not run yet:
+ *                          "unparked N"
+ *   hook plan              open MPIR_checkpoint_debug_gate; "plan SEL
+ *                          NUM:PC..." for every thread under a hook frame,
+ *                          PC the one under its outermost frame
  *
  * WAIT is in milliseconds, decimal, at most DBGP_WAIT_MAX_MS.
  *
@@ -119,6 +128,7 @@ enum dbgp_verb {
 	DBGP_CLI,
 	DBGP_INPUT,
 	DBGP_MPI,
+	DBGP_HOOK,
 	__DBGP_VERB_LAST
 };
 

@@ -267,6 +267,7 @@ void mi_frames_release(struct mi_frames *f);
 struct mi_thread {
 	int id;
 	const char *target_id;	/* "Thread 0x... (LWP n)" */
+	const char *name;	/* the thread's name (comm), NULL if gdb gave none */
 	const char *state;	/* "stopped" or "running" */
 	struct mi_frame frame;	/* when stopped */
 };
