@@ -8,8 +8,9 @@
 # crdbg-server runs on the rank's node (started inside the job with
 # srun --overlap), drives a gdb there by node-local pid, and the tree's
 # links cross the nodes' network namespaces. One cluster for all
-# scenarios (a start costs most of a minute in a TCG guest). Runs on the
-# host and in the guest group "cluster".
+# scenarios. A host test: in the TCG guest these five sessions of six
+# gdbs each did not finish in 25 minutes (Documentation/testing.md), and
+# nothing here needs crdbg.ko or CRIU.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -6,7 +6,7 @@
 # in $CKPT_BENCH_MB (MiB, default "64"), $CKPT_BENCH_ROUNDS rounds each.
 # Prints a Markdown section on stdout.
 set -u
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
 prog=$build/tests/crs/prog_ckpt

@@ -6,7 +6,7 @@
 # Markdown section. CKPT_BENCH_MB="64 1024" adds sizes (1 GiB needs
 # CKPT_BENCH_MEM=4096 or more guest memory).
 set -uo pipefail
-top=$(cd "$(dirname "$0")/../../.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 res=$(mktemp -d /tmp/crdbg-ckpt-bench.XXXXXX)
 trap 'rm -rf "$res"' EXIT
 if "$top/scripts/vm" --timeout 1200 --mem "${CKPT_BENCH_MEM:-2048}" --results "$res" -- /bin/sh -c \

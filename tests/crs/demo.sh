@@ -7,7 +7,7 @@
 # "MPIR debug info)" line, then gdb shows every thread waiting with the
 # checkpointed PC in the frame under the hook).
 set -u
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
 work=$(mktemp -d /tmp/crdbg-demo.XXXXXX)

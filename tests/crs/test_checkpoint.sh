@@ -15,7 +15,7 @@
 # program reports at its end (or with gdb while it waits).
 set -u
 backend=${1:?usage: test_checkpoint.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
 prog=$build/tests/crs/prog_ckpt

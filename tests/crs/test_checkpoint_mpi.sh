@@ -16,7 +16,7 @@
 # done total T" lines of each run, sorted, must equal an uninterrupted run's.
 set -u
 backend=${1:?usage: test_checkpoint_mpi.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
 prog=$build/tests/crs/prog_mpi

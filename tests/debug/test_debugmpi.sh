@@ -16,7 +16,7 @@
 set -u
 freeze=${1:?usage: test_debugmpi.sh kmod|ptrace}
 export CRDBG_BACKEND=$freeze
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 prog=$build/tests/debug/mpi_debug
 work=$(mktemp -d /tmp/crdbg-debugmpi-$freeze.XXXXXX)

@@ -9,7 +9,7 @@
 #   restart, debug, man, completion  ->  modprobe  ->  dpkg -r, dpkg -P
 #   ->  no file of either package is left.
 set -u
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 . "$top/tests/guest/tap.sh"
 # Each result says when it came (seconds into the run), to see what is slow.

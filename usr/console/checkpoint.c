@@ -82,6 +82,7 @@ struct ck_child {
 struct ck_rank {
 	int pid;
 	pid_t info_pid;		/* from the last "MPIR debug info)" line */
+	char handle[256];	/* of its part of the checkpoint being taken */
 	struct ck_child child;
 };
 
@@ -581,6 +582,49 @@ static void child_handle(struct dbg_session *s, struct ck_child *c, const char *
 }
 
 /*
+ * A job's checkpoint is all its parts or nothing: when a rank's part
+ * failed, the parts the others stored are removed (crdbg rm), so no
+ * handle that looks valid names a job that cannot come back whole.
+ */
+static void drop_parts(struct dbg_ckpt *ck, const struct sdm_idset *set, unsigned int failed)
+{
+	struct dbg_session *s = ck->s;
+	unsigned int kept = 0;
+	sdm_id id;
+
+	sdm_set_for_each(id, set) {
+		struct ck_child *c = &ck->rank[id].child;
+		char *args[] = { "rm", ck->rank[id].handle, NULL };
+		char line[512];
+
+		if (!ck->rank[id].handle[0])
+			continue;
+		if (child_start(c, false, args)) {
+			kept++;
+			dbg_error(s, "checkpoint: rank %u: cannot remove %s: %s", id,
+				  ck->rank[id].handle, strerror(errno));
+			continue;
+		}
+		while (c->status < 0) {
+			struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+			poll(&p, 1, 100);
+			child_poll(s, id, c);
+		}
+		if (c->status) {
+			kept++;
+			child_last_line(c, line, sizeof(line));
+			dbg_error(s, "checkpoint: rank %u: cannot remove %s: %s", id,
+				  ck->rank[id].handle, line);
+		}
+		ck->rank[id].handle[0] = 0;
+	}
+	dbg_error(s, "checkpoint: failed on %u rank%s: %s", failed, failed == 1 ? "" : "s",
+		  kept ? "some other ranks' images could not be removed (see above)"
+		       : "nothing was kept; the job goes on");
+}
+
+/*
  * An MPIR job: one `crdbg checkpoint MPIRUN --debug` takes mpirun and all
  * its ranks, once our gdb has let go of mpirun; the ranks' info lines
  * come through mpirun's output. Returns whether mpirun was detached.
@@ -608,6 +652,7 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 	char handles[4096] = "", h[256], who[32];
 	char park[64];
 	bool mpirun_detached = false;
+	unsigned int failed = 0;
 	size_t hl = 0;
 	sdm_id id;
 
@@ -653,12 +698,19 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 	} else {
 		sdm_set_for_each(id, live) {
 			snprintf(who, sizeof(who), "rank %u: ", id);
-			child_handle(s, &ck->rank[id].child, who, h, sizeof(h));
-			if (!h[0])
-				continue;
-			dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, h);
+			child_handle(s, &ck->rank[id].child, who, ck->rank[id].handle,
+				     sizeof(ck->rank[id].handle));
+			if (!ck->rank[id].handle[0])
+				failed++;
+		}
+		if (failed)
+			drop_parts(ck, live, failed);
+		sdm_set_for_each(id, live) {
+			if (failed)
+				break;
+			dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, ck->rank[id].handle);
 			hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s",
-				       hl ? "," : "", h);
+				       hl ? "," : "", ck->rank[id].handle);
 		}
 	}
 	if (mpirun_detached) {
