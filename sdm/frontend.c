@@ -1219,6 +1219,9 @@ ssize_t sdm_fe_read_output(struct sdm_fe *fe, int timeout_ms, sdm_id *ret_id,
 	struct fe_out *o;
 	size_t n;
 
+	/* What already arrived is taken in even without waiting. */
+	if (!timeout_ms && !have_output(fe, NULL))
+		sdm_transport_progress(fe->t, 0);
 	if (!wait_until(fe, have_output, NULL, sdm_now_ms() + timeout_ms))
 		return 0;
 	o = fe->out_head;
@@ -1231,6 +1234,11 @@ ssize_t sdm_fe_read_output(struct sdm_fe *fe, int timeout_ms, sdm_id *ret_id,
 	*ret_stream = o->stream;
 	free(o);
 	return n;
+}
+
+int sdm_fe_poll_fd(struct sdm_fe *fe)
+{
+	return sdm_transport_poll_fd(fe->t);
 }
 
 pid_t sdm_fe_server_pid(struct sdm_fe *fe, sdm_id id)

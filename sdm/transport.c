@@ -216,6 +216,11 @@ static int run_timers(struct sdm_engine *e)
 	return (int)(next - now);
 }
 
+int sdm_transport_poll_fd(struct sdm_transport *t)
+{
+	return t->engine->epfd;
+}
+
 int sdm_transport_progress(struct sdm_transport *t, int timeout_ms)
 {
 	struct sdm_engine *e = t->engine;

@@ -93,6 +93,8 @@ int sdm_transport_connect(struct sdm_transport *t, const char *host, int port,
 int sdm_transport_send(struct sdm_transport *t, int peer, const void *buf,
 		       size_t len);
 int sdm_transport_progress(struct sdm_transport *t, int timeout_ms);
+/* Readable when progress has input or a connection to handle (epoll). */
+int sdm_transport_poll_fd(struct sdm_transport *t);
 void sdm_transport_close_peer(struct sdm_transport *t, int peer);
 size_t sdm_transport_queued(struct sdm_transport *t, int peer);
 const struct sdm_transport_stats *sdm_transport_stats(struct sdm_transport *t);

@@ -5,12 +5,15 @@
  * and finish), prints its total and meets the others in a barrier. The
  * argument picks what rank 1 does before that barrier while the others
  * wait in it: "segv" (a NULL store in crash()), "abort", "exit" (code
- * 3, without MPI_Finalize); none: nothing, the job ends normally.
+ * 3, without MPI_Finalize); none: nothing, the job ends normally. A
+ * second argument names a file rank 1 waits for (running) before it
+ * does so: the test decides when, not the machine's speed.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int total;
 
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
 		step(rank, i);
 	printf("rank %d total %d\n", rank, total);
 	fflush(stdout);
+	while (rank == 1 && argc > 2 && access(argv[2], F_OK))
+		usleep(100000);
 	if (rank == 1 && !strcmp(mode, "segv"))
 		crash();
 	if (rank == 1 && !strcmp(mode, "abort"))

@@ -8,6 +8,7 @@
  * status and stacks at scale, the terminal's habits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,13 @@
 
 #ifndef MPI_JOBS
 #define MPI_JOBS "build/tests/debug/mpi_jobs"
+#endif
+
+#ifndef MPI_JOBS_MPICH
+#define MPI_JOBS_MPICH "build/tests/debug/mpi_jobs_mpich"
+#endif
+#ifndef MPI_LIB_MPICH
+#define MPI_LIB_MPICH "build/usr/libcrdbg-mpi-mpich.so"
 #endif
 
 FIXTURE(jobs) {
@@ -180,6 +188,116 @@ TEST_F_TIMEOUT(jobs, mpi_rank_segv_stops_the_others, 300)
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +signal SIGSEGV$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGCONT")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGTERM")) TH_LOG("%s", out);
+}
+
+static bool have_mpich(void)
+{
+	return !access(MPI_JOBS_MPICH, X_OK) && !access(MPI_LIB_MPICH, R_OK) &&
+	       system("mpiexec.hydra --version >/dev/null 2>&1") == 0;
+}
+
+static bool say(struct run *r, const char *text)
+{
+	return write(r->in, text, strlen(text)) == (ssize_t)strlen(text);
+}
+
+/*
+ * Rank 1 of an MPICH job under mpiexec.hydra (--mpi-hold: no MPIR there)
+ * dies of mode ("segv", "abort") while the others wait in a barrier:
+ * the session up to the fault's announcement, status, gdb's signal
+ * table and rank 1's stack, then continued until rank 1 is gone (a signal handler of the
+ * MPI library may raise it again first) and status once more.
+ */
+static int mpich_crash(struct __test_metadata *_metadata, struct run *r, const char *mode)
+{
+	char lib[4200];
+	char *abs = realpath(MPI_LIB_MPICH, NULL);
+	const char *argv[] = { CRDBG, "debug", "--mpi-hold", "--", "mpiexec.hydra", "-n", "3",
+			       "-genv", "LD_PRELOAD", lib, MPI_JOBS_MPICH, mode, NULL };
+	char mark[32];
+
+	snprintf(lib, sizeof(lib), "%s", abs ? abs : MPI_LIB_MPICH);
+	free(abs);
+	if (run_start(r, argv, true))
+		return -1;
+	EXPECT_TRUE(say(r, "continue\n"));
+	EXPECT_TRUE(run_read_until(r, "stopped: signal SIGINT, ")) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "status\ngdb info signals SIGTERM\n[1] bt\necho @@A\n"));
+	EXPECT_TRUE(run_read_until(r, "@@A\n")) TH_LOG("%s", r->buf);
+	for (int i = 0; i < 3 && !strstr(r->buf, "[1]: exited: "); i++) {
+		snprintf(mark, sizeof(mark), "@@B%d\n", i);
+		EXPECT_TRUE(say(r, "continue\necho ") && say(r, mark));
+		EXPECT_TRUE(run_read_until(r, mark)) TH_LOG("%s", r->buf);
+	}
+	EXPECT_TRUE(say(r, "status\necho @@END\nquit\n"));
+	EXPECT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	return run_finish(r);
+}
+
+/*
+ * The crash under MPICH: announced with rank, signal and place, the
+ * others stopped and shown in status at their MPI call; the ranks'
+ * gdbs let SIGCONT and SIGTERM through (the --mpi-hold session too);
+ * continued, rank 1 dies, hydra kills the others and they are shown
+ * as gone, never as stopped at the launcher's signals.
+ */
+TEST_F_TIMEOUT(jobs, mpich_rank_segv_stops_the_others, 300)
+{
+	struct run *r = &self->r;
+	const char *out;
+
+	if (!have_mpich())
+		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
+		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
+	EXPECT_EQ(0, mpich_crash(_metadata, r, "segv")) TH_LOG("%s", r->buf);
+	out = r->buf;
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
+			       "[0,2]: stopped: signal SIGINT, main at "))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, main at .*mpi_jobs\\.c:[0-9]+ "
+			     "\\(in (P?MPI_Barrier)\\)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +stopped +signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0-2\\]: SIGTERM\\s+No\\s+No\\s+Yes\\s+Terminated$"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: signal SIGSEGV\n")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0|2)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +signal SIGSEGV$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGCONT")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGTERM")) TH_LOG("%s", out);
+}
+
+/*
+ * abort() in rank 1 (mpi_jobs' "abort" mode), under MPICH: SIGABRT is a
+ * fault like SIGSEGV, announced with its place inside libc, the others
+ * stopped; the stack leads back to main; continued, rank 1 ends by
+ * SIGABRT and the others are gone.
+ */
+TEST_F_TIMEOUT(jobs, mpich_rank_abort_stops_the_others, 300)
+{
+	struct run *r = &self->r;
+	const char *out;
+
+	if (!have_mpich())
+		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
+		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
+	EXPECT_EQ(0, mpich_crash(_metadata, r, "abort")) TH_LOG("%s", r->buf);
+	out = r->buf;
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: signal SIGABRT, [^ ]+( at [^ ]+:[0-9]+)?$"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
+			       "[0,2]: stopped: signal SIGINT, main at "))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +stopped +signal SIGABRT, ")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: #[0-9]+ +(__GI_)?abort( at .*)?$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\]: #[0-9]+ +main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: signal SIGABRT\n")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0|2)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGTERM")) TH_LOG("%s", out);
 }
 
@@ -442,6 +560,17 @@ static bool screen_has(const struct term *t, const char *needle, char *buf, size
 	return false;
 }
 
+/* The same, once a line of the screen matches the regular expression re. */
+static bool screen_has_line(const struct term *t, const char *re, char *buf, size_t size)
+{
+	for (int i = 0; i < 600; i++) {
+		if (screen_has(t, "", buf, size) && has_line(buf, re))
+			return true;
+		usleep(200000);
+	}
+	return false;
+}
+
 /*
  * What a terminal user expects: tab completion of a function name from
  * the program's debug info, ^C clearing the line being typed, spaces
@@ -497,6 +626,75 @@ TEST_F_TIMEOUT(jobs, terminal_habits, 300)
 	tmux(&t, "send-keys -t s n Enter 'echo still here' Enter");
 	EXPECT_TRUE(screen_has(&t, "\nstill here", screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "send-keys -t s quit Enter y Enter");
+	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "kill-server");
+}
+
+/*
+ * Events while the user sits at the prompt: ranks left running (continue
+ * returned on its timeout), a partly typed line, then rank 1 segfaults
+ * (when the test creates its trigger file). Without a key pressed the
+ * fault is announced above the prompt with its rank, signal and place,
+ * the others are stopped (stopall), and the typed line is redrawn under
+ * it and can be finished.
+ */
+TEST_F_TIMEOUT(jobs, prompt_event_stops_the_others, 300)
+{
+	struct term t;
+	char go[64], screen[65536];
+	const char *at;
+
+	if (system("tmux -V >/dev/null 2>&1"))
+		SKIP(return, "tmux is not installed");
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	mpi_env();
+	snprintf(go, sizeof(go), "/tmp/crdbg-go-%d", getpid());
+	unlink(go);
+	snprintf(t.sock, sizeof(t.sock), "crdbg-test-%d", getpid());
+	ASSERT_EQ(0, tmux(&t, "new-session -d -s s -x 200 -y 50 "
+			  "'cd %s && %s debug -- mpirun --oversubscribe -n 3 %s segv %s; "
+			  "echo crdbg-ended $?; sleep 60'",
+			  getenv("PWD") ? getenv("PWD") : ".", CRDBG, MPI_JOBS, go));
+	ASSERT_TRUE(screen_has(&t, "stopped: attached", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s 'timeout 2' Enter");
+	ASSERT_TRUE(screen_has(&t, "timeout: 2 s", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s continue Enter");
+	ASSERT_TRUE(screen_has(&t, "\n[0-2]: running\n", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s 'print tot'");
+	ASSERT_TRUE(screen_has(&t, "\n(crdbg) print tot\n", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	/* Rank 1 crashes now; nothing is typed until it is announced. */
+	ASSERT_EQ(0, close(open(go, O_CREAT | O_WRONLY, 0600)));
+	EXPECT_TRUE(screen_has(&t, "\n[0,2]: stopped: signal SIGINT, ", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	unlink(go);
+	EXPECT_TRUE(has_line(screen, "^\\[1\\]: stopped: signal SIGSEGV, crash at "
+			     ".*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", screen);
+	at = strstr(screen, "\n[0-2]: running\n");
+	ASSERT_NE(NULL, at) TH_LOG("%s", screen);
+	/* Above the prompt, the typed line redrawn under the news. */
+	at = strstr(at, "\n[1]: stopped: signal SIGSEGV, crash at ");
+	ASSERT_NE(NULL, at) TH_LOG("%s", screen);
+	at = strstr(at, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
+		    "[0,2]: stopped: signal SIGINT, ");
+	ASSERT_NE(NULL, at) TH_LOG("%s", screen);
+	EXPECT_NE(NULL, strstr(at, "\n(crdbg) print tot\n")) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s al Enter");
+	EXPECT_TRUE(screen_has(&t, "\n[0]: total = 3\n[1]: total = 33\n[2]: total = 63\n",
+			       screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s status Enter");
+	EXPECT_TRUE(screen_has_line(&t, "^\\[0,2\\] +stopped +signal SIGINT, ", screen,
+				    sizeof(screen))) TH_LOG("%s", screen);
+	EXPECT_TRUE(screen_has_line(&t, "^\\[1\\] +stopped +signal SIGSEGV, crash at "
+				    ".*mpi_jobs\\.c:[0-9]+$", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s quit Enter");
+	EXPECT_TRUE(screen_has(&t, "Quit anyway? (y or n)", screen, sizeof(screen)))
+		TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s y Enter");
 	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "kill-server");
 }

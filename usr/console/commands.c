@@ -167,6 +167,49 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	sdm_set_free(pending);
 }
 
+/*
+ * Between commands (at the prompt, or while piped commands are awaited):
+ * ask the ranks that still run, without waiting, whether they stopped,
+ * exited or are gone. Those that did are reported as "wait" would
+ * report them; a fault among them is announced and, with stopall on,
+ * stops the ones still running, exactly as during a run command.
+ */
+void dbg_watch(struct dbg_console *c)
+{
+	struct dbg_session *s = c->s;
+	struct dbgp_cmd ask = { .verb = DBGP_WAIT, .wait_ms = 0 };
+	struct dbgp_cmd wait = { .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
+	struct sdm_idset *running = sdm_set_new(), *changed = sdm_set_new();
+	struct sdm_fe_result r = { 0 };
+	bool fault = false;
+
+	if (!running || !changed || !s->fe)
+		goto out;
+	for (uint32_t id = 0; id < s->n; id++)
+		if (s->state[id] == DBG_RUNNING && sdm_set_add_element(running, id))
+			goto out;
+	if (sdm_set_is_empty(running) || dbg_send(s, running, &ask, DBG_CMD_TIMEOUT, &r))
+		goto out;
+	for (unsigned int i = 0; i < r.nev; i++) {
+		const char *text = (const char *)r.ev[i].payload;
+		bool error = r.ev[i].type != SDM_MSG_REPLY;
+
+		/* Read as is: run_control() below marks the lost and says so. */
+		if (!error && dbgp_reply_kind(text) == DBGP_REPLY_RUNNING)
+			continue;
+		sdm_set_union(changed, r.ev[i].src);
+		fault |= fault_kind(text, error) == FAULT_STOP_OTHERS;
+	}
+	if (sdm_set_is_empty(changed))
+		goto out;
+	/* Asked again, they answer at once; the others are then stopped. */
+	run_control(c, fault && c->stopall ? running : changed, "wait", &wait);
+out:
+	sdm_fe_result_free(&r);
+	sdm_set_free(running);
+	sdm_set_free(changed);
+}
+
 /* Send cmd to the live ranks of set, print the merged replies. */
 static void simple(struct dbg_session *s, const struct sdm_idset *set,
 		   const char *display, const struct dbgp_cmd *cmd)

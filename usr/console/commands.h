@@ -45,6 +45,13 @@ struct dbg_console {
 int dbg_execute(struct dbg_console *c, const char *line);
 
 /*
+ * Between commands: report the ranks that stopped, exited or were lost
+ * while they ran, at once, as "wait" would; a fault among them stops the
+ * others (stopall). Asks only ranks that run; prints to the session.
+ */
+void dbg_watch(struct dbg_console *c);
+
+/*
  * Completion: the i-th word a command can be typed as (names, and aliases
  * of three letters or more; hidden commands left out), NULL after the last.
  */

@@ -3,13 +3,18 @@
  * The crdbg console: start the session (every rank stopped at main), run
  * the -ex commands and the --batch file, then read commands with
  * readline (history, command completion) or, without a terminal, from
- * stdin line by line.
+ * stdin line by line. While it waits for a line it watches the session:
+ * program output and the ranks that stop, exit or die are printed at
+ * once (above the prompt and the line being typed, at a terminal).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -31,6 +36,8 @@
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
 #define DBG_LINE_BYTES		4096
+#define DBG_WATCH_MS		500	/* running ranks are asked this often */
+#define DBG_WATCH_QUIET_MS	20	/* output is taken in at most this often */
 
 static volatile int interrupted, terminate;
 
@@ -173,14 +180,118 @@ static char **complete(const char *text, int start, int end)
 	return found;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait until fd can be read, watching the session meanwhile: output as
+ * it arrives, and every DBG_WATCH_MS the ranks that run (dbg_watch()).
+ * show() prints what the watch produced (NULL: it went to the session's
+ * stream directly). false on ^C (interrupted set) or SIGTERM.
+ */
+static bool wait_input(struct dbg_console *c, int fd,
+		       void (*show)(const char *text, size_t len))
+{
+	struct dbg_session *s = c->s;
+	uint64_t next = now_ms() + DBG_WATCH_MS, quiet = 0;
+
+	for (;;) {
+		uint64_t now = now_ms(), until = quiet > now && quiet < next ? quiet : next;
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = POLLIN },
+			/* Not again at once: no busy loop on a socket left ready. */
+			{ .fd = s->fe && quiet <= now ? sdm_fe_poll_fd(s->fe) : -1,
+			  .events = POLLIN },
+		};
+		FILE *real = s->out, *mem = NULL;
+		char *text = NULL;
+		size_t len = 0;
+		int n;
+
+		n = poll(p, 2, now < until ? (int)(until - now) : 0);
+		if (interrupted || terminate)
+			return false;
+		if (n > 0 && p[0].revents)
+			return true;
+		if (n > 0 && p[1].revents)
+			quiet = now_ms() + DBG_WATCH_QUIET_MS;
+		/* The session's news, printed in one piece above the prompt. */
+		if (show)
+			mem = open_memstream(&text, &len);
+		if (mem)
+			s->out = mem;
+		dbg_pump_output(s, 0);
+		if (now_ms() >= next) {
+			dbg_watch(c);
+			next = now_ms() + DBG_WATCH_MS;
+		}
+		s->out = real;
+		if (mem) {
+			fclose(mem);
+			if (len)
+				show(text, len);
+			free(text);
+		}
+	}
+}
+
+/*
+ * The next line of f, without its end; false at its end. Commands piped
+ * in (not a file) are awaited watching the session (wait_input()).
+ */
+static bool next_line(struct dbg_console *c, FILE *f, char *line, size_t size,
+		      bool watch)
+{
+	static char buf[DBG_LINE_BYTES];
+	static size_t have;
+	char *nl;
+	ssize_t n;
+
+	if (!watch) {
+		if (!fgets(line, size, f))
+			return false;
+		line[strcspn(line, "\r\n")] = 0;
+		return true;
+	}
+	/* Our own buffer: stdio's would hide a line poll() cannot see. */
+	while (!(nl = memchr(buf, '\n', have)) && have < sizeof(buf) - 1) {
+		if (!wait_input(c, fileno(f), NULL)) {
+			if (terminate)
+				return false;
+			interrupted = 0;
+			continue;
+		}
+		n = read(fileno(f), buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += n;
+	}
+	if (!have)
+		return false;
+	n = nl ? nl - buf + 1 : (ssize_t)have;
+	snprintf(line, size, "%.*s", (int)(nl ? n - 1 : n), buf);
+	line[strcspn(line, "\r")] = 0;
+	memmove(buf, buf + n, have - n);
+	have -= n;
+	return true;
+}
+
 /* Run the lines of f; 1 if one of them was quit. */
 static int run_file(struct dbg_console *c, FILE *f)
 {
 	struct dbg_session *s = c->s;
 	char line[DBG_LINE_BYTES];
+	struct stat st;
+	bool watch = fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode);
 
-	while (!terminate && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\r\n")] = 0;
+	while (!terminate && next_line(c, f, line, sizeof(line), watch)) {
 		/* Blank lines and comments: skipped, not even echoed. */
 		if (!line[strspn(line, " \t")] || line[strspn(line, " \t")] == '#')
 			continue;
@@ -225,6 +336,50 @@ static bool ask(const char *question)
 	}
 }
 
+/* The line readline handed over (rl_callback_handler_install()). */
+static char *typed;
+static bool typed_done;
+
+static void take_line(char *line)
+{
+	typed = line;
+	typed_done = true;
+	rl_callback_handler_remove();
+}
+
+/* What the session said while the prompt was up: above it, then redrawn. */
+static void show_above_prompt(const char *text, size_t len)
+{
+	rl_clear_visible_line();
+	fwrite(text, 1, len, stdout);
+	fflush(stdout);
+	rl_on_new_line();
+	rl_redisplay();
+}
+
+/*
+ * readline(prompt), watching the session while the user types or
+ * thinks (wait_input()): events are printed above the prompt and the
+ * partly typed line is redrawn under them. ^C drops the line.
+ */
+static char *read_watching(struct dbg_console *c, const char *prompt)
+{
+	typed = NULL;
+	typed_done = false;
+	rl_callback_handler_install(prompt, take_line);
+	while (!typed_done && !terminate) {
+		if (wait_input(c, STDIN_FILENO, show_above_prompt)) {
+			rl_callback_read_char();
+			continue;
+		}
+		if (interrupted && !terminate)
+			clear_line_on_sigint();
+	}
+	if (!typed_done)
+		rl_callback_handler_remove();
+	return typed;
+}
+
 static void history_path(char *buf, size_t size)
 {
 	const char *home = getenv("HOME");
@@ -257,7 +412,7 @@ static void interactive(struct dbg_console *c)
 		free(focus);
 		dbg_pump_output(s, 0);
 		interrupted = 0;
-		line = readline(prompt);
+		line = read_watching(c, prompt);
 		if (!line || terminate) {
 			free(line);
 			break;

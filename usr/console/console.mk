@@ -56,14 +56,16 @@ ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs
 $(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug $(DEBUGGER_TDIR)/mpi_jobs
 endif
 
-# The same program under MPICH (test_debug's hydra session).
+# The same programs under MPICH (test_debug's hydra session,
+# test_console_jobs' crashes under mpiexec.hydra).
 ifneq ($(shell command -v mpicc.mpich 2>/dev/null),)
-$(DEBUGGER_TDIR)/mpi_debug_mpich: tests/debug/mpi_debug.c
+$(DEBUGGER_TDIR)/mpi_debug_mpich $(DEBUGGER_TDIR)/mpi_jobs_mpich: $(DEBUGGER_TDIR)/%_mpich: tests/debug/%.c
 	@mkdir -p $(dir $@)
 	mpicc.mpich -g -O0 -Wall -Wextra -Werror -o $@ $<
 
-ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug_mpich
-$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug_mpich $(B)/usr/libcrdbg-mpi-mpich.so
+ALL_TARGETS += $(DEBUGGER_TDIR)/mpi_debug_mpich $(DEBUGGER_TDIR)/mpi_jobs_mpich
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/mpi_debug_mpich $(DEBUGGER_TDIR)/mpi_jobs_mpich \
+		    $(B)/usr/libcrdbg-mpi-mpich.so
 endif
 
 # The parallel step (pstep*.c) on real Open MPI jobs: seed 002's program

@@ -259,6 +259,8 @@ int dbg_gate_start(struct dbg_gate *g, char *const *argv, const char *bindir,
 		sdm_set_free(all);
 		return -ENOMEM;
 	}
+	/* The launcher's SIGCONT and SIGTERM end the ranks of a dead job. */
+	dbg_pass_launcher_signals(g->s, all);
 	/* Open the gate; gdb keeps them stopped in MPI_Init. */
 	if (dbg_send(g->s, all, &gate, DBG_CMD_TIMEOUT, &r) == 0)
 		sdm_fe_result_free(&r);

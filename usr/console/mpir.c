@@ -724,16 +724,9 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	 */
 	if (all && m->probe.family == MPIR_FAMILY_SLURM)
 		ranks_cli(s, all, "handle SIGSTOP nostop noprint nopass");
-	/*
-	 * A launcher ends the job of a rank that died by sending SIGCONT and
-	 * SIGTERM to the others: let them through, so that the ranks end
-	 * ("exited: signal SIGTERM") instead of standing stopped at them as
-	 * if still there.
-	 */
-	if (all) {
-		ranks_cli(s, all, "handle SIGCONT nostop noprint pass");
-		ranks_cli(s, all, "handle SIGTERM nostop noprint pass");
-	}
+	/* The launcher's SIGCONT and SIGTERM end the ranks of a dead job. */
+	if (all)
+		dbg_pass_launcher_signals(s, all);
 	if (all && launching && m->probe.family == MPIR_FAMILY_ORTE)
 		hold_orte_ranks(m, all);
 	/* Release ranks that spin on the gate (gdb holds them now). */

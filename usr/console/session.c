@@ -214,6 +214,22 @@ int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
 	return sdm_fe_command(s->fe, set, buf, timeout_ms, ret);
 }
 
+void dbg_pass_launcher_signals(struct dbg_session *s, const struct sdm_idset *set)
+{
+	static const char *const handle[] = {
+		"handle SIGCONT nostop noprint pass",
+		"handle SIGTERM nostop noprint pass",
+	};
+	struct sdm_fe_result r;
+
+	for (size_t i = 0; i < sizeof(handle) / sizeof(handle[0]); i++) {
+		struct dbgp_cmd c = { .verb = DBGP_CLI, .arg = handle[i] };
+
+		if (dbg_send(s, set, &c, DBG_CMD_TIMEOUT, &r) == 0)
+			sdm_fe_result_free(&r);
+	}
+}
+
 static void set_state(struct dbg_session *s, const struct sdm_idset *src,
 		      enum dbg_rank_state st)
 {

@@ -125,6 +125,15 @@ void dbg_session_stop(struct dbg_session *s);
 struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set);
 
 /*
+ * A launcher ends the job of a rank that died by sending SIGCONT and
+ * SIGTERM to the others (mpirun, srun, mpiexec.hydra): the gdbs of set
+ * let both through without stopping, so that the ranks end ("exited:
+ * signal SIGTERM") instead of standing stopped at them as if still
+ * there. For sessions whose ranks a launcher started.
+ */
+void dbg_pass_launcher_signals(struct dbg_session *s, const struct sdm_idset *set);
+
+/*
  * Send a debugger protocol command (crdbg/dbgproto.h) to set and collect
  * the replies. 0 or -errno (-ENOSPC, -EINVAL: cmd cannot be encoded).
  */

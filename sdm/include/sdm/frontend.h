@@ -99,10 +99,19 @@ int sdm_fe_stdin(struct sdm_fe *fe, const struct sdm_idset *dest,
 /*
  * Next chunk of forwarded output: returns its length (copied into buf,
  * truncated to size), 0 if none arrived within timeout_ms, or -errno.
+ * A timeout of 0 still reads what the network already holds.
  */
 ssize_t sdm_fe_read_output(struct sdm_fe *fe, int timeout_ms,
 			   sdm_id *ret_id, int *ret_stream, void *buf,
 			   size_t size);
+
+/*
+ * An fd for poll(): readable when the front end has network input (a
+ * forwarded output chunk, a late reply) to take in; then call
+ * sdm_fe_read_output(). Lets a caller wait for its own input and the
+ * session's at once.
+ */
+int sdm_fe_poll_fd(struct sdm_fe *fe);
 
 pid_t sdm_fe_server_pid(struct sdm_fe *fe, sdm_id id);	/* local only */
 int sdm_fe_server_port(struct sdm_fe *fe, sdm_id id);
