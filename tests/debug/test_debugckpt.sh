@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=1; fi; }
 fail=0
-echo "1..15"
+echo "1..18"
 
 cat >"$work/script" <<'EOS'
 break compute
@@ -114,6 +114,33 @@ grep ' result ' "$work/out2" | sort >"$work/got2"
 [ "$(wc -l <"$work/expected2")" = 8 ] && cmp -s "$work/expected2" "$work/got2"
 ok $? "threaded program: the workers' results equal an uninterrupted run's"
 diff "$work/expected2" "$work/got2" | sed 's/^/# /'
+
+# A damaged part refuses the restart before anything happens: the first
+# session's checkpoint with rank 1's pages truncated, restarted into a
+# new session: the refusal names rank 1 and the ranks stay as they were.
+hs=$(grep -o 'MPIR checkpoint handle) [^ ,]*,[^ ,]*' "$work/out" | tail -n 1 | cut -d' ' -f4)
+h1=${hs#*,}
+pages=$(ls "$CRDBG_STORE/$h1"/pages-*.img 2>/dev/null | head -n 1)
+if [ -n "$pages" ]; then
+	truncate -s -1 "$pages"
+	printf 'break compute\ncontinue\necho === stacks 1\nstacks\necho === end\nrestart %s\necho === stacks 2\nstacks\necho === end\ncontinue\nquit\n' \
+		"$hs" >"$work/script4"
+	timeout 500 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
+		--batch "$work/script4" "$build/tests/debug/prog_debug" >"$work/out4" 2>"$work/err4"
+	rc=$?
+	sed 's/^/# /' "$work/out4" "$work/err4" | head -40
+	part4() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out4"; }
+	[ "$rc" = 1 ] && grep -q "^restart: refused, nothing was changed: rank 1: .*$h1" "$work/out4" "$work/err4"
+	ok $? "a damaged part refuses the restart, naming its rank, and the run exits 1"
+	! grep -q 'MPIR debug info) \|rank 0: .*verify' "$work/out4" "$work/err4"
+	ok $? "... before anything was restored"
+	cmp -s <(part4 1) <(part4 2) && grep -q compute <(part4 1) &&
+		grep -q '\[0-1\]: exited: code 0' "$work/out4"
+	ok $? "... the ranks are as they were and run to their normal end"
+else
+	for t in 1 2 3; do echo "not ok $((n + t)) no checkpoint of the first session to damage"; done
+	n=$((n + 3)); fail=1
+fi
 
 # A part that fails fails the job's checkpoint: rank 1 holds a descriptor
 # CRIU cannot dump (crdbg.ko's misc device), so its part fails while rank

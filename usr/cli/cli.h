@@ -22,6 +22,7 @@ int cmd_checkpoint(int argc, char **argv);
 int cmd_restart(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 

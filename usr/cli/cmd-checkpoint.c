@@ -323,6 +323,68 @@ int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Every image of every HANDLE is there and intact (sizes, SHA-256, the
+ * metadata's own checksum): what restart checks first, for a set of
+ * parts that must all come back or none (the console's restart of a job).
+ */
+int cmd_verify(int argc, char **argv)
+{
+	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
+	char err[1024], h[CRS_HANDLE_MAX];
+	const char **handles, *root;
+	int i, n, bad = 0, nh = 0;
+
+	if (cli_wants_help(argc, argv)) {
+		cli_print_help(stdout, "verify");
+		return 0;
+	}
+	handles = calloc(argc + 1, sizeof(*handles));
+	if (!handles)
+		return 1;
+	for (i = 0; i < argc; i += n) {
+		n = common_opt(argc, argv, i, &c, "verify");
+		if (n < 0)
+			goto usage;
+		if (n)
+			continue;
+		n = 1;
+		if (argv[i][0] == '-') {
+			cli_error("verify: unknown argument \"%s\", try \"crdbg verify --help\"",
+				  argv[i]);
+			goto usage;
+		}
+		handles[nh++] = argv[i];
+	}
+	if (!nh) {
+		cli_error("verify: which checkpoints? usage: crdbg verify HANDLE... (see \"crdbg list\")");
+		goto usage;
+	}
+	root = crs_store_root(c.store);
+	for (i = 0; i < nh; i++) {
+		const char *handle = handles[i];
+		struct crs_meta m;
+
+		/* A pasted "MPIR checkpoint handle) X" line too. */
+		if (!crs_parse_checkpoint_handle(handle, h, sizeof(h)))
+			handle = h;
+		crs_meta_init(&m);
+		if (crs_store_load(root, handle, &m, err, sizeof(err)) ||
+		    crs_store_verify(root, handle, &m, false, err, sizeof(err))) {
+			cli_error("verify: %s", err);
+			bad++;
+		} else {
+			printf("%s: ok\n", handle);
+		}
+		crs_meta_free(&m);
+	}
+	free(handles);
+	return bad ? 1 : 0;
+usage:
+	free(handles);
+	return 2;
+}
+
 int cmd_rm(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };

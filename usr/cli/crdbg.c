@@ -25,6 +25,7 @@ static const struct cli_command commands[] = {
 	{ "restart", cmd_restart },
 	{ "list", cmd_list },
 	{ "rm", cmd_rm },
+	{ "verify", cmd_verify },
 	{ "debug", cmd_debug },
 	{ "attach", cmd_attach },
 };

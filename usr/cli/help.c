@@ -125,6 +125,17 @@ const struct cli_help cli_helps[] = {
 		.options = { OPT_STORE },
 	},
 	{
+		.name = "verify", .args = "HANDLE...",
+		.summary = "check that checkpoints are whole and intact",
+		.synopsis = { "verify HANDLE... [--store DIR]" },
+		.description = "Check every image of each checkpoint against its metadata "
+			       "(sizes, SHA-256, the metadata's own checksum) without "
+			       "restoring anything, as restart does first. Prints "
+			       "\"HANDLE: ok\" per good one and one error line per bad "
+			       "one; exits 1 if any is bad.",
+		.options = { OPT_STORE },
+	},
+	{
 		.name = "debug", .args = "-n N PROGRAM",
 		.summary = "debug N processes in one console",
 		.synopsis = { "debug [-n N] [OPTIONS] [--] PROGRAM [ARGS...]",

@@ -735,6 +735,48 @@ static void wait_gone(pid_t pid)
 		usleep(50 * 1000);
 }
 
+/*
+ * Every part of the job's checkpoint is whole (crdbg verify), checked
+ * before anything is killed or restored: a missing or damaged part
+ * refuses the restart, naming its rank, and the session is untouched.
+ */
+static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char **handle)
+{
+	struct dbg_session *s = ck->s;
+	struct ck_child *c = &ck->job;
+	bool once = false;
+	char line[512];
+	sdm_id id;
+
+	sdm_set_for_each(id, set) {
+		char *args[] = { "verify", handle[id], NULL };
+
+		if (ck->mpir && once)
+			continue;	/* one image for the whole job */
+		once = true;
+		if (child_start(c, false, args)) {
+			dbg_error(s, "restart: cannot run crdbg verify: %s", strerror(errno));
+			return false;
+		}
+		while (c->status < 0) {
+			struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+			poll(&p, 1, 100);
+			child_poll(s, id, c);
+		}
+		if (c->status) {
+			child_last_line(c, line, sizeof(line));
+			if (ck->mpir)
+				dbg_error(s, "restart: refused, nothing was changed: %s", line);
+			else
+				dbg_error(s, "restart: refused, nothing was changed: rank %u: %s", id,
+					  line);
+			return false;
+		}
+	}
+	return true;
+}
+
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 {
 	struct dbg_session *s = ck->s;
@@ -767,6 +809,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		dbg_error(s, "restart: an MPI job has one checkpoint handle, not one per rank");
 		goto out;
 	}
+	if (!parts_intact(ck, live, handle))
+		goto out;
 	/* mpirun first: it must not see its ranks die and end the job. */
 	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0)
 		kill(dbg_mpir_pid(ck->mpir), SIGKILL);
