@@ -354,6 +354,17 @@ static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 	}
 }
 
+/* Read what c prints until it exits (a short command: verify, rm). */
+static void child_wait(struct dbg_session *s, uint32_t id, struct ck_child *c)
+{
+	while (c->status < 0) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+		poll(&p, 1, 100);
+		child_poll(s, id, c);
+	}
+}
+
 /* The last non-empty line c printed. */
 static void child_last_line(const struct ck_child *c, char *buf, size_t len)
 {
@@ -605,12 +616,7 @@ static void drop_parts(struct dbg_ckpt *ck, const struct sdm_idset *set, unsigne
 				  ck->rank[id].handle, strerror(errno));
 			continue;
 		}
-		while (c->status < 0) {
-			struct pollfd p = { .fd = c->fd, .events = POLLIN };
-
-			poll(&p, 1, 100);
-			child_poll(s, id, c);
-		}
+		child_wait(s, id, c);
 		if (c->status) {
 			kept++;
 			child_last_line(c, line, sizeof(line));
@@ -758,12 +764,7 @@ static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char 
 			dbg_error(s, "restart: cannot run crdbg verify: %s", strerror(errno));
 			return false;
 		}
-		while (c->status < 0) {
-			struct pollfd p = { .fd = c->fd, .events = POLLIN };
-
-			poll(&p, 1, 100);
-			child_poll(s, id, c);
-		}
+		child_wait(s, id, c);
 		if (c->status) {
 			child_last_line(c, line, sizeof(line));
 			if (ck->mpir)
