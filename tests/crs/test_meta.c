@@ -123,9 +123,33 @@ TEST(round_trip)
 	ASSERT_EQ(1, back.nr_files);
 	EXPECT_EQ(0, memcmp(m.files[0].sha, back.files[0].sha, CRS_SHA256_LEN));
 	EXPECT_EQ(42, back.files[0].size);
+	EXPECT_STREQ("", back.parent);
+	EXPECT_FALSE(back.track_mem);
 	crs_meta_free(&back);
 	crs_meta_free(&m);
 	free(buf);
+}
+
+TEST(incremental_records_round_trip)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&m);
+	strcpy(m.parent, "20261124T000000-100");
+	m.track_mem = true;
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	EXPECT_NE(NULL, strstr(buf, "\nparent 20261124T000000-100\ntrack-mem 1\n"));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ(m.parent, back.parent);
+	EXPECT_TRUE(back.track_mem);
+	crs_meta_free(&back);
+	free(buf);
+	/* A parent that is no handle is never written. */
+	strcpy(m.parent, "../x");
+	EXPECT_EQ(-EINVAL, crs_meta_format(&m, &buf, &len));
+	crs_meta_free(&m);
 }
 
 TEST(truncated_everywhere_refused)

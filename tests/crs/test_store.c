@@ -258,4 +258,110 @@ TEST_F(store, two_checkpoints_distinct_handles)
 	EXPECT_EQ(2, s.ok);
 }
 
+/* A child checkpoint of the fixture's, with CRIU's "parent" link in place. */
+static int add_child(const char *root, const char *parent, char *ret_handle, const char *link)
+{
+	struct crs_pending p;
+	struct crs_meta m;
+	struct crs_proc proc = { .pid = 4242, .ppid = 1, .pgid = 4242, .sid = 4242 };
+	char err[512], path[PATH_MAX + 16];
+	int r;
+
+	r = crs_store_begin(root, 4242, &p, err, sizeof(err));
+	if (r)
+		return r;
+	put(p.dir, "inventory.img", "inv", 3);
+	put(p.dir, "pages-1.img", "child pages", 11);
+	snprintf(path, sizeof(path), "%s/parent", p.dir);
+	if (symlink(link, path))
+		return -errno;
+	crs_meta_init(&m);
+	m.root = 4242;
+	m.track_mem = true;
+	snprintf(m.parent, sizeof(m.parent), "%s", parent);
+	crs_meta_add_proc(&m, &proc);
+	r = crs_store_commit(&p, &m, err, sizeof(err));
+	crs_meta_free(&m);
+	strcpy(ret_handle, p.handle);
+	return r;
+}
+
+static int load_verify_chain(const char *root, const char *handle, char *err, size_t errlen)
+{
+	struct crs_meta m;
+	int r = crs_store_load(root, handle, &m, err, errlen);
+
+	if (r)
+		return r;
+	r = crs_store_verify_chain(root, handle, &m, false, err, errlen);
+	crs_meta_free(&m);
+	return r;
+}
+
+TEST_F(store, chain_verified_link_by_link)
+{
+	char child[CRS_HANDLE_MAX], grand[CRS_HANDLE_MAX], link[CRS_HANDLE_MAX + 4];
+	char err[512], path[PATH_MAX + 32], away[PATH_MAX + 32];
+	int fd;
+
+	snprintf(link, sizeof(link), "../%s", self->handle);
+	ASSERT_EQ(0, add_child(self->root, self->handle, child, link));
+	snprintf(link, sizeof(link), "../%s", child);
+	ASSERT_EQ(0, add_child(self->root, child, grand, link));
+	EXPECT_EQ(0, load_verify_chain(self->root, grand, err, sizeof(err))) TH_LOG("%s", err);
+
+	/* a corrupt ancestor two links up */
+	snprintf(path, sizeof(path), "%s/pages-1.img", self->dir);
+	fd = open(path, O_WRONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(1, pwrite(fd, "y", 1, 5000));
+	close(fd);
+	EXPECT_EQ(-EBADMSG, load_verify_chain(self->root, grand, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, self->handle)) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "checksum")) TH_LOG("%s", err);
+	EXPECT_EQ(NULL, strchr(err, '\n'));
+	fd = open(path, O_WRONLY);
+	ASSERT_EQ(1, pwrite(fd, "x", 1, 5000));
+	close(fd);
+
+	/* a missing parent */
+	snprintf(path, sizeof(path), "%s/%s", self->root, child);
+	snprintf(away, sizeof(away), "%s/.away", self->root);
+	ASSERT_EQ(0, rename(path, away));
+	EXPECT_EQ(-ENODATA, load_verify_chain(self->root, grand, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "missing")) TH_LOG("%s", err);
+	ASSERT_EQ(0, rename(away, path));
+	EXPECT_EQ(0, load_verify_chain(self->root, grand, err, sizeof(err))) TH_LOG("%s", err);
+}
+
+TEST_F(store, wrong_parent_link_refused)
+{
+	char child[CRS_HANDLE_MAX], link[CRS_HANDLE_MAX + 4], err[512], path[PATH_MAX + 80];
+
+	/* CRIU's link pointing elsewhere than the recorded parent: not stored */
+	EXPECT_NE(0, add_child(self->root, self->handle, child, "../elsewhere"));
+	/* changed after the checkpoint was stored: refused */
+	snprintf(link, sizeof(link), "../%s", self->handle);
+	ASSERT_EQ(0, add_child(self->root, self->handle, child, link));
+	snprintf(path, sizeof(path), "%s/%s/parent", self->root, child);
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, symlink("../elsewhere", path));
+	EXPECT_EQ(-ENODATA, load_verify_chain(self->root, child, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "link to its parent")) TH_LOG("%s", err);
+}
+
+TEST_F(store, rm_refuses_a_parent)
+{
+	char child[CRS_HANDLE_MAX], link[CRS_HANDLE_MAX + 4], deps[256];
+
+	snprintf(link, sizeof(link), "../%s", self->handle);
+	ASSERT_EQ(0, add_child(self->root, self->handle, child, link));
+	EXPECT_EQ(1, crs_store_dependents(self->root, self->handle, deps, sizeof(deps)));
+	EXPECT_STREQ(child, deps);
+	EXPECT_EQ(-EBUSY, crs_store_remove(self->root, self->handle));
+	EXPECT_EQ(0, access(self->dir, F_OK));
+	EXPECT_EQ(0, crs_store_remove(self->root, child));
+	EXPECT_EQ(0, crs_store_remove(self->root, self->handle));
+}
+
 TEST_HARNESS_MAIN

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree]
+ * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] [--full]
  *                      [--criu-opt=--OPTION[=VALUE]]...
  *                      [--backend kmod|ptrace|auto] [--store DIR] [-v]
  * crdbg restart HANDLE [--debug] [--backend ...] [--store DIR] [-v]
@@ -108,6 +108,8 @@ int cmd_checkpoint(int argc, char **argv)
 			o.debug = CRS_DEBUG_CLEAR;
 		} else if (!strcmp(argv[i], "--no-tree")) {
 			o.descendants = false;
+		} else if (!strcmp(argv[i], "--full")) {
+			o.full = true;
 		} else if (!strcmp(argv[i], "--criu-opt") || !strncmp(argv[i], "--criu-opt=", 11)) {
 			const char *v = argv[i][10] == '=' ? argv[i] + 11 :
 					i + 1 < argc ? argv[++i] : NULL;
@@ -260,6 +262,11 @@ static void list_one(const char *handle, const struct crs_meta *m, uint64_t byte
 			       m->nr_threads, bytes, m->debugger ? "true" : "false",
 			       m->mpir ? "true" : "false");
 			json_str(m->criu_version);
+			printf(", \"parent\": ");
+			if (m->parent[0])
+				json_str(m->parent);
+			else
+				printf("null");
 		} else {
 			printf(", \"problem\": ");
 			json_str(problem);
@@ -267,8 +274,8 @@ static void list_one(const char *handle, const struct crs_meta *m, uint64_t byte
 		printf("}");
 	} else {
 		if (!ctx->n)
-			printf("%-28s %-20s %-10s %9s  %-8s %s\n", "HANDLE", "TIME", "PIDS",
-			       "SIZE MiB", "DEBUGGER", "PROGRAM");
+			printf("%-28s %-20s %-10s %9s  %-8s %-28s %s\n", "HANDLE", "TIME", "PIDS",
+			       "SIZE MiB", "DEBUGGER", "PARENT", "PROGRAM");
 		if (m) {
 			char pids[64] = "";
 			size_t len = 0;
@@ -276,8 +283,9 @@ static void list_one(const char *handle, const struct crs_meta *m, uint64_t byte
 			for (i = 0; i < m->nr_procs && len < sizeof(pids) - 12; i++)
 				len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d",
 							i ? "," : "", m->procs[i].pid);
-			printf("%-28s %-20s %-10s %9.1f  %-8s %s\n", handle, when, pids,
-			       (double)bytes / (1 << 20), m->debugger ? "yes" : "no", m->program);
+			printf("%-28s %-20s %-10s %9.1f  %-8s %-28s %s\n", handle, when, pids,
+			       (double)bytes / (1 << 20), m->debugger ? "yes" : "no",
+			       m->parent[0] ? m->parent : "-", m->program);
 		} else {
 			printf("%-28s INVALID: %s\n", handle, problem);
 		}
@@ -415,6 +423,14 @@ int cmd_rm(int argc, char **argv)
 	}
 	root = crs_store_root(c.store);
 	r = crs_store_remove(root, handle);
+	if (r == -EBUSY) {
+		char deps[512];
+
+		crs_store_dependents(root, handle, deps, sizeof(deps));
+		cli_error("rm: incremental checkpoints depend on %s (their pages are in it): %s; remove them first",
+			  handle, deps);
+		return 1;
+	}
 	if (r == -EINVAL) {
 		cli_error("rm: invalid checkpoint handle \"%s\"", handle);
 		return 1;

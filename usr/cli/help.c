@@ -76,17 +76,20 @@ const struct cli_help cli_helps[] = {
 	{
 		.name = "checkpoint", .args = "PID",
 		.summary = "checkpoint a process tree (CRIU); prints its handle",
-		.synopsis = { "checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] "
+		.synopsis = { "checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] [--full] "
 			      "[--criu-opt=--OPTION[=VALUE]]... [--backend kmod|ptrace|auto] "
 			      "[--store DIR] [-v]" },
 		.description = "Checkpoint PID and its descendants with CRIU into the store. "
-			       "Prints the handle on stdout.",
+			       "Prints the handle on stdout. A later checkpoint of the same "
+			       "processes is incremental: it stores only the pages written since "
+			       "and names this one as its parent.",
 		.options = {
 			{ "--stop", "leave the tree stopped afterwards (kill -CONT PID resumes it)" },
 			{ "--kill", "kill the tree once the checkpoint is stored" },
 			{ "--debug", "a debugger will attach: threads wait after the checkpoint" },
 			{ "--no-debug", "no debugger will attach: open MPIR_checkpoint_debug_gate" },
 			{ "--no-tree", "only PID, not its descendants" },
+			{ "--full", "store every page, even when an earlier checkpoint could be the parent" },
 			{ "--criu-opt=--OPTION", "pass OPTION to criu dump and restore (e.g. --file-locks, "
 						 "--ext-unix-sk, --link-remap, --ghost-limit=16M); repeatable" },
 			OPT_BACKEND, OPT_STORE, OPT_VERBOSE,
@@ -110,7 +113,8 @@ const struct cli_help cli_helps[] = {
 		.summary = "list the checkpoints in the store",
 		.synopsis = { "list [--json] [--store DIR]" },
 		.description = "List the checkpoints: handle, time, pids, size, whether a "
-			       "debugger was attached, program. Damaged or incomplete ones "
+			       "debugger was attached, parent (an incremental checkpoint's, whose "
+			       "pages it needs), program. Damaged or incomplete ones "
 			       "show as INVALID with the reason.",
 		.options = {
 			{ "--json", "one JSON array of objects instead of a table" },
@@ -121,7 +125,8 @@ const struct cli_help cli_helps[] = {
 		.name = "rm", .args = "HANDLE",
 		.summary = "delete a checkpoint",
 		.synopsis = { "rm HANDLE [--store DIR]" },
-		.description = "Delete a checkpoint from the store.",
+		.description = "Delete a checkpoint from the store. A checkpoint that "
+			       "incremental checkpoints depend on is refused, naming them.",
 		.options = { OPT_STORE },
 	},
 	{

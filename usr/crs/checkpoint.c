@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "error.h"
 #include "resume.h"
 #include "criu.h"
@@ -359,6 +360,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	freeze_backend_close(b);	/* ptrace: hands over to a group stop itself */
 	b = NULL;
 
+	crs_chain_begin(root, &m, o->full, o->log);
 	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
 	r = crs_criu_dump(o->pid, pend.dir, &m, !criu_kills, msg, sizeof(msg));
 	if (r) {
@@ -384,6 +386,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		}
 		goto out;
 	}
+	crs_chain_commit(root, &m);
 	if (o->after == CRS_AFTER_KILL && !criu_kills)
 		for (i = 0; i < m.nr_procs; i++)
 			kill(m.procs[i].pid, SIGKILL);

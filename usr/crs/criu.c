@@ -253,7 +253,7 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
 int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
 		  char *err, size_t errlen)
 {
-	char spid[16], log[4200];
+	char spid[16], log[4200], prev[CRS_HANDLE_MAX + 4];
 	char *argv[24 + CRS_MAX_CRIU_OPTS];
 	int st, i = 0;
 	pid_t child;
@@ -272,6 +272,14 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 		argv[i++] = "--leave-running";
 	if (m->shell_job)
 		argv[i++] = "--shell-job";
+	if (m->track_mem)
+		argv[i++] = "--track-mem";
+	if (m->parent[0]) {
+		/* relative to -D: CRIU links "parent" to it, valid wherever the store is */
+		snprintf(prev, sizeof(prev), "../%s", m->parent);
+		argv[i++] = "--prev-images-dir";
+		argv[i++] = prev;
+	}
 	if (crs_criu_needs_network(pid)) {
 		argv[i++] = "--tcp-established";
 		argv[i++] = "--network-lock";

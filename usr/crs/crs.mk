@@ -35,7 +35,14 @@ $(B)/tests/crs/prog_ckpt: tests/crs/prog_ckpt.c
 	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $< -pthread -ldl
 
 ALL_TARGETS += $(B)/tests/crs/prog_ckpt
-GUEST_GROUPS += checkpoint
+
+# The incremental checkpoint tests' and benchmark's program.
+$(B)/tests/crs/prog_incr: tests/crs/prog_incr.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -O2 -g -o $@ $< -pthread
+
+ALL_TARGETS += $(B)/tests/crs/prog_incr
+GUEST_GROUPS += checkpoint cheapckpt
 BENCH_CMDS += tests/crs/bench.sh
 
 # The MPI program of tests/crs/test_checkpoint_mpi.sh, when Open MPI's mpicc is there.

@@ -151,6 +151,15 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 	fprintf(f, "shell-job %d\n", m->shell_job);
 	fprintf(f, "criu-version %s\n", m->criu_version[0] ? m->criu_version : "unknown");
 	fprintf(f, "backend %s\n", m->backend[0] ? m->backend : "none");
+	if (m->parent[0] && !crs_handle_valid(m->parent)) {
+		fclose(f);
+		free(buf);
+		return -EINVAL;
+	}
+	if (m->parent[0])
+		fprintf(f, "parent %s\n", m->parent);
+	if (m->track_mem)
+		fprintf(f, "track-mem 1\n");
 	for (i = 0; i < m->nr_procs; i++) {
 		const struct crs_proc *p = &m->procs[i];
 
@@ -312,6 +321,10 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		strcpy(m->criu_version, f[0]);
 	} else if (!strcmp(line, "backend") && n == 1 && strlen(f[0]) < sizeof(m->backend)) {
 		strcpy(m->backend, f[0]);
+	} else if (!strcmp(line, "parent") && n == 1 && crs_handle_valid(f[0])) {
+		snprintf(m->parent, sizeof(m->parent), "%s", f[0]);
+	} else if (!strcmp(line, "track-mem") && n == 1 && parse_i64(f[0], 0, 1, &v)) {
+		m->track_mem = v;
 	} else if (!strcmp(line, "process") && n == 7) {
 		struct crs_proc p = { 0 };
 

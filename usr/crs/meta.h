@@ -15,6 +15,8 @@
  *   shell-job 0|1                dumped with criu --shell-job
  *   criu-version <version>
  *   backend kmod|ptrace
+ *   parent <handle>              incremental: the checkpoint holding the other pages
+ *   track-mem 1                  the dump reset the tree's memory tracking
  *   process <pid> <ppid> <pgid> <sid> <mpir 0|1> <trampoline 0x..> <hook-entry 0x..>
  *   stopped <pid>                the process was in a group stop: it stays stopped
  *   zombie <pid>                 the process was a zombie: never frozen nor resumed

@@ -165,7 +165,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	r = crs_store_load(root, o->handle, &m, err, errlen);
 	if (r)
 		return r;
-	r = crs_store_verify(root, o->handle, &m, false, err, errlen);
+	r = crs_store_verify_chain(root, o->handle, &m, false, err, errlen);
 	if (r)
 		goto out;
 	if (o->debug && !any_mpir(&m)) {

@@ -127,6 +127,26 @@ static int fsync_path(const char *path)
 	return r;
 }
 
+/*
+ * CRIU's link from an incremental checkpoint to its parent's images:
+ * "parent", a symlink to "../<parent handle>" (so the store can move).
+ * True when the entry named name in dfd is that link for m.
+ */
+static bool is_parent_link(int dfd, const char *name, const struct crs_meta *m)
+{
+	char want[CRS_HANDLE_MAX + 4], got[CRS_HANDLE_MAX + 4];
+	ssize_t n;
+
+	if (strcmp(name, CRS_PARENT_LINK) || !m->parent[0])
+		return false;
+	snprintf(want, sizeof(want), "../%s", m->parent);
+	n = readlinkat(dfd, name, got, sizeof(got) - 1);
+	if (n < 0)
+		return false;
+	got[n] = '\0';
+	return !strcmp(got, want);
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(((const struct crs_file *)a)->name, ((const struct crs_file *)b)->name);
@@ -149,7 +169,8 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 		struct crs_file f = { 0 };
 		struct stat st;
 
-		if (d->d_name[0] == '.' || !strcmp(d->d_name, CRS_META_NAME))
+		if (d->d_name[0] == '.' || !strcmp(d->d_name, CRS_META_NAME) ||
+		    is_parent_link(dfd, d->d_name, m))
 			continue;
 		if (fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
 			closedir(dir);
@@ -344,7 +365,7 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 	size_t i, seen = 0;
 	DIR *dp;
 	int dfd, r = 0;
-	bool inventory = false;
+	bool inventory = false, linked = false;
 
 	if (crs_store_path(root, handle, dir, sizeof(dir)))
 		return crs_fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
@@ -389,6 +410,10 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 	while (!r && (d = readdir(dp))) {
 		if (d->d_name[0] == '.' || !strcmp(d->d_name, CRS_META_NAME))
 			continue;
+		if (is_parent_link(dfd, d->d_name, m)) {
+			linked = true;
+			continue;
+		}
 		seen++;
 	}
 	closedir(dp);
@@ -397,6 +422,10 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 	if (!inventory)
 		return crs_fail(err, errlen, -ENODATA,
 			    "checkpoint %s is incomplete: no CRIU inventory.img", handle);
+	if (m->parent[0] && !linked)
+		return crs_fail(err, errlen, -ENODATA,
+			    "checkpoint %s is incomplete: its link to its parent %s is missing or wrong",
+			    handle, m->parent);
 	if (seen != m->nr_files)
 		return crs_fail(err, errlen, -EBADMSG,
 			    "checkpoint %s is corrupt: %zu files on disk, %zu in its metadata",
@@ -440,7 +469,7 @@ int crs_store_list(const char *root, crs_store_list_fn fn, void *arg)
 
 		r = crs_store_load(root, names[i], &m, why, sizeof(why));
 		if (!r)
-			r = crs_store_verify(root, names[i], &m, true, why, sizeof(why));
+			r = crs_store_verify_chain(root, names[i], &m, true, why, sizeof(why));
 		for (j = 0; !r && j < m.nr_files; j++)
 			bytes += m.files[j].size;
 		fn(names[i], r ? NULL : &m, bytes, r ? why : NULL, arg);
@@ -464,5 +493,8 @@ int crs_store_remove(const char *root, const char *handle)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
+	r = crs_store_dependents(root, handle, NULL, 0);
+	if (r)
+		return r < 0 ? r : -EBUSY;
 	return crs_rmtree(AT_FDCWD, dir);
 }

@@ -12,6 +12,9 @@
 
 #include <crdbg/crs.h>
 
+/* CRIU's symlink from an incremental dump to its parent's images. */
+#define CRS_PARENT_LINK "parent"
+
 struct crs_pending {
 	char root[PATH_MAX];
 	char handle[CRS_HANDLE_MAX];

@@ -69,6 +69,13 @@ struct crs_meta {
 	struct crs_proc *procs;
 	struct crs_thread *threads;
 	struct crs_file *files;
+	/*
+	 * Incremental checkpoints: the parent whose images hold the pages
+	 * this one does not ("" for a full checkpoint), and whether the
+	 * dump reset the tree's memory tracking (criu --track-mem).
+	 */
+	char parent[CRS_HANDLE_MAX];
+	bool track_mem;
 };
 
 void crs_meta_init(struct crs_meta *m);
@@ -101,6 +108,7 @@ struct crs_checkpoint_opts {
 	bool verbose;		/* per-thread PCs at checkpoint and at resume */
 	const char *const *criu_opts;	/* extra "--name[=value]" for criu, checked */
 	size_t nr_criu_opts;
+	bool full;		/* never incremental: dump every page */
 };
 
 /*
@@ -156,6 +164,22 @@ typedef void (*crs_store_list_fn)(const char *handle, const struct crs_meta *m,
 				  uint64_t bytes, const char *problem, void *arg);
 int crs_store_list(const char *root, crs_store_list_fn fn, void *arg);
 
+/*
+ * Remove a checkpoint; -EBUSY when incremental checkpoints depend on it
+ * (crs_store_dependents names them).
+ */
 int crs_store_remove(const char *root, const char *handle);
+
+/*
+ * Incremental chains (usr/crs/chain.c). crs_store_verify_chain checks a
+ * checkpoint and every ancestor it needs (quick: sizes only), with one
+ * line naming the first broken link. crs_store_dependents writes the
+ * handles whose parent is handle, comma-separated, into out and returns
+ * how many there are (or -errno).
+ */
+#define CRS_CHAIN_MAX		1024
+int crs_store_verify_chain(const char *root, const char *handle, const struct crs_meta *m,
+			   bool quick, char *err, size_t errlen);
+int crs_store_dependents(const char *root, const char *handle, char *out, size_t outlen);
 
 #endif /* CRDBG_CRS_H */
