@@ -3,7 +3,7 @@
  * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] [--full]
  *                      [--criu-opt=--OPTION[=VALUE]]...
  *                      [--backend kmod|ptrace|auto] [--store DIR] [-v]
- * crdbg restart HANDLE [--debug] [--backend ...] [--store DIR] [-v]
+ * crdbg restart HANDLE [--debug] [--lazy] [--backend ...] [--store DIR] [-v]
  * crdbg list [--json] [--store DIR]
  * crdbg rm HANDLE [--store DIR]
  *
@@ -180,6 +180,8 @@ int cmd_restart(int argc, char **argv)
 		n = 1;
 		if (!strcmp(argv[i], "--debug")) {
 			o.debug = true;
+		} else if (!strcmp(argv[i], "--lazy")) {
+			o.lazy = true;
 		} else if (argv[i][0] != '-' && !o.handle) {
 			o.handle = argv[i];
 		} else {

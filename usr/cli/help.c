@@ -98,13 +98,15 @@ const struct cli_help cli_helps[] = {
 	{
 		.name = "restart", .args = "HANDLE [--debug]",
 		.summary = "restore a checkpoint, optionally parked for a debugger",
-		.synopsis = { "restart HANDLE [--debug] [--backend kmod|ptrace|auto] [--store DIR] [-v]" },
+		.synopsis = { "restart HANDLE [--debug] [--lazy] [--backend kmod|ptrace|auto] [--store DIR] [-v]" },
 		.description = "Verify and restore a checkpoint; crdbg waits for the program "
 			       "and exits with its status. HANDLE may also be a pasted "
 			       "\"MPIR checkpoint handle) HANDLE\" line.",
 		.options = {
 			{ "--debug", "every thread waits in MPIR_checkpoint_debugger_breakpoint() and each "
 				     "process prints \"MPIR debug info) HOST:PID\" on its stderr for the debugger" },
+			{ "--lazy", "release the tree before its memory is in: pages come on demand "
+				    "(criu lazy-pages, userfaultfd), the rest is copied behind" },
 			OPT_BACKEND, OPT_STORE, OPT_VERBOSE,
 		},
 	},

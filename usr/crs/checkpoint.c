@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "clock.h"
 #include "error.h"
 #include "resume.h"
 #include "criu.h"
@@ -243,6 +244,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	pid_t *pids = NULL;
 	size_t nr = 0, i, frozen = 0;
 	bool criu_kills = false;
+	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
 	char msg[256];
 	sigset_t set;
 	int r;
@@ -332,6 +334,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	r = crs_store_begin(root, o->pid, &pend, err, errlen);
 	if (r)
 		goto out;
+	crs_chain_begin(root, &m, o->full, o->log);	/* before the freeze: it reads the store */
+	t_req = crs_clock_ms();
 
 	/* Freeze: from here on no thread of the tree runs a user instruction. */
 	for (i = 0; i < m.nr_procs; i++) {
@@ -359,8 +363,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	}
 	freeze_backend_close(b);	/* ptrace: hands over to a group stop itself */
 	b = NULL;
+	t_frozen = crs_clock_ms();
 
-	crs_chain_begin(root, &m, o->full, o->log);
 	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
 	r = crs_criu_dump(o->pid, pend.dir, &m, !criu_kills, msg, sizeof(msg));
 	if (r) {
@@ -368,13 +372,19 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		goto out_thaw;
 	}
 
+	t_dumped = crs_clock_ms();
 	if (o->after == CRS_AFTER_CONTINUE) {
 		r = crs_resume(&m, kind, hook_arg(o->debug, CRDBG_CRS_STATE_CONTINUE), "resume",
 			       o->log, o->verbose, msg, sizeof(msg));
 		if (r && o->log)
 			fprintf(o->log, "crdbg: warning: %s\n", msg);
 	}
+	t_released = crs_clock_ms();
 	r = crs_store_commit(&pend, &m, err, errlen);
+	if (o->verbose && o->log && !r)
+		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), checksums and metadata %.0f\n",
+			crs_clock_ms() - t0, t_req - t0, t_frozen - t_req, t_dumped - t_frozen,
+			t_released - t_dumped, t_released - t_req, crs_clock_ms() - t_released);
 	if (r) {
 		crs_store_abort(&pend);
 		if (criu_kills) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -309,7 +310,7 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 }
 
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     char *err, size_t errlen)
+			     bool lazy, char *err, size_t errlen)
 {
 	char *argv[24 + CRS_MAX_CRIU_OPTS];
 	pid_t child;
@@ -325,6 +326,8 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	argv[i++] = CRS_CRIU_RESTORE_LOG;
 	argv[i++] = "-v4";
 	argv[i++] = "--leave-stopped";
+	if (lazy)
+		argv[i++] = "--lazy-pages";
 	if (m->shell_job)
 		argv[i++] = "--shell-job";
 	if (images_need_network(dir)) {
@@ -348,4 +351,63 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		_exit(127);
 	}
 	return child;
+}
+
+pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err, size_t errlen)
+{
+	char fdstr[16], log[4200], c;
+	char *argv[16];
+	int fds[2], i = 0;
+	ssize_t n;
+	pid_t child;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		snprintf(err, errlen, "cannot make a pipe: %s", strerror(errno));
+		return -errno;
+	}
+	snprintf(fdstr, sizeof(fdstr), "%d", fds[1]);
+	argv[i++] = (char *)crs_criu_path();
+	argv[i++] = "lazy-pages";
+	argv[i++] = "-D";
+	argv[i++] = (char *)dir;
+	argv[i++] = "-W";
+	argv[i++] = (char *)workdir;
+	argv[i++] = "-o";
+	argv[i++] = CRS_CRIU_LAZY_LOG;
+	argv[i++] = "-v4";
+	argv[i++] = "--status-fd";
+	argv[i++] = fdstr;
+	argv[i] = NULL;
+	child = fork();
+	if (child < 0) {
+		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (child == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		fcntl(fds[1], F_SETFD, 0);	/* the status fd goes to criu */
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	/* one byte once it listens; end of file if it failed */
+	do
+		n = read(fds[0], &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == 1)
+		return child;
+	waitpid(child, NULL, 0);
+	snprintf(log, sizeof(log), "%s/%s", workdir, CRS_CRIU_LAZY_LOG);
+	crs_criu_log_error(log, err, errlen);
+	return -EIO;
 }

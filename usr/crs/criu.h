@@ -14,6 +14,7 @@
 
 #define CRS_CRIU_DUMP_LOG	"dump.log"
 #define CRS_CRIU_RESTORE_LOG	"restore.log"
+#define CRS_CRIU_LAZY_LOG	"lazy-pages.log"
 
 const char *crs_criu_path(void);
 
@@ -37,10 +38,19 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 
 /*
  * Start `criu restore` (not detached: criu stays the parent of the root
- * and waits for it) leaving every task stopped; returns criu's pid.
+ * and waits for it) leaving every task stopped; returns criu's pid. With
+ * lazy, memory comes on demand from a `criu lazy-pages` server started
+ * first in the same workdir (crs_criu_lazy_pages_start).
  */
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     char *err, size_t errlen);
+			     bool lazy, char *err, size_t errlen);
+
+/*
+ * Start `criu lazy-pages` for dir (a child; it serves page faults of the
+ * restored tree through userfaultfd, then copies the remaining pages, and
+ * exits once every page is in); returns its pid once it listens.
+ */
+pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err, size_t errlen);
 
 /* First "Error" line of a CRIU log, for a one-line message. */
 void crs_criu_log_error(const char *log, char *out, size_t len);

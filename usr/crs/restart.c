@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error.h"
 #include "resume.h"
 #include "criu.h"
@@ -68,6 +69,58 @@ static int wait_restored(const struct crs_meta *m, pid_t criu, const char *log, 
 		}
 		nanosleep(&nap, NULL);
 	}
+}
+
+/* Kill every process of the restored tree (a lazy restore lost its pages). */
+static void kill_tree(const struct crs_meta *m)
+{
+	for (size_t i = 0; i < m->nr_procs; i++)
+		kill(m->procs[i].pid, SIGKILL);
+}
+
+static bool failed(int st)
+{
+	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
+/*
+ * Wait for criu restore (which waits for the root) and, on a lazy
+ * restore, for the lazy-pages server. If the server fails while the tree
+ * lives, some page of it can no longer be served: the tree is killed
+ * rather than let run on (the kernel hands a faulting thread a zero page
+ * once the server's userfaultfd is gone).
+ */
+static int wait_done(const struct crs_meta *m, pid_t criu, pid_t lazy, const char *work,
+		     int *ret_st, char *err, size_t errlen)
+{
+	char log[PATH_MAX + 32], why[512];
+	int st, r = 0;
+	pid_t p;
+
+	while (criu > 0 || lazy > 0) {
+		p = waitpid(-1, &st, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			break;
+		if (p == criu) {
+			*ret_st = st;
+			criu = 0;
+		} else if (p == lazy) {
+			lazy = 0;
+			if (failed(st) && criu > 0) {
+				kill_tree(m);
+				snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_LAZY_LOG);
+				crs_criu_log_error(log, why, sizeof(why));
+				if (WIFSIGNALED(st))
+					snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(st));
+				r = crs_fail(err, errlen, -EIO,
+					 "lazy restore: criu lazy-pages failed (%s); the restored processes were killed so that none runs on without its memory",
+					 why);
+			}
+		}
+	}
+	return r;
 }
 
 /* A process of the tree uses libcrdbg (a job's ranks, not its mpirun). */
@@ -155,10 +208,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	const char *tmp = getenv("TMPDIR");
 	struct freeze_backend *b;
 	enum freeze_backend_kind kind;
-	char dir[PATH_MAX], work[PATH_MAX], log[PATH_MAX + 32], msg[256];
+	char dir[PATH_MAX], work[PATH_MAX], log[PATH_MAX + 32], msg[512];
 	struct crs_meta m;
 	uint64_t arg;
-	pid_t criu;
+	pid_t criu, lazy = 0;
+	double t0 = crs_clock_ms(), t_verified, t_restored;
 	size_t i;
 	int r, st = 0;
 
@@ -168,6 +222,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	r = crs_store_verify_chain(root, o->handle, &m, false, err, errlen);
 	if (r)
 		goto out;
+	t_verified = crs_clock_ms();
 	if (o->debug && !any_mpir(&m)) {
 		r = crs_fail(err, errlen, -EOPNOTSUPP,
 			 "checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
@@ -200,14 +255,25 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_RESTORE_LOG);
 	/* Orphans of the restored tree come to us, not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	criu = crs_criu_restore_start(dir, work, &m, err, errlen);
+	if (o->lazy) {
+		lazy = crs_criu_lazy_pages_start(dir, work, msg, sizeof(msg));
+		if (lazy < 0) {
+			r = crs_fail(err, errlen, lazy, "cannot start criu lazy-pages: %s", msg);
+			goto out;
+		}
+	}
+	if (lazy > 0 && o->verbose && o->log)
+		fprintf(o->log, "crdbg: lazy restore: pages on demand from criu lazy-pages (pid %d)\n",
+			(int)lazy);
+	criu = crs_criu_restore_start(dir, work, &m, o->lazy, err, errlen);
 	if (criu < 0) {
 		r = criu;
-		goto out;
+		goto out_lazy;
 	}
 	r = wait_restored(&m, criu, log, &st, err, errlen);
 	if (r)
-		goto out;
+		goto out_lazy;
+	t_restored = crs_clock_ms();
 
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
@@ -215,14 +281,24 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		fprintf(o->log, "crdbg: warning: %s\n", msg);
 	if (o->debug)
 		announce_parked(&m, stderr, o->log);
+	if (o->verbose && o->log)
+		fprintf(o->log, "crdbg: restart released after %.0f ms: verify %.0f, criu restore %.0f, hook and release %.0f\n",
+			crs_clock_ms() - t0, t_verified - t0, t_restored - t_verified,
+			crs_clock_ms() - t_restored);
 
 	/* criu waits for the root and exits with its status. */
-	while (waitpid(criu, &st, 0) < 0 && errno == EINTR)
-		;
+	r = wait_done(&m, criu, lazy, work, &st, err, errlen);
+	if (r)
+		goto out;
 	*ret_status = st;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		crs_rmtree(AT_FDCWD, work);
-	r = 0;
+	goto out;
+out_lazy:
+	if (lazy > 0) {
+		kill(lazy, SIGKILL);
+		waitpid(lazy, NULL, 0);
+	}
 out:
 	crs_meta_free(&m);
 	return r;

@@ -128,6 +128,7 @@ struct crs_restart_opts {
 	enum freeze_backend_kind backend;
 	FILE *log;
 	bool verbose;
+	bool lazy;		/* pages on demand (criu lazy-pages, userfaultfd) */
 };
 
 /* Restore, release, then wait: *ret_status is the root's exit status. */
