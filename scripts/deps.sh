@@ -15,7 +15,7 @@ packages=(
 	libnl-3-dev libnl-genl-3-dev libreadline-dev
 	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	slurm-wlm munge
-	clang libclang-rt-14-dev libssl-dev
+	clang libclang-rt-14-dev libssl-dev libxxhash-dev
 	iproute2 procps python3 xz-utils cpio util-linux
 	debhelper dkms dh-dkms lintian man-db
 )

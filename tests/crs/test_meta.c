@@ -9,6 +9,7 @@
 #include "kselftest_harness.h"
 #include "meta.h"
 #include "sha256.h"
+#include "xxh128.h"
 
 static void hash_hex(const char *s, size_t len, char out[CRS_SHA256_HEX])
 {
@@ -128,6 +129,44 @@ TEST(round_trip)
 	crs_meta_free(&back);
 	crs_meta_free(&m);
 	free(buf);
+}
+
+TEST(xxh128_vector)
+{
+	char path[] = "/tmp/crdbg-xxh-XXXXXX", hex[CRS_SHA256_HEX];
+	uint8_t d[CRS_SHA256_LEN] = { 0 };
+	uint64_t size = 1;
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	close(fd);
+	/* XXH3-128 of no bytes, canonical (xxhsum -H2 /dev/null) */
+	ASSERT_EQ(0, crs_xxh128_file(AT_FDCWD, path, d, &size));
+	unlink(path);
+	EXPECT_EQ(0, size);
+	crs_sha256_hex(d, hex);
+	EXPECT_EQ(0, strncmp(hex, "99aa06d3014798d86001c324468d497f", 32)) TH_LOG("%s", hex);
+}
+
+TEST(xxh128_file_records_round_trip)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&m);
+	memset(m.files[0].sha, 0, sizeof(m.files[0].sha));
+	memset(m.files[0].sha, 0xcd, 16);
+	m.files[0].digest = CRS_DIGEST_XXH128;
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	EXPECT_NE(NULL, strstr(buf, "\nfile-xxh128 cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd 42 "));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(1, back.nr_files);
+	EXPECT_EQ(CRS_DIGEST_XXH128, back.files[0].digest);
+	EXPECT_EQ(0, memcmp(m.files[0].sha, back.files[0].sha, CRS_SHA256_LEN));
+	crs_meta_free(&back);
+	free(buf);
+	crs_meta_free(&m);
 }
 
 TEST(incremental_records_round_trip)

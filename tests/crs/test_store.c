@@ -258,6 +258,60 @@ TEST_F(store, two_checkpoints_distinct_handles)
 	EXPECT_EQ(2, s.ok);
 }
 
+static bool meta_has(const char *dir, const char *what)
+{
+	char path[PATH_MAX + 16], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, what, strlen(what));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+TEST_F(store, new_checkpoints_record_xxh128)
+{
+	EXPECT_TRUE(meta_has(self->dir, "file-xxh128 "));
+	EXPECT_FALSE(meta_has(self->dir, "file "));
+}
+
+/* CRDBG_DIGEST=sha256: the old records, still verified byte for byte. */
+TEST_F(store, sha256_records_still_verified)
+{
+	char handle[CRS_HANDLE_MAX], dir[PATH_MAX], err[512], path[PATH_MAX + 32];
+	struct crs_pending p;
+	struct crs_meta m;
+	struct crs_proc proc = { .pid = 4242, .ppid = 1, .pgid = 4242, .sid = 4242 };
+	int fd;
+
+	setenv("CRDBG_DIGEST", "sha256", 1);
+	ASSERT_EQ(0, crs_store_begin(self->root, 4242, &p, err, sizeof(err))) TH_LOG("%s", err);
+	put(p.dir, "inventory.img", "inv", 3);
+	put(p.dir, "pages-1.img", "some pages of memory", 20);
+	crs_meta_init(&m);
+	m.root = 4242;
+	crs_meta_add_proc(&m, &proc);
+	ASSERT_EQ(0, crs_store_commit(&p, &m, err, sizeof(err))) TH_LOG("%s", err);
+	unsetenv("CRDBG_DIGEST");
+	crs_meta_free(&m);
+	strcpy(handle, p.handle);
+	ASSERT_EQ(0, crs_store_path(self->root, handle, dir, sizeof(dir)));
+	EXPECT_TRUE(meta_has(dir, "file "));
+	EXPECT_FALSE(meta_has(dir, "file-xxh128 "));
+	EXPECT_EQ(0, load_verify(self->root, handle, err, sizeof(err))) TH_LOG("%s", err);
+	snprintf(path, sizeof(path), "%s/pages-1.img", dir);
+	fd = open(path, O_WRONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(1, pwrite(fd, "S", 1, 0));
+	close(fd);
+	EXPECT_EQ(-EBADMSG, load_verify(self->root, handle, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "checksum of pages-1.img")) TH_LOG("%s", err);
+}
+
 /* A child checkpoint of the fixture's, with CRIU's "parent" link in place. */
 static int add_child(const char *root, const char *parent, char *ret_handle, const char *link)
 {

@@ -191,7 +191,12 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 			return -EINVAL;
 		}
 		crs_sha256_hex(m->files[i].sha, hex);
-		fprintf(f, "file %s %" PRIu64 " %s\n", hex, m->files[i].size, m->files[i].name);
+		if (m->files[i].digest == CRS_DIGEST_XXH128)
+			fprintf(f, "file-xxh128 %.32s %" PRIu64 " %s\n", hex, m->files[i].size,
+				m->files[i].name);
+		else
+			fprintf(f, "file %s %" PRIu64 " %s\n", hex, m->files[i].size,
+				m->files[i].name);
 	}
 	if (fflush(f)) {
 		fclose(f);
@@ -250,13 +255,14 @@ static bool parse_pid(const char *s, pid_t *ret)
 	return true;
 }
 
-static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
+/* len bytes of hex digest into out */
+static bool parse_digest(const char *s, uint8_t *out, size_t len)
 {
-	int i;
+	size_t i;
 
-	if (strlen(s) != 2 * CRS_SHA256_LEN)
+	if (strlen(s) != 2 * len)
 		return false;
-	for (i = 0; i < 2 * CRS_SHA256_LEN; i++) {
+	for (i = 0; i < 2 * len; i++) {
 		char c = s[i];
 		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 
@@ -268,6 +274,11 @@ static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
 			out[i / 2] |= (uint8_t)v;
 	}
 	return true;
+}
+
+static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
+{
+	return parse_digest(s, out, CRS_SHA256_LEN);
 }
 
 /* Split line (modified in place) into at most max space-separated fields. */
@@ -366,10 +377,11 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 				    lineno);
 		if (crs_meta_add_thread(m, &t))
 			return crs_fail(err, errlen, -EBADMSG, "metadata: too many threads");
-	} else if (!strcmp(line, "file") && n == 3) {
+	} else if ((!strcmp(line, "file") || !strcmp(line, "file-xxh128")) && n == 3) {
 		struct crs_file fl = { 0 };
 
-		if (!parse_sha(f[0], fl.sha) || !parse_i64(f[1], 0, INT64_MAX, &v) ||
+		fl.digest = line[4] ? CRS_DIGEST_XXH128 : CRS_DIGEST_SHA256;
+		if (!parse_digest(f[0], fl.sha, fl.digest == CRS_DIGEST_XXH128 ? 16 : CRS_SHA256_LEN) || !parse_i64(f[1], 0, INT64_MAX, &v) ||
 		    strlen(f[2]) >= sizeof(fl.name) || !name_valid(f[2]))
 			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad file record",
 				    lineno);

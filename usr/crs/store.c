@@ -15,6 +15,7 @@
 #include "meta.h"
 #include "sha256.h"
 #include "store.h"
+#include "xxh128.h"
 
 #define TMP_PREFIX ".tmp-"
 
@@ -128,6 +129,26 @@ static int fsync_path(const char *path)
 }
 
 /*
+ * New checkpoints record XXH3-128 digests (CRDBG_DIGEST=sha256 keeps the
+ * old SHA-256, for comparison); verification uses what each file records.
+ */
+static enum crs_digest digest_for_new(void)
+{
+	const char *env = getenv("CRDBG_DIGEST");
+
+	return env && !strcmp(env, "sha256") ? CRS_DIGEST_SHA256 : CRS_DIGEST_XXH128;
+}
+
+static int digest_file(int dfd, const char *name, enum crs_digest kind,
+		       uint8_t out[CRS_FILE_DIGEST_LEN], uint64_t *size)
+{
+	memset(out, 0, CRS_FILE_DIGEST_LEN);
+	if (kind == CRS_DIGEST_XXH128)
+		return crs_xxh128_file(dfd, name, out, size);
+	return crs_sha256_file(dfd, name, out, size);
+}
+
+/*
  * CRIU's link from an incremental checkpoint to its parent's images:
  * "parent", a symlink to "../<parent handle>" (so the store can move).
  * True when the entry named name in dfd is that link for m.
@@ -154,6 +175,7 @@ static int cmp_names(const void *a, const void *b)
 
 int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_t errlen)
 {
+	enum crs_digest kind = digest_for_new();
 	char final[PATH_MAX];
 	struct dirent *d;
 	size_t len;
@@ -183,7 +205,8 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 				    d->d_name);
 		}
 		strcpy(f.name, d->d_name);
-		r = crs_sha256_file(dfd, d->d_name, f.sha, &f.size);
+		f.digest = kind;
+		r = digest_file(dfd, d->d_name, kind, f.sha, &f.size);
 		if (!r)
 			r = crs_meta_add_file(m, &f);
 		if (r) {
@@ -359,8 +382,8 @@ int crs_store_load(const char *root, const char *handle, struct crs_meta *m, cha
 int crs_store_verify(const char *root, const char *handle, const struct crs_meta *m,
 		     bool quick, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], hex[CRS_SHA256_HEX];
-	uint8_t sha[CRS_SHA256_LEN];
+	char dir[PATH_MAX];
+	uint8_t sha[CRS_FILE_DIGEST_LEN];
 	struct dirent *d;
 	size_t i, seen = 0;
 	DIR *dp;
@@ -394,14 +417,13 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 		}
 		if (quick)
 			continue;
-		r = crs_sha256_file(dfd, f->name, sha, &size);
+		r = digest_file(dfd, f->name, f->digest, sha, &size);
 		if (r) {
 			r = crs_fail(err, errlen, r, "cannot read %s/%s: %s", dir, f->name,
 				 strerror(-r));
 			break;
 		}
 		if (size != f->size || memcmp(sha, f->sha, sizeof(sha))) {
-			crs_sha256_hex(sha, hex);
 			r = crs_fail(err, errlen, -EBADMSG,
 				 "checkpoint %s is corrupt: checksum of %s does not match", handle,
 				 f->name);

@@ -46,10 +46,17 @@ struct crs_thread {
 	uint64_t pc, sp;
 };
 
+/* How a file's content is checked: "file" records SHA-256, "file-xxh128" XXH3-128. */
+enum crs_digest {
+	CRS_DIGEST_SHA256,
+	CRS_DIGEST_XXH128,	/* the default since issue 16: fast enough for a restart */
+};
+
 struct crs_file {
 	char name[CRS_NAME_MAX];
 	uint64_t size;
-	uint8_t sha[CRS_FILE_DIGEST_LEN];	/* SHA-256 */
+	uint8_t sha[CRS_FILE_DIGEST_LEN];	/* the digest (XXH3-128: its first 16 bytes) */
+	enum crs_digest digest;
 };
 
 struct crs_meta {
