@@ -380,7 +380,7 @@ int cmd_verify(int argc, char **argv)
 			handle = h;
 		crs_meta_init(&m);
 		if (crs_store_load(root, handle, &m, err, sizeof(err)) ||
-		    crs_store_verify(root, handle, &m, false, err, sizeof(err))) {
+		    crs_store_verify_chain(root, handle, &m, false, err, sizeof(err))) {
 			cli_error("verify: %s", err);
 			bad++;
 		} else {

@@ -136,7 +136,8 @@ const struct cli_help cli_helps[] = {
 		.summary = "check that checkpoints are whole and intact",
 		.synopsis = { "verify HANDLE... [--store DIR]" },
 		.description = "Check every image of each checkpoint against its metadata "
-			       "(sizes, SHA-256, the metadata's own checksum) without "
+			       "(sizes, digests, the metadata's own checksum), and of every "
+			       "checkpoint an incremental one needs, without "
 			       "restoring anything, as restart does first. Prints "
 			       "\"HANDLE: ok\" per good one and one error line per bad "
 			       "one; exits 1 if any is bad.",
