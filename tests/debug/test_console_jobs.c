@@ -302,6 +302,53 @@ TEST_F_TIMEOUT(jobs, mpich_rank_abort_stops_the_others, 300)
 }
 
 /*
+ * Commands piped into the console (no terminal) are awaited watching the
+ * session too: with the ranks left running by continue's timeout, rank
+ * 1's segfault (when the test creates its trigger file) is announced,
+ * and the others stopped, while no command is sent. Under MPICH, so the
+ * watch is seen in an --mpi-hold session as well.
+ */
+TEST_F_TIMEOUT(jobs, piped_commands_hear_events, 300)
+{
+	char lib[4200], go[64];
+	char *abs = realpath(MPI_LIB_MPICH, NULL);
+	const char *argv[] = { CRDBG, "debug", "--mpi-hold", "--", "mpiexec.hydra", "-n", "3",
+			       "-genv", "LD_PRELOAD", lib, MPI_JOBS_MPICH, "segv", go, NULL };
+	struct run *r = &self->r;
+	const char *at;
+	size_t before;
+
+	snprintf(lib, sizeof(lib), "%s", abs ? abs : MPI_LIB_MPICH);
+	free(abs);
+	if (!have_mpich())
+		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
+		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
+	snprintf(go, sizeof(go), "/tmp/crdbg-go-%d", getpid());
+	unlink(go);
+	ASSERT_EQ(0, run_start(r, argv, true));
+	ASSERT_TRUE(say(r, "timeout 2\ncontinue\necho @@RUNNING\n"));
+	ASSERT_TRUE(run_read_until(r, "@@RUNNING\n")) TH_LOG("%s", r->buf);
+	ASSERT_NE(NULL, strstr(r->buf, "\n[0-2]: running\n")) TH_LOG("%s", r->buf);
+	before = r->len;
+	/* Rank 1 crashes now; no command is sent until it is announced. */
+	ASSERT_EQ(0, close(open(go, O_CREAT | O_WRONLY, 0600)));
+	EXPECT_TRUE(run_read_until(r, "[0,2]: stopped: signal SIGINT, ")) TH_LOG("%s", r->buf);
+	unlink(go);
+	at = r->buf + before;
+	EXPECT_TRUE(has_line(at, "^\\[1\\]: stopped: signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
+		TH_LOG("%s", r->buf);
+	EXPECT_NE(NULL, strstr(at, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
+			       "[0,2]: stopped: signal SIGINT, main at ")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(NULL, strstr(at, "(crdbg)")) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "status\necho @@END\nquit\n"));
+	EXPECT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(has_line(r->buf, "^\\[1\\] +stopped +signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
+		TH_LOG("%s", r->buf);
+	EXPECT_TRUE(has_line(r->buf, "^\\[0,2\\] +stopped +signal SIGINT, ")) TH_LOG("%s", r->buf);
+}
+
+/*
  * A rank that exits with code 3 while the others run: announced, the
  * others stopped; then it has left the default set (print goes to the
  * live ranks without an error for it), status says "exited: code 3";
