@@ -184,6 +184,27 @@ FIXTURE_TEARDOWN(freeze)
 })
 
 /*
+ * QUERY once every thread has parked. The freeze is acknowledged once no
+ * thread can run a user instruction; a thread that was in the kernel
+ * then is "pending" (FREEZE_THREAD_RUNNING) until it parks on its way
+ * out, which the module makes it do at once, but a loaded TCG guest may
+ * take a while to schedule it (failed freeze.kmod.drift_zero_gdb once).
+ */
+#define QUERY_PARKED() ({ \
+	int n_, i_, tries_ = 0; \
+	bool all_; \
+	do { \
+		n_ = QUERY(); \
+		all_ = true; \
+		for (i_ = 0; i_ < n_; i_++) \
+			all_ &= self->q[i_].state != FREEZE_THREAD_RUNNING; \
+		if (!all_) \
+			ft_sleep_ms(10); \
+	} while (!all_ && ++tries_ < 1000); \
+	n_; \
+})
+
+/*
  * drift 0: a frozen spinner's counter and PC do not move over a sleep,
  * nor across a debugger's attach and detach (kmod); with ptrace a debugger
  * cannot attach at all while we hold the tracer slot. Thaw: it moves.
@@ -200,7 +221,7 @@ TEST_F_TIMEOUT(freeze, drift_zero, 120)
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
 		TH_LOG("freeze: %s", self->err);
 
-	n = QUERY();
+	n = QUERY_PARKED();
 	ASSERT_EQ(2, n);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ((int)FREEZE_THREAD_FROZEN, (int)self->q[i].state);
@@ -299,7 +320,7 @@ TEST_F_TIMEOUT(freeze, drift_zero_gdb, 300)
 	ASSERT_GT(self->pid, 0);
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
 		TH_LOG("freeze: %s", self->err);
-	n = QUERY();
+	n = QUERY_PARKED();
 	ASSERT_EQ(2, n);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ((int)FREEZE_THREAD_FROZEN, (int)self->q[i].state);
@@ -430,7 +451,7 @@ TEST_F_TIMEOUT(freeze, created_during_freeze, 120)
 		TH_LOG("freeze: %s", self->err);
 	spawned = self->sh->spawn;
 	tasks = ft_nr_tasks(self->pid);
-	n = QUERY();
+	n = QUERY_PARKED();
 	ASSERT_EQ(tasks, n) TH_LOG("a thread escaped the freeze");
 	for (i = 0; i < n; i++)
 		ASSERT_EQ((int)FREEZE_THREAD_FROZEN, (int)self->q[i].state) TH_LOG("tid %d", self->q[i].tid);
