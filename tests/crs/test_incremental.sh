@@ -53,7 +53,7 @@ run() {
 	pids+=("$pid")
 }
 
-echo "1..12"
+echo "1..13"
 
 # The uninterrupted output.
 touch "$work/plain.go.1" "$work/plain.go.2" "$work/plain.go.3"
@@ -168,5 +168,9 @@ check "after the newest checkpoint is removed the next one is full, and restarts
 	test "$rc" = 0
 [[ $rc == 0 ]] || diag "$work/a3.log" "$work/a3.r" "$work/again.out"
 
-[[ $n == 12 ]] || echo "# planned 12 tests, ran $n"
+# The dump gate (criu started before the freeze) leaves nothing behind.
+no_gate_left() { ! ls -d "${TMPDIR:-/tmp}"/crdbg-gate-* >/dev/null 2>&1; }
+check "no dump gate directory is left behind" no_gate_left
+
+[[ $n == 13 ]] || echo "# planned 13 tests, ran $n"
 exit $((failed ? 1 : 0))

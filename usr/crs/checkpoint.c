@@ -11,7 +11,9 @@
  *     the kmod freeze stays, the ptrace one is handed over to a SIGSTOP
  *     group stop) and records every thread's PC: nothing runs between the
  *     debugger's detach and the dump.
- *  3. criu dump --leave-running into a temporary store directory (with
+ *  3. criu dump --leave-running into a temporary store directory (started
+ *     before step 2 and held at its pre-dump action until the tree is
+ *     frozen, so its start-up is not stop time; with
  *     --kill and TCP connections, without it: CRIU kills the tree while
  *     the network is locked, so peers outside see no FIN).
  *  4. continue: the CRS hook is pushed on every thread and the tree
@@ -239,6 +241,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	const char *root = crs_store_root(o->store);
 	struct freeze_backend *b = NULL;
 	struct crs_pending pend = { 0 };
+	struct crs_criu_dump dump = { 0 };
 	struct crs_meta m;
 	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
 	pid_t *pids = NULL;
@@ -335,6 +338,14 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	if (r)
 		goto out;
 	crs_chain_begin(root, &m, o->full, o->log);	/* before the freeze: it reads the store */
+	/* CRIU starts up now, while the tree runs, and waits for the freeze. */
+	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
+	r = crs_criu_dump_start(o->pid, pend.dir, &m, !criu_kills, &dump, msg, sizeof(msg));
+	if (r) {
+		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
+		crs_store_abort(&pend);
+		goto out;
+	}
 	t_req = crs_clock_ms();
 
 	/* Freeze: from here on no thread of the tree runs a user instruction. */
@@ -365,8 +376,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	b = NULL;
 	t_frozen = crs_clock_ms();
 
-	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
-	r = crs_criu_dump(o->pid, pend.dir, &m, !criu_kills, msg, sizeof(msg));
+	r = crs_criu_dump_finish(&dump, msg, sizeof(msg));
 	if (r) {
 		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
 		goto out_thaw;
@@ -382,7 +392,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	t_released = crs_clock_ms();
 	r = crs_store_commit(&pend, &m, err, errlen);
 	if (o->verbose && o->log && !r)
-		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), checksums and metadata %.0f\n",
+		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request and criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), checksums and metadata %.0f\n",
 			crs_clock_ms() - t0, t_req - t0, t_frozen - t_req, t_dumped - t_frozen,
 			t_released - t_dumped, t_released - t_req, crs_clock_ms() - t_released);
 	if (r) {
@@ -405,6 +415,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	goto out;
 
 out_thaw:
+	crs_criu_dump_cancel(&dump);
 	freeze_backend_close(b);
 	b = NULL;
 	if (frozen)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "criu.h"
@@ -251,14 +252,116 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
 	return i;
 }
 
-int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
-		  char *err, size_t errlen)
-{
-	char spid[16], log[4200], prev[CRS_HANDLE_MAX + 4];
-	char *argv[24 + CRS_MAX_CRIU_OPTS];
-	int st, i = 0;
-	pid_t child;
+/*
+ * The dump gate: criu dump is started before the tree is frozen, so that
+ * its start-up (exec, libraries, kernel feature checks, options) is not
+ * part of the time the tree is stopped. Its pre-dump action script, which
+ * CRIU runs before it looks at any task, says it is there (a file
+ * "<script>.ready") and waits on a FIFO until crdbg has frozen the tree
+ * and writes "go"; end of file instead makes it fail and
+ * CRIU give up before touching anything. crdbg holds the FIFO open
+ * read-write, so the script's open never blocks and crdbg's death is an
+ * end of file too.
+ */
+static const char gate_script[] =
+	"#!/bin/sh\n"
+	"# crdbg's dump gate (usr/crs/criu.c): wait for the frozen tree\n"
+	"[ \"$CRTOOLS_SCRIPT_ACTION\" = pre-dump ] || exit 0\n"
+	": > \"$0.ready\"\n"
+	"read go < \"$0.fifo\" && [ \"$go\" = go ]\n";
 
+static int gate_open(struct crs_criu_dump *d)
+{
+	const char *tmp = getenv("TMPDIR");
+	char fifo[sizeof(d->script) + 8];
+	int fd;
+
+	snprintf(d->gatedir, sizeof(d->gatedir), "%s/crdbg-gate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(d->gatedir))
+		return -errno;
+	snprintf(d->script, sizeof(d->script), "%s/gate", d->gatedir);
+	snprintf(fifo, sizeof(fifo), "%s.fifo", d->script);
+	fd = open(d->script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, gate_script, sizeof(gate_script) - 1) != (ssize_t)sizeof(gate_script) - 1) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	if (mkfifo(fifo, 0600))
+		return -errno;
+	d->fifo_fd = open(fifo, O_RDWR | O_CLOEXEC);
+	return d->fifo_fd < 0 ? -errno : 0;
+}
+
+static void gate_close(struct crs_criu_dump *d)
+{
+	char fifo[sizeof(d->script) + 8];
+
+	if (d->fifo_fd >= 0)
+		close(d->fifo_fd);	/* end of file for a waiting script */
+	d->fifo_fd = -1;
+	if (!d->gatedir[0])
+		return;
+	snprintf(fifo, sizeof(fifo), "%s.fifo", d->script);
+	unlink(fifo);
+	snprintf(fifo, sizeof(fifo), "%s.ready", d->script);
+	unlink(fifo);
+	unlink(d->script);
+	rmdir(d->gatedir);
+	d->gatedir[0] = '\0';
+}
+
+#define GATE_TIMEOUT_MS 60000
+
+/* Wait until criu is up and waits in its pre-dump script. */
+static int wait_at_gate(struct crs_criu_dump *d, char *err, size_t errlen)
+{
+	struct timespec ms = { .tv_nsec = 1000 * 1000 };
+	char ready[sizeof(d->script) + 8], log[4200];
+	int i, st;
+
+	snprintf(ready, sizeof(ready), "%s.ready", d->script);
+	for (i = 0; i < GATE_TIMEOUT_MS; i++) {
+		if (access(ready, F_OK) == 0)
+			return 0;
+		if (waitpid(d->child, &st, WNOHANG) == d->child) {
+			d->child = 0;
+			gate_close(d);
+			snprintf(log, sizeof(log), "%s/%s", d->dir, CRS_CRIU_DUMP_LOG);
+			crs_criu_log_error(log, err, errlen);
+			if (strstr(err, " (see "))
+				*strstr(err, " (see ") = '\0';
+			return -EIO;
+		}
+		nanosleep(&ms, NULL);
+	}
+	kill(d->child, SIGKILL);
+	crs_criu_dump_cancel(d);
+	snprintf(err, errlen, "criu did not start in %d s", GATE_TIMEOUT_MS / 1000);
+	return -ETIMEDOUT;
+}
+
+void crs_criu_dump_cancel(struct crs_criu_dump *d);
+
+int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
+			struct crs_criu_dump *d, char *err, size_t errlen)
+{
+	char spid[16], prev[CRS_HANDLE_MAX + 4];
+	char *argv[24 + CRS_MAX_CRIU_OPTS];
+	int i = 0, r;
+
+	memset(d, 0, sizeof(*d));
+	d->fifo_fd = -1;
+	d->pid = pid;
+	snprintf(d->dir, sizeof(d->dir), "%s", dir);
+	r = gate_open(d);
+	if (r) {
+		snprintf(err, errlen, "cannot prepare criu's start: %s", strerror(-r));
+		gate_close(d);
+		return r;
+	}
 	snprintf(spid, sizeof(spid), "%d", (int)pid);
 	argv[i++] = (char *)crs_criu_path();
 	argv[i++] = "dump";
@@ -269,6 +372,8 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_DUMP_LOG;
 	argv[i++] = "-v4";
+	argv[i++] = "--action-script";
+	argv[i++] = d->script;
 	if (leave_running)
 		argv[i++] = "--leave-running";
 	if (m->shell_job)
@@ -288,18 +393,49 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 	}
 	i = add_recorded(argv, i, m);
 	argv[i] = NULL;
-	child = spawn(argv, -1);
-	if (child < 0) {
+	d->child = spawn(argv, -1);
+	if (d->child < 0) {
+		r = -errno;
 		snprintf(err, errlen, "cannot run criu: %s", strerror(errno));
-		return -errno;
+		gate_close(d);
+		return r;
 	}
-	if (waitpid(child, &st, 0) < 0)
-		return -errno;
+	return wait_at_gate(d, err, errlen);
+}
+
+void crs_criu_dump_cancel(struct crs_criu_dump *d)
+{
+	if (d->child <= 0)
+		return;
+	gate_close(d);	/* the script fails: CRIU gives up before touching a task */
+	while (waitpid(d->child, NULL, 0) < 0 && errno == EINTR)
+		;
+	d->child = 0;
+}
+
+int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen)
+{
+	char log[4200];
+	int st;
+
+	if (write(d->fifo_fd, "go\n", 3) != 3) {
+		snprintf(err, errlen, "cannot let criu go on: %s", strerror(errno));
+		crs_criu_dump_cancel(d);
+		return -EIO;
+	}
+	while (waitpid(d->child, &st, 0) < 0) {
+		if (errno != EINTR) {
+			gate_close(d);
+			return -errno;
+		}
+	}
+	d->child = 0;
+	gate_close(d);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return crs_tmpfs_save(pid, dir, err, errlen) ? -EIO : 0;
-	snprintf(log, sizeof(log), "%s/%s", dir, CRS_CRIU_DUMP_LOG);
+		return crs_tmpfs_save(d->pid, d->dir, err, errlen) ? -EIO : 0;
+	snprintf(log, sizeof(log), "%s/%s", d->dir, CRS_CRIU_DUMP_LOG);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-		snprintf(err, errlen, "cannot run %s", argv[0]);
+		snprintf(err, errlen, "cannot run %s", crs_criu_path());
 		return -ENOENT;
 	}
 	/* The log goes away with the failed checkpoint: keep only its error. */
@@ -307,6 +443,15 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 	if (strstr(err, " (see "))
 		*strstr(err, " (see ") = '\0';
 	return -EIO;
+}
+
+int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
+		  char *err, size_t errlen)
+{
+	struct crs_criu_dump d;
+	int r = crs_criu_dump_start(pid, dir, m, leave_running, &d, err, errlen);
+
+	return r ? r : crs_criu_dump_finish(&d, err, errlen);
 }
 
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,

@@ -6,6 +6,7 @@
 #ifndef CRDBG_CRS_CRIU_H
 #define CRDBG_CRS_CRIU_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -51,6 +52,25 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
  * exits once every page is in); returns its pid once it listens.
  */
 pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err, size_t errlen);
+
+/*
+ * The same in two steps, so that CRIU starts up while the tree still runs:
+ * start runs `criu dump` and returns once it waits in its pre-dump action
+ * (before it looks at any task), finish lets it go on and waits for it;
+ * cancel makes it give up.
+ */
+struct crs_criu_dump {
+	pid_t child, pid;
+	int fifo_fd;
+	char dir[PATH_MAX];
+	char gatedir[PATH_MAX - 64];
+	char script[PATH_MAX];
+};
+
+int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
+			struct crs_criu_dump *d, char *err, size_t errlen);
+int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen);
+void crs_criu_dump_cancel(struct crs_criu_dump *d);
 
 /* First "Error" line of a CRIU log, for a one-line message. */
 void crs_criu_log_error(const char *log, char *out, size_t len);
