@@ -3,19 +3,25 @@
 #
 # Inside the guest: crdbg checkpoint vs raw `criu dump --leave-running`,
 # crdbg restart vs raw `criu restore -d`, on the same program at each RSS
-# in $CKPT_BENCH_MB (MiB, default "64"), $CKPT_BENCH_ROUNDS rounds each.
-# Prints a Markdown section on stdout.
+# in $CKPT_BENCH_MB (MiB, default "64"), $CKPT_BENCH_ROUNDS rounds each;
+# the stop each causes and where crdbg's time goes; first vs incremental
+# checkpoint at 1% dirty and full vs lazy restart at $CKPT_BENCH_INCR_MB
+# MiB (default 256). Prints Markdown sections on stdout.
 set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
 crdbg=$build/crdbg
 prog=$build/tests/crs/prog_ckpt
+incr=$build/tests/crs/prog_incr
 lib=$build/usr/libcrdbg.so
 rounds=${CKPT_BENCH_ROUNDS:-3}
 work=$(mktemp -d /tmp/crdbg-bench.XXXXXX)
 export CRDBG_STORE=$work/store CKPT_GO=$work/go
 trap 'rm -rf "$work"' EXIT
 ip link set lo up 2>/dev/null
+# CRIU caches its kernel feature checks (/run/criu.kdat) on its first run:
+# make that run here, not inside the first measured dump.
+criu check >/dev/null 2>&1
 
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.4f\n", a - b }'; }
@@ -80,5 +86,202 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 done
 echo
 echo "crdbg's extra cost: the MPIR request/answer, the freeze and hand-over,"
-echo "SHA-256 of every image, the metadata, and on restart the verification,"
-echo "the hook push on every thread and the release."
+echo "the XXH3-128 digest of every image (after the release), the metadata, and"
+echo "on restart the verification, the hook push on every thread and the release."
+
+# --- Incremental checkpoints: first vs incremental at 1% dirty ----------
+# prog_incr holds $CKPT_BENCH_INCR_MB MiB and writes 1% of its pages
+# between the two checkpoints; its gap thread (wakes every ms) measures
+# how long each checkpoint stopped it. Raw CRIU does the same with
+# --track-mem and --prev-images-dir, in the same rounds.
+imb=${CKPT_BENCH_INCR_MB:-256}
+incr_start() {
+	: >"$work/i.out"; : >"$work/i.err"; rm -f "$work/go".*
+	INCR_GO=$work/go INCR_GAP=1 LD_PRELOAD=$lib setsid "$incr" "$imb" 2 10 \
+		>"$work/i.out" 2>"$work/i.err" </dev/null &
+	pid=$!
+	incr_wait '^wait 1$'
+}
+incr_wait() { for _ in $(seq 6000); do grep -q "$1" "$work/i.out" && return 0; sleep 0.05; done; return 1; }
+# incr_round KIND: checkpoint, write 1%, checkpoint; appends
+# "stop1 stop2 size1 size2 time1 time2" (ms ms bytes bytes s s) to $work/incr.KIND
+incr_round() {
+	local kind=$1 t t1 t2 s1 s2 g1 g2
+	incr_start || { echo "# prog_incr did not start" >&2; return 1; }
+	t=$(now)
+	if [[ $kind == criu ]]; then
+		mkdir -p "$work/c1" "$work/c2"
+		criu dump -t "$pid" -D "$work/c1" -o dump.log --leave-running --track-mem >/dev/null 2>&1 ||
+			echo "# criu dump failed" >&2
+	else
+		h1=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
+	fi
+	t1=$(since "$t")
+	touch "$work/go.1"
+	incr_wait '^wait 2$'
+	t=$(now)
+	if [[ $kind == criu ]]; then
+		criu dump -t "$pid" -D "$work/c2" -o dump.log --leave-running --track-mem \
+			--prev-images-dir ../c1 >/dev/null 2>&1 || echo "# criu dump (incremental) failed" >&2
+		s1=$(du -sb "$work/c1" | cut -f1) s2=$(du -sb "$work/c2" | cut -f1)
+	else
+		h2=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
+		s1=$(du -sb "$CRDBG_STORE/$h1" | cut -f1) s2=$(du -sb "$CRDBG_STORE/$h2" | cut -f1)
+	fi
+	t2=$(since "$t")
+	touch "$work/go.2"
+	incr_wait '^done'
+	g1=$(awk '$1 == "gap" && $2 == 1 { print $3 }' "$work/i.err")
+	g2=$(awk '$1 == "gap" && $2 == 2 { print $3 }' "$work/i.err")
+	echo "$g1 $g2 $s1 $s2 $t1 $t2" >>"$work/incr.$kind"
+	stop
+	rm -rf "$work/c1" "$work/c2"
+	[[ $kind == criu ]] || { "$crdbg" rm "$h2"; "$crdbg" rm "$h1"; }
+}
+col() { awk -v c="$1" '{ s += $c } END { if (NR) printf "%.3f", s / NR; else print "n/a" }' "$2"; }
+echo
+echo "### Incremental checkpoints: first vs incremental at 1% dirty"
+echo
+echo "Program: tests/crs/prog_incr holding $imb MiB (libcrdbg preloaded), 1% of"
+echo "its pages written between a first and a second checkpoint (continue);"
+echo "$rounds rounds, means. Stop = the longest time a thread of the program that"
+echo "wakes every millisecond did not run (so it includes the freeze and the"
+echo "release). crdbg: ptrace backend, the second checkpoint is incremental on"
+echo "its own; raw CRIU: \`criu dump --leave-running --track-mem\`, then the same"
+echo "with \`--prev-images-dir\`. Goal (issue 16): incremental stop <= 0.1x the first, images about 1% of the pages."
+echo
+echo "| RSS | tool | first: stop (ms) | incremental: stop (ms) | stop ratio | first: image (MiB) | incremental: image (MiB) | image ratio | first: command (s) | incremental: command (s) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+: >"$work/incr.criu"; : >"$work/incr.crdbg"
+for r in $(seq "$rounds"); do
+	incr_round criu
+	incr_round crdbg
+done
+for kind in criu crdbg; do
+	f=$work/incr.$kind
+	g1=$(col 1 "$f") g2=$(col 2 "$f") s1=$(col 3 "$f") s2=$(col 4 "$f")
+	printf '| %s MiB | %s | %.0f | %.0f | %s | %.1f | %.1f | %s | %s | %s |\n' "$imb" \
+		"$([[ $kind == criu ]] && echo "raw CRIU" || echo crdbg)" "$g1" "$g2" \
+		"$(ratio "$g2" "$g1")" "$(awk -v b="$s1" 'BEGIN { print b / 1048576 }')" \
+		"$(awk -v b="$s2" 'BEGIN { print b / 1048576 }')" "$(ratio "$s2" "$s1")" \
+		"$(col 5 "$f")" "$(col 6 "$f")"
+done
+
+# --- Stop time, and where crdbg's time goes (crdbg -v phase marks) ------
+echo
+echo "### Checkpoint stop time and restart to released: crdbg vs raw CRIU"
+echo
+echo "Program: tests/crs/prog_incr (libcrdbg preloaded) holding the given RSS;"
+echo "$rounds rounds, means. Stop = the longest time its millisecond thread did"
+echo "not run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
+echo "ptrace backend). Released = from the command's start until the restored"
+echo "process runs untraced (\`criu restore -d\`; \`crdbg restart\`). The phases are"
+echo "crdbg's own -v marks. Goal (issue 16): both ratios <= 1.10."
+echo
+echo "| RSS | criu stop (ms) | crdbg stop (ms) | ratio | crdbg: freeze / criu dump / release (ms) | crdbg: checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify / criu restore / hook+release (ms) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for mb in ${CKPT_BENCH_MB:-64}; do
+	: >"$work/st"
+	for r in $(seq "$rounds"); do
+		imb_save=$imb; imb=$mb
+		incr_start || { imb=$imb_save; continue; }
+		rm -rf "$work/raw" && mkdir -p "$work/raw"
+		criu dump -t "$pid" -D "$work/raw" -o dump.log --leave-running >/dev/null 2>&1
+		cp "$work/i.out" "$work/o.at1"; cp "$work/i.err" "$work/e.at1"
+		touch "$work/go.1"; incr_wait '^wait 2$'
+		h=$("$crdbg" checkpoint "$pid" --backend ptrace -v 2>"$work/cv.log")
+		cp "$work/i.out" "$work/o.at2"; cp "$work/i.err" "$work/e.at2"
+		touch "$work/go.2"; incr_wait '^done'
+		g1=$(awk '$1 == "gap" && $2 == 1 { print $3 }' "$work/i.err")
+		g2=$(awk '$1 == "gap" && $2 == 2 { print $3 }' "$work/i.err")
+		stop
+		ph=$(sed -n 's/.*checkpoint took .*freeze \([0-9]*\), criu dump \([0-9]*\), release \([0-9]*\).*checksums and metadata \([0-9]*\)$/\1 \2 \3 \4/p' "$work/cv.log")
+		# restarts: raw, then crdbg, each to released (it waits there, no go file)
+		rm -f "$work/go".*
+		cp "$work/o.at1" "$work/i.out"; cp "$work/e.at1" "$work/i.err"
+		t=$(now)
+		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1
+		prog=$incr wait_released
+		rr=$(since "$t")
+		stop
+		cp "$work/o.at2" "$work/i.out"; cp "$work/e.at2" "$work/i.err"
+		t=$(now)
+		"$crdbg" restart "$h" --backend ptrace -v >/dev/null 2>"$work/rv.log" &
+		prog=$incr wait_released
+		cr=$(since "$t")
+		stop; wait
+		rph=$(sed -n 's/.*released after .*verify \([0-9]*\), criu restore \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3/p' "$work/rv.log")
+		"$crdbg" rm "$h"
+		echo "$g1 $g2 ${ph:-0 0 0 0} $rr $cr ${rph:-0 0 0}" >>"$work/st"
+		imb=$imb_save
+	done
+	f=$work/st
+	printf '| %s MiB | %.0f | %.0f | %s | %.0f / %.0f / %.0f | %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f |\n' "$mb" \
+		"$(col 1 "$f")" "$(col 2 "$f")" "$(ratio "$(col 2 "$f")" "$(col 1 "$f")")" \
+		"$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" "$(col 6 "$f")" \
+		"$(col 7 "$f")" "$(col 8 "$f")" "$(ratio "$(col 8 "$f")" "$(col 7 "$f")")" \
+		"$(col 9 "$f")" "$(col 10 "$f")" "$(col 11 "$f")"
+done
+
+# --- Lazy restart: full vs lazy to released ----------------------------
+echo
+echo "### Restart: full vs lazy (\`--lazy\`, criu lazy-pages) to released"
+echo
+echo "Program: tests/crs/prog_incr holding $imb MiB, checkpointed with --kill;"
+echo "$rounds rounds, means; ptrace backend. Released as above; the lazy restart's"
+echo "pages come on demand and the rest is copied behind. Goal (issue 16): lazy <= 0.2x full."
+echo
+echo "| RSS | full restart to released (s) | lazy restart to released (s) | ratio | full: verify / criu restore / hook+release (ms) | lazy: verify / criu restore / hook+release (ms) |"
+echo "|---|---|---|---|---|---|"
+: >"$work/lz"
+for r in $(seq "$rounds"); do
+	incr_start || continue
+	h=$("$crdbg" checkpoint "$pid" --backend ptrace --kill 2>/dev/null)
+	for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	cp "$work/i.out" "$work/i.keep"; cp "$work/i.err" "$work/e.keep"
+	line=""
+	for mode in full lazy; do
+		cp "$work/i.keep" "$work/i.out"; cp "$work/e.keep" "$work/i.err"
+		t=$(now)
+		"$crdbg" restart "$h" --backend ptrace -v $([[ $mode == lazy ]] && echo --lazy) >/dev/null 2>"$work/rv.log" &
+		prog=$incr wait_released
+		el=$(since "$t")
+		stop; wait
+		rph=$(sed -n 's/.*released after .*verify \([0-9]*\), criu restore \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3/p' "$work/rv.log")
+		line="$line $el ${rph:-0 0 0}"
+	done
+	"$crdbg" rm "$h"
+	echo "$line" >>"$work/lz"
+done
+f=$work/lz
+printf '| %s MiB | %.3f | %.3f | %s | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f |\n' "$imb" \
+	"$(col 1 "$f")" "$(col 5 "$f")" "$(ratio "$(col 5 "$f")" "$(col 1 "$f")")" \
+	"$(col 2 "$f")" "$(col 3 "$f")" "$(col 4 "$f")" "$(col 6 "$f")" "$(col 7 "$f")" "$(col 8 "$f")"
+
+# --- The digest: XXH3-128 vs SHA-256 -------------------------------------
+echo
+echo "### Image digests: XXH3-128 (default) vs SHA-256 (CRDBG_DIGEST=sha256)"
+echo
+echo "The same program (tests/crs/prog_incr) checkpointed twice (continue, --full),"
+echo "once with each digest; \"after the release\" is crdbg's -v mark for the"
+echo "digests and metadata of a checkpoint (not stop time); verify is \\\`crdbg"
+echo "verify HANDLE\\\`, which is what a restart does before \\\`criu restore\\\`."
+echo
+echo "| RSS | XXH3-128: after the release (ms) | SHA-256: after the release (ms) | XXH3-128: verify (s) | SHA-256: verify (s) |"
+echo "|---|---|---|---|---|"
+for mb in ${CKPT_BENCH_MB:-64}; do
+	imb_save=$imb; imb=$mb
+	incr_start || { imb=$imb_save; continue; }
+	hx=$("$crdbg" checkpoint "$pid" --backend ptrace --full -v 2>"$work/dx.log")
+	touch "$work/go.1"; incr_wait '^wait 2$'
+	hs=$(CRDBG_DIGEST=sha256 "$crdbg" checkpoint "$pid" --backend ptrace --full -v 2>"$work/ds.log")
+	touch "$work/go.2"; incr_wait '^done'
+	stop
+	cx=$(sed -n 's/.*checksums and metadata \([0-9]*\)$/\1/p' "$work/dx.log")
+	cs=$(sed -n 's/.*checksums and metadata \([0-9]*\)$/\1/p' "$work/ds.log")
+	t=$(now); "$crdbg" verify "$hx" >/dev/null 2>&1; vx=$(since "$t")
+	t=$(now); "$crdbg" verify "$hs" >/dev/null 2>&1; vs=$(since "$t")
+	printf '| %s MiB | %s | %s | %.3f | %.3f |\n' "$mb" "${cx:-n/a}" "${cs:-n/a}" "$vx" "$vs"
+	"$crdbg" rm "$hs"; "$crdbg" rm "$hx"
+	imb=$imb_save
+done

@@ -3,14 +3,17 @@
 #
 # The checkpoint benchmark (BENCH_CMDS): CRIU only works in the guest, so
 # this boots one (scripts/vm) and runs bench-guest.sh there; prints its
-# Markdown section. CKPT_BENCH_MB="64 1024" adds sizes (1 GiB needs
-# CKPT_BENCH_MEM=4096 or more guest memory).
+# Markdown sections: crdbg vs raw CRIU, incremental checkpoints, lazy
+# restart. Sizes: CKPT_BENCH_MB (MiB, default "64 1024"),
+# CKPT_BENCH_INCR_MB (the incremental and lazy rows, default 1024);
+# guest memory CKPT_BENCH_MEM (default 6144: a 1 GiB program, its images
+# and a restored copy); CKPT_BENCH_ROUNDS (default 2).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 res=$(mktemp -d /tmp/crdbg-ckpt-bench.XXXXXX)
 trap 'rm -rf "$res"' EXIT
-if "$top/scripts/vm" --timeout 1200 --mem "${CKPT_BENCH_MEM:-2048}" --results "$res" -- /bin/sh -c \
-	"CKPT_BENCH_MB='${CKPT_BENCH_MB:-64}' CKPT_BENCH_ROUNDS=${CKPT_BENCH_ROUNDS:-3} $top/tests/crs/bench-guest.sh >$res/bench.md 2>$res/bench.err" \
+if "$top/scripts/vm" --timeout 5400 --mem "${CKPT_BENCH_MEM:-6144}" --results "$res" -- /bin/sh -c \
+	"CKPT_BENCH_MB='${CKPT_BENCH_MB:-64 1024}' CKPT_BENCH_INCR_MB=${CKPT_BENCH_INCR_MB:-1024} CKPT_BENCH_ROUNDS=${CKPT_BENCH_ROUNDS:-2} CRDBG_BUILD=${CRDBG_BUILD:-$top/build} $top/tests/crs/bench-guest.sh >$res/bench.md 2>$res/bench.err" \
 	>"$res/vm.log" 2>&1 && [[ -s $res/bench.md ]]; then
 	cat "$res/bench.md"
 	echo
