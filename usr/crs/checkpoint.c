@@ -8,16 +8,17 @@
  *     (an attached debugger breaks there, parks the other threads in the
  *     waitpoint and detaches) and answers.
  *  2. crdbg freezes the whole tree with the freeze backend (persistent:
- *     the kmod freeze stays, the ptrace one is handed over to a SIGSTOP
- *     group stop) and records every thread's PC: nothing runs between the
- *     debugger's detach and the dump.
+ *     the kmod freeze stays, and CRIU seizes the parked threads; the
+ *     ptrace one is handed over to a SIGSTOP group stop) and records every
+ *     thread's PC: nothing runs between the debugger's detach and the dump.
  *  3. criu dump --leave-running into a temporary store directory (started
  *     before step 2 and held at its pre-dump action until the tree is
  *     frozen, so its start-up is not stop time; with
  *     --kill and TCP connections, without it: CRIU kills the tree while
  *     the network is locked, so peers outside see no FIN).
  *  4. continue: the CRS hook is pushed on every thread and the tree
- *     released; stop: left frozen; kill: killed once stored.
+ *     released (a group stop ended without a SIGCONT the program sees);
+ *     stop: left in a group stop; kill: killed once stored.
  *     Zombies are left to CRIU (nothing to freeze); processes that were
  *     in a group stop stay stopped.
  *  5. The images are checksummed, the metadata written, the directory
@@ -142,12 +143,65 @@ static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pi
 }
 
 /*
- * CRIU cannot yet detach cleanly from a thread crdbg.ko holds (it re-parks
- * while CRIU still traces it), so the kmod freeze is turned into a group
- * stop before the dump, as the ptrace backend does: SIGSTOP is queued while
- * every thread is parked, then the threads are released into it; the
- * module's park loop recalculates pending signals before a thread leaves,
- * so each one stops before its next user instruction.
+ * A process in a group stop with crdbg.ko: its threads are not frozen by
+ * the module (a parking work still queued on a stopped thread would run
+ * when CRIU continues it into its parasite, and park it under CRIU); they
+ * do not run anyway. A ptrace freeze reads their registers; its release
+ * leaves them in the stop.
+ */
+static int record_stopped(struct crs_meta *m, pid_t pid, char *err, size_t errlen)
+{
+	struct freeze_backend *pt;
+	char msg[256];
+	int r;
+
+	r = freeze_backend_open(FREEZE_BACKEND_PTRACE, &pt, msg, sizeof(msg));
+	if (!r)
+		r = freeze_process(pt, pid, 0, msg, sizeof(msg));
+	if (r) {
+		freeze_backend_close(pt);
+		return crs_fail(err, errlen, r, "cannot read the threads of stopped pid %d: %s",
+				pid, msg);
+	}
+	r = record_threads(pt, m, pid, err, errlen);
+	freeze_backend_close(pt);
+	return r;
+}
+
+/*
+ * CRIU seizes a parked thread where it is (a tracer's trap takes it out
+ * of the park, it parks again at CRIU's detach): so the kmod freeze goes
+ * to CRIU as it is, without a group stop, if every thread of the tree
+ * that is not stopped has parked (its work ran). A thread that never
+ * parked (stuck in D state) still has its work queued and would park under
+ * CRIU when CRIU runs its parasite in it.
+ */
+static bool all_parked(struct freeze_backend *b, const struct crs_meta *m)
+{
+	struct freeze_thread th[256];
+	char msg[256];
+	size_t i;
+	int n, j;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		if (m->procs[i].zombie || m->procs[i].stopped)
+			continue;
+		n = query_process(b, m->procs[i].pid, th, 256, msg, sizeof(msg));
+		if (n < 0 || n > 256)
+			return false;
+		for (j = 0; j < n; j++)
+			if (th[j].state == FREEZE_THREAD_RUNNING)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The kmod freeze turned into a group stop: for --stop, and before the
+ * dump when a thread never parked (see all_parked()). SIGSTOP is queued
+ * while every thread is parked, then the threads are released into it;
+ * the module's park loop recalculates pending signals before a thread
+ * leaves, so each one stops before its next user instruction.
  */
 static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_meta *m,
 				   char *err, size_t errlen)
@@ -158,8 +212,8 @@ static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_me
 	int r;
 
 	for (i = 0; i < m->nr_procs; i++) {
-		if (m->procs[i].zombie)
-			continue;
+		if (m->procs[i].zombie || m->procs[i].stopped)
+			continue;	/* nothing to do: not frozen by the module */
 		if (kill(m->procs[i].pid, SIGSTOP))
 			return crs_fail(err, errlen, -errno, "cannot stop pid %d: %s", m->procs[i].pid,
 				    strerror(errno));
@@ -193,15 +247,19 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 		for (i = 0; i < m->nr_procs; i++) {
 			const struct crs_proc *p = &m->procs[i];
 
-			/* ptrace's thaw of a handed-over stop is a SIGCONT */
-			if (p->zombie || (p->stopped && kind != FREEZE_BACKEND_KMOD))
+			/* a stopped one stays so: ptrace's thaw would end its stop */
+			if (p->zombie || p->stopped)
 				continue;
 			thaw_process(b, p->pid, msg, sizeof(msg));
 		}
 		freeze_backend_close(b);
 	}
-	for (i = 0; i < m->nr_procs; i++)
-		kill(m->procs[i].pid, m->procs[i].stopped ? SIGSTOP : SIGCONT);
+	for (i = 0; i < m->nr_procs; i++) {
+		if (m->procs[i].stopped)
+			kill(m->procs[i].pid, SIGSTOP);
+		else if (!m->procs[i].zombie)
+			crs_end_stop(m->procs[i].pid, msg, sizeof(msg));
+	}
 }
 
 /* What CRIU needs for this tree (criu-opts.h), then the user's options. */
@@ -352,6 +410,12 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	for (i = 0; i < m.nr_procs; i++) {
 		if (m.procs[i].zombie)
 			continue;	/* nothing runs; CRIU dumps it as a zombie */
+		if (m.procs[i].stopped && kind == FREEZE_BACKEND_KMOD) {
+			r = record_stopped(&m, m.procs[i].pid, err, errlen);
+			if (r)
+				goto out_thaw;
+			continue;
+		}
 		r = freeze_process(b, m.procs[i].pid, FREEZE_F_PERSIST, msg, sizeof(msg));
 		if (r) {
 			r = crs_fail(err, errlen, r, "cannot freeze pid %d: %s", m.procs[i].pid, msg);
@@ -367,13 +431,17 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 			fprintf(o->log, "crdbg: checkpoint pid %d tid %d pc 0x%llx\n",
 				m.threads[i].pid, m.threads[i].tid,
 				(unsigned long long)m.threads[i].pc);
-	if (kind == FREEZE_BACKEND_KMOD) {
+	if (kind == FREEZE_BACKEND_KMOD && !all_parked(b, &m)) {
+		if (o->log)
+			fprintf(o->log, "crdbg: a thread of the tree has not parked: handing the tree to CRIU in a group stop\n");
 		r = hand_over_to_group_stop(b, &m, err, errlen);
 		if (r)
 			goto out_thaw;
 	}
-	freeze_backend_close(b);	/* ptrace: hands over to a group stop itself */
-	b = NULL;
+	if (kind != FREEZE_BACKEND_KMOD) {
+		freeze_backend_close(b);	/* hands over to a group stop itself */
+		b = NULL;
+	}
 	t_frozen = crs_clock_ms();
 
 	r = crs_criu_dump_finish(&dump, msg, sizeof(msg));
@@ -383,6 +451,13 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	}
 
 	t_dumped = crs_clock_ms();
+	if (o->after == CRS_AFTER_STOP && kind == FREEZE_BACKEND_KMOD) {
+		r = hand_over_to_group_stop(b, &m, msg, sizeof(msg));
+		if (r && o->log)
+			fprintf(o->log, "crdbg: warning: %s\n", msg);
+	}
+	freeze_backend_close(b);
+	b = NULL;
 	if (o->after == CRS_AFTER_CONTINUE) {
 		r = crs_resume(&m, kind, hook_arg(o->debug, CRDBG_CRS_STATE_CONTINUE), "resume",
 			       o->log, o->verbose, msg, sizeof(msg));

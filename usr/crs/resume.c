@@ -3,10 +3,11 @@
  * Releasing a checkpointed or restored tree: every thread of every process
  * that uses libcrdbg gets the CRS hook pushed (it runs
  * MPIR_checkpoint_debugger_crs_hook() before going back to its exact PC),
- * then every process is thawed and sent SIGCONT (CRIU leaves them in a
- * group stop; the ptrace backend hands its freezes over to one), except
- * the processes that were in a group stop at checkpoint: they get SIGSTOP
- * instead and stay stopped, as they were.
+ * then every process is thawed, and a group stop it is in (CRIU's
+ * --leave-stopped, the ptrace backend's hand-over) is ended without a
+ * SIGCONT the program sees (crs_end_stop()), except for the processes that
+ * were in a group stop at checkpoint: they get SIGSTOP instead and stay
+ * stopped, as they were.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -91,6 +92,28 @@ void crs_wait_parked(struct freeze_backend *b, pid_t pid)
 	}
 }
 
+/*
+ * Only SIGCONT ends a group stop, and a SIGCONT handler of the program
+ * would run: raw CRIU sends none. The ptrace backend's thaw of a stopped
+ * process seizes it and takes its SIGCONT back before the program sees it
+ * (usr/freeze/freeze-ptrace.c, end_group_stop()); with crdbg.ko frozen,
+ * the threads then park before their next user instruction.
+ */
+int crs_end_stop(pid_t pid, char *err, size_t errlen)
+{
+	struct freeze_backend *pt;
+	int r;
+
+	if (!crs_proc_stopped(pid))
+		return 0;
+	r = freeze_backend_open(FREEZE_BACKEND_PTRACE, &pt, err, errlen);
+	if (r)
+		return r;
+	r = thaw_process(pt, pid, err, errlen);
+	freeze_backend_close(pt);
+	return r;
+}
+
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
 	       const char *what, FILE *log, bool verbose, char *err, size_t errlen)
 {
@@ -104,8 +127,8 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 	if (r) {
 		snprintf(err, errlen, "cannot open the freeze backend: %s", msg);
 		for (i = 0; i < m->nr_procs; i++)
-			if (!m->procs[i].stopped)
-				kill(m->procs[i].pid, SIGCONT);
+			if (!m->procs[i].stopped && !m->procs[i].zombie)
+				crs_end_stop(m->procs[i].pid, msg, sizeof(msg));
 		return r;
 	}
 	kmod = freeze_backend_kind(b) == FREEZE_BACKEND_KMOD;
@@ -137,7 +160,9 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			 * way back to user mode: end the stop while the
 			 * freeze holds the threads, then wait for them.
 			 */
-			kill(p->pid, SIGCONT);
+			r = crs_end_stop(p->pid, msg, sizeof(msg));
+			if (r && log)
+				fprintf(log, "crdbg: pid %d: %s\n", p->pid, msg);
 			crs_wait_parked(b, p->pid);
 		}
 		if (verbose && log)
@@ -174,7 +199,12 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
 			ret = r;
 		}
-		kill(p->pid, SIGCONT);
+		/* not frozen by us (no libcrdbg), or no hook: still stopped */
+		r = crs_end_stop(p->pid, msg, sizeof(msg));
+		if (r && !ret) {
+			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
+			ret = r;
+		}
 	}
 	free(hooked);
 	freeze_backend_close(b);

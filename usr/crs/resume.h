@@ -18,7 +18,13 @@
  */
 void crs_wait_parked(struct freeze_backend *b, pid_t pid);
 
-/* Push the CRS hook on every MPIR process, thaw, SIGCONT. */
+/*
+ * End the group stop pid is in (CRIU's --leave-stopped, a hand-over)
+ * without a SIGCONT the program sees; nothing when it is not stopped.
+ */
+int crs_end_stop(pid_t pid, char *err, size_t errlen);
+
+/* Push the CRS hook on every MPIR process, thaw, end group stops (no SIGCONT seen). */
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
 	       const char *what, FILE *log, bool verbose, char *err, size_t errlen);
 

@@ -18,13 +18,16 @@
  *    the stop, then everything is detached. The kernel keeps a detached
  *    task in the group stop, so no user instruction runs in between.
  *    The process then stays stopped with no tracer: CRIU or a debugger
- *    can attach, and a later thaw (from any crdbg) sends SIGCONT.
+ *    can attach, and a later thaw (from any crdbg) seizes it again and
+ *    ends the stop with a SIGCONT it takes back before the program sees
+ *    it (end_group_stop()): a SIGCONT handler does not run.
  * If crdbg dies without closing, the kernel detaches and the target runs.
  *
- * Limits: ptrace belongs to the tracing *thread*, so a handle must be used
- * from the thread that froze the process; the tracer slot is taken (a debugger or CRIU cannot attach
- * while this handle holds the process); the stop is visible to the real
- * parent's waitpid (WUNTRACED) after a hand-over; any SIGCONT ends a
+ * Limits: ptrace belongs to the tracing *thread*, so a handle must be
+ * used from the thread that froze the process; the tracer slot is taken
+ * (a debugger or CRIU cannot attach while this handle holds the process);
+ * the stop is visible to the real parent's waitpid (WUNTRACED) after a
+ * hand-over, and its end at thaw (WCONTINUED, SIGCHLD); any SIGCONT ends a
  * handed-over freeze; a signal that arrived while freezing is re-queued
  * with tgkill() at thaw or hand-over and loses its original siginfo.
  *
@@ -621,12 +624,91 @@ static int start_hooks(struct pt_target *t, char *err_msg, size_t err_len)
 	return err;
 }
 
+/* ---- ending a group stop ---- */
+
+/* SIGCONT is queued on tid itself (SigPnd of its status: not the shared queue). */
+static bool sigcont_queued(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long pnd = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &pnd) == 1)
+			break;
+	fclose(f);
+	return pnd & (1ULL << (SIGCONT - 1));
+}
+
+/*
+ * Only SIGCONT ends a group stop (the hand-over's, or CRIU's), and a
+ * program that handles SIGCONT would run its handler: raw CRIU sends none.
+ * So the stop is ended while every thread is held: SIGCONT goes to one
+ * held thread with tgkill (its own queue, no other thread can take it),
+ * with every other signal blocked for the moment; that thread dequeues it
+ * into a signal-delivery stop and the caller detaches it with no signal,
+ * which drops it. A SIGCONT the thread ignores is not even queued. The
+ * other threads, seized in the stop, get a trap notification and run at
+ * their detach; nothing ran in user mode meanwhile.
+ */
+static int end_group_stop(struct pt_target *t, char *err_msg, size_t err_len)
+{
+	uint64_t old, only_cont = ~(1ULL << (SIGCONT - 1));
+	struct pt_thread *th = NULL;
+	int st, tries, err = 0;
+	size_t i;
+
+	for (i = 0; i < t->nr && !th; i++)
+		if (t->threads[i].state != FREEZE_THREAD_EXITED && t->threads[i].stopped &&
+		    t->threads[i].group_stop)
+			th = &t->threads[i];
+	if (!th)
+		return 0;
+	if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof(old), &old) < 0 ||
+	    ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(only_cont), &only_cont) < 0 ||
+	    syscall(SYS_tgkill, t->pid, th->tid, SIGCONT) < 0) {
+		err = -errno;
+		snprintf(err_msg, err_len, "pid %d: cannot end its group stop: %s", t->pid,
+			 strerror(errno));
+		return err;
+	}
+	/* a trap (the stop's end) comes first, then the signal; a few at most */
+	for (tries = 0; tries < 16 && sigcont_queued(t->pid, th->tid); tries++) {
+		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
+			break;
+		while (waitpid(th->tid, &st, __WALL) < 0 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(st)) {
+			th->state = FREEZE_THREAD_EXITED;
+			th->stopped = false;
+			return 0;
+		}
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGCONT)
+			requeue_later(th, WSTOPSIG(st));
+	}
+	if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(old), &old) < 0 && !err)
+		err = -errno;
+	for (i = 0; i < t->nr; i++)
+		t->threads[i].group_stop = false;
+	if (err)
+		snprintf(err_msg, err_len, "pid %d: cannot restore a signal mask: %s", t->pid,
+			 strerror(-err));
+	return err;
+}
+
 /* ---- ops ---- */
 
 static int pt_thaw_target(struct pt_target *t, char *err_msg, size_t err_len)
 {
 	int err = start_hooks(t, err_msg, err_len);
+	int e = end_group_stop(t, err_msg, err_len);
 	size_t i;
+
+	err = err ?: e;
 
 	for (i = 0; i < t->nr; i++) {
 		struct pt_thread *th = &t->threads[i];
@@ -781,12 +863,19 @@ static int pt_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t er
 		snprintf(err_msg, err_len, "pid %d is not frozen", pid);
 		return -EINVAL;
 	}
-	if (kill(pid, SIGCONT) < 0) {
-		snprintf(err_msg, err_len, "cannot send SIGCONT to pid %d: %s", pid,
-			 strerror(errno));
-		return -errno;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err_msg, err_len, "out of memory");
+		return -ENOMEM;
 	}
-	return 0;
+	t->pid = pid;
+	err = do_freeze(t, err_msg, err_len);
+	if (err < 0)
+		detach_all(t);
+	else
+		err = pt_thaw_target(t, err_msg, err_len);
+	target_free(t);
+	return err;
 }
 
 static size_t fill_threads(const struct pt_target *t, struct freeze_thread *out, size_t max)
