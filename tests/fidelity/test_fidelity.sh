@@ -49,6 +49,16 @@ criu_opts() {
 	case $1 in
 	tcp|tcp_peer) echo --tcp-established --network-lock nftables ;;
 	flock) echo --file-locks ;;
+	ext_unix) echo --ext-unix-sk ;;
+	esac
+}
+
+# The CRIU options crdbg cannot find itself: the user passes them to
+# `crdbg checkpoint --criu-opt`, and the restart takes them from the
+# checkpoint's metadata.
+user_criu_opts() {
+	case $1 in
+	ext_unix) echo --ext-unix-sk ;;
 	esac
 }
 
@@ -86,15 +96,23 @@ first_error() {
 	grep -E 'Error' "$1" 2>/dev/null | grep -v 'exited, status=' | head -n 1 | cut -c1-200
 }
 
+# peer_ready PROG: the file its outside peer creates when it serves.
+peer_ready() {
+	case $1 in
+	tcp_peer) echo port ;;
+	ext_unix) echo peer.sock ;;
+	esac
+}
+
 # launch PROG RD: start the program (and its outside peer) in RD; sets pid.
 launch() {
 	local p=$1 rd=$2
 	mkdir -p "$rd"
 	peer=
-	if [[ $p == tcp_peer ]]; then
+	if [[ -n $(peer_ready "$p") ]]; then
 		setsid "$bin/prog_$p" "$rd" peer </dev/null >/dev/null 2>&1 3>&- &
 		peer=$!
-		wait_until "$READY_S" test -e "$rd/port" || return 1
+		wait_until "$READY_S" test -e "$rd/$(peer_ready "$p")" || return 1
 	fi
 	LD_PRELOAD=$lib setsid "$bin/prog_$p" "$rd" </dev/null >/dev/null 2>&1 3>&- &
 	pid=$!
@@ -117,7 +135,7 @@ verdict() {
 
 # checkpoint MODE RD [cont]: dump the running program; 0 when stored.
 checkpoint() {
-	local mode=$1 rd=$2 cont=${3:-} opts after=--kill
+	local mode=$1 rd=$2 cont=${3:-} opts after=--kill o
 	opts=$(criu_opts "$p")
 	[[ -z $cont ]] || after=--no-debug	# continues; no debugger to wait for
 	case $mode in
@@ -127,9 +145,16 @@ checkpoint() {
 			>/dev/null 2>&1 || { echo "criu dump: $(first_error "$rd/img/dump.log")"; return 1; }
 		;;
 	*)
-		"$crdbg" checkpoint "$pid" --backend "${mode#cont-}" $after \
+		opts=
+		for o in $(user_criu_opts "$p"); do opts+=" --criu-opt=$o"; done
+		"$crdbg" checkpoint "$pid" --backend "${mode#cont-}" $after $opts \
 			>"$rd/handle" 2>"$rd/checkpoint.log" ||
 			{ echo "crdbg checkpoint: $(tail -n 1 "$rd/checkpoint.log")"; return 1; }
+		# recorded, for the restart to give them to criu restore too
+		for o in $(user_criu_opts "$p"); do
+			grep -qx "criu-opt $o" "$CRDBG_STORE/$(cat "$rd/handle")/metadata" ||
+				{ echo "crdbg checkpoint did not record criu-opt $o"; return 1; }
+		done
 		;;
 	esac
 }
@@ -184,8 +209,12 @@ original() {
 	verdict "$rd" "the original never answered"
 	wait_until 30 dead "$pid" || kill_tree "$pid"
 	wait "$pid" 2>/dev/null
-	[[ -z $peer ]] || { wait_until 30 dead "$peer" || kill -9 "$peer"; wait "$peer" 2>/dev/null; }
-	peer=
+	# a TCP peer ends with its connection; a datagram peer serves the restart too
+	if [[ -n $peer && $p != ext_unix ]]; then
+		wait_until 30 dead "$peer" || kill -9 "$peer"
+		wait "$peer" 2>/dev/null
+		peer=
+	fi
 	rm -f "$rd/result" "$rd/go" "$rd/peer-result" "$rd/sent"
 }
 
@@ -218,6 +247,7 @@ run_mode() {
 		echo "$mode-orig $out"
 		restore "$mode" "$rd"
 		echo "$mode-restart $out"
+		[[ -z $peer ]] || { kill -9 "$peer" 2>/dev/null; wait "$peer" 2>/dev/null; }
 	else
 		wait_until 60 dead "$pid" || { echo "$mode fail: --kill left the program running"; kill_tree "$pid"; }
 		wait "$pid" 2>/dev/null

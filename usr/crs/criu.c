@@ -455,7 +455,7 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 }
 
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     bool lazy, char *err, size_t errlen)
+			     bool lazy, const char *pre_resume, char *err, size_t errlen)
 {
 	char *argv[24 + CRS_MAX_CRIU_OPTS];
 	pid_t child;
@@ -470,7 +470,12 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_RESTORE_LOG;
 	argv[i++] = "-v4";
-	argv[i++] = "--leave-stopped";
+	if (pre_resume) {
+		argv[i++] = "--action-script";
+		argv[i++] = (char *)pre_resume;
+	} else {
+		argv[i++] = "--leave-stopped";
+	}
 	if (lazy)
 		argv[i++] = "--lazy-pages";
 	if (m->shell_job)

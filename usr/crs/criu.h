@@ -39,12 +39,14 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 
 /*
  * Start `criu restore` (not detached: criu stays the parent of the root
- * and waits for it) leaving every task stopped; returns criu's pid. With
- * lazy, memory comes on demand from a `criu lazy-pages` server started
- * first in the same workdir (crs_criu_lazy_pages_start).
+ * and waits for it); returns criu's pid. Without pre_resume every task is
+ * left stopped (--leave-stopped); with it, criu runs that action script
+ * while it still holds the restored tasks, and lets them run after it.
+ * With lazy, memory comes on demand from a `criu lazy-pages` server
+ * started first in the same workdir (crs_criu_lazy_pages_start).
  */
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     bool lazy, char *err, size_t errlen);
+			     bool lazy, const char *pre_resume, char *err, size_t errlen);
 
 /*
  * Start `criu lazy-pages` for dir (a child; it serves page faults of the

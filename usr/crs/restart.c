@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * crdbg restart: verify the checkpoint, let CRIU restore the tree left
- * stopped (criu stays its parent, crdbg the subreaper above), push the CRS
- * hook on every thread, release, and wait for the program like a shell
- * would. With --debug the hook parks every thread and each designated
- * thread prints "MPIR debug info) <host>:<pid>" on the program's stderr;
- * crdbg prints the same line on its own (announce_parked()).
+ * crdbg restart: verify the checkpoint, let CRIU restore the tree (criu
+ * stays its parent, crdbg the subreaper above) frozen by crdbg.ko before
+ * CRIU lets it go (pre-resume.c), or left stopped (ptrace backend, lazy
+ * restores), push the CRS hook on every thread, release, and wait for the
+ * program like a shell would. With --debug the hook parks every thread and
+ * each designated thread prints "MPIR debug info) <host>:<pid>" on the
+ * program's stderr; crdbg prints the same line on its own (announce_parked()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "pre-resume.h"
 #include "resume.h"
 #include "criu.h"
 #include "proc.h"
@@ -31,35 +33,71 @@
 /* How long a released process may take to park every thread (TCG, load). */
 #define PARK_TIMEOUT_S 120
 
-/* Every checkpointed thread exists again, in a group stop, untraced. */
-static bool restored(const struct crs_meta *m)
+/* pid was in a group stop at checkpoint (and is restored in one). */
+static bool proc_stopped(const struct crs_meta *m, pid_t pid)
 {
-	size_t i;
+	for (size_t i = 0; i < m->nr_procs; i++)
+		if (m->procs[i].pid == pid)
+			return m->procs[i].stopped;
+	return false;
+}
 
-	for (i = 0; i < m->nr_threads; i++)
-		if (crs_task_state(m->threads[i].pid, m->threads[i].tid) != 'T')
+/*
+ * Every checkpointed thread exists again, untraced, and either in a group
+ * stop or (frozen: every process crdbg.ko froze at pre-resume) parked.
+ */
+static bool restored(const struct crs_meta *m, struct freeze_backend *frozen)
+{
+	struct freeze_thread th[256];
+	char msg[256];
+	size_t i;
+	int n, j;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		const struct crs_proc *p = &m->procs[i];
+
+		if (p->zombie)
+			continue;
+		if (crs_proc_tracer(p->pid))
 			return false;
-	for (i = 0; i < m->nr_procs; i++)
-		if (crs_proc_tracer(m->procs[i].pid))
+		if (!frozen || p->stopped)
+			continue;
+		n = query_process(frozen, p->pid, th, 256, msg, sizeof(msg));
+		if (n < 0 || n > 256)
 			return false;
+		for (j = 0; j < n; j++)
+			if (th[j].state == FREEZE_THREAD_RUNNING)
+				return false;
+	}
+	for (i = 0; i < m->nr_threads; i++) {
+		const struct crs_thread *t = &m->threads[i];
+		char st = crs_task_state(t->pid, t->tid);
+
+		if (!st || (st != 'T' && (!frozen || proc_stopped(m, t->pid))))
+			return false;
+	}
 	return true;
 }
 
-static int wait_restored(const struct crs_meta *m, pid_t criu, const char *log, int *ret_st,
-			 char *err, size_t errlen)
+static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t errlen)
+{
+	char why[512];
+
+	*ret_st = st;
+	crs_criu_log_error(log, why, sizeof(why));
+	return crs_fail(err, errlen, -EIO, "criu restore failed: %s", why);
+}
+
+static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen, pid_t criu,
+			 const char *log, time_t deadline, int *ret_st, char *err, size_t errlen)
 {
 	struct timespec nap = { .tv_nsec = 20 * 1000 * 1000 };
-	time_t deadline = time(NULL) + RESTORE_TIMEOUT_S;
-	char why[512];
 	int st;
 
 	for (;;) {
-		if (waitpid(criu, &st, WNOHANG) == criu) {
-			*ret_st = st;
-			crs_criu_log_error(log, why, sizeof(why));
-			return crs_fail(err, errlen, -EIO, "criu restore failed: %s", why);
-		}
-		if (restored(m))
+		if (waitpid(criu, &st, WNOHANG) == criu)
+			return criu_failed(st, ret_st, log, err, errlen);
+		if (restored(m, frozen))
 			return 0;
 		if (time(NULL) > deadline) {
 			kill(criu, SIGKILL);
@@ -121,6 +159,40 @@ static int wait_done(const struct crs_meta *m, pid_t criu, pid_t lazy, const cha
 		}
 	}
 	return r;
+}
+
+/*
+ * CRIU holds the restored tree (its pre-resume script waits): freeze
+ * every process that runs, so that each thread parks at CRIU's detach
+ * before its first user instruction. If crdbg.ko refuses one, every
+ * process is sent SIGSTOP instead, to be found in a group stop as with
+ * --leave-stopped (crs_resume() ends it without a SIGCONT the program
+ * sees). Returns the freeze handle, or NULL after that fallback.
+ */
+static struct freeze_backend *freeze_restored(const struct crs_meta *m, FILE *log)
+{
+	struct freeze_backend *b;
+	char msg[256];
+	size_t i;
+	int r;
+
+	r = freeze_backend_open(FREEZE_BACKEND_KMOD, &b, msg, sizeof(msg));
+	for (i = 0; !r && i < m->nr_procs; i++) {
+		if (m->procs[i].zombie || m->procs[i].stopped)
+			continue;
+		r = freeze_process(b, m->procs[i].pid, 0, msg, sizeof(msg));
+		if (r && log)
+			fprintf(log, "crdbg: cannot freeze restored pid %d: %s; it is restored stopped instead\n",
+				m->procs[i].pid, msg);
+	}
+	if (!r)
+		return b;
+	if (b)
+		freeze_backend_close(b);
+	for (i = 0; i < m->nr_procs; i++)
+		if (!m->procs[i].zombie)
+			kill(m->procs[i].pid, SIGSTOP);
+	return NULL;
 }
 
 /* A process of the tree uses libcrdbg (a job's ranks, not its mpirun). */
@@ -206,7 +278,9 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 {
 	const char *root = crs_store_root(o->store);
 	const char *tmp = getenv("TMPDIR");
-	struct freeze_backend *b;
+	struct crs_pre_resume pr = { .ready_fd = -1, .go_fd = -1 };
+	struct freeze_backend *b, *frozen = NULL;
+	time_t deadline;
 	enum freeze_backend_kind kind;
 	char dir[PATH_MAX], work[PATH_MAX], log[PATH_MAX + 32], msg[512];
 	struct crs_meta m;
@@ -265,12 +339,36 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (lazy > 0 && o->verbose && o->log)
 		fprintf(o->log, "crdbg: lazy restore: pages on demand from criu lazy-pages (pid %d)\n",
 			(int)lazy);
-	criu = crs_criu_restore_start(dir, work, &m, o->lazy, err, errlen);
+	/*
+	 * Without its script (noexec $TMPDIR), as with ptrace: restored
+	 * stopped. A lazy restore keeps --leave-stopped (not tried with it).
+	 */
+	if (kind == FREEZE_BACKEND_KMOD && !o->lazy &&
+	    crs_pre_resume_setup(&pr, work, msg, sizeof(msg)) && o->log)
+		fprintf(o->log, "crdbg: %s: restoring the tree stopped\n", msg);
+	criu = crs_criu_restore_start(dir, work, &m, o->lazy, pr.go_fd >= 0 ? pr.script : NULL,
+				      err, errlen);
 	if (criu < 0) {
 		r = criu;
 		goto out_lazy;
 	}
-	r = wait_restored(&m, criu, log, &st, err, errlen);
+	deadline = time(NULL) + RESTORE_TIMEOUT_S;
+	if (pr.go_fd >= 0) {
+		r = crs_pre_resume_wait(&pr, criu, deadline, &st);
+		if (r == -ECHILD) {
+			r = criu_failed(st, &st, log, err, errlen);
+			goto out_lazy;
+		}
+		if (r) {
+			kill(criu, SIGKILL);
+			r = crs_fail(err, errlen, r, "criu restore did not reach pre-resume in %d s (see %s)",
+				     RESTORE_TIMEOUT_S, log);
+			goto out_lazy;
+		}
+		frozen = freeze_restored(&m, o->log);
+		crs_pre_resume_go(&pr);
+	}
+	r = wait_restored(&m, frozen, criu, log, deadline, &st, err, errlen);
 	if (r)
 		goto out_lazy;
 	t_restored = crs_clock_ms();
@@ -285,6 +383,9 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		fprintf(o->log, "crdbg: restart released after %.0f ms: verify %.0f, criu restore %.0f, hook and release %.0f\n",
 			crs_clock_ms() - t0, t_verified - t0, t_restored - t_verified,
 			crs_clock_ms() - t_restored);
+	freeze_backend_close(frozen);	/* crs_resume() has thawed it */
+	frozen = NULL;
+	crs_pre_resume_close(&pr);
 
 	/* criu waits for the root and exits with its status. */
 	r = wait_done(&m, criu, lazy, work, &st, err, errlen);
@@ -300,6 +401,8 @@ out_lazy:
 		waitpid(lazy, NULL, 0);
 	}
 out:
+	freeze_backend_close(frozen);
+	crs_pre_resume_close(&pr);
 	crs_meta_free(&m);
 	return r;
 }
