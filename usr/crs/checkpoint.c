@@ -156,8 +156,8 @@ static int record_stopped(struct crs_meta *m, pid_t pid, char *err, size_t errle
 	int r;
 
 	r = freeze_backend_open(FREEZE_BACKEND_PTRACE, &pt, msg, sizeof(msg));
-	if (!r)
-		r = freeze_process(pt, pid, 0, msg, sizeof(msg));
+	if (!r)	/* persistent: its release leaves the stop as it is */
+		r = freeze_process(pt, pid, FREEZE_F_PERSIST, msg, sizeof(msg));
 	if (r) {
 		freeze_backend_close(pt);
 		return crs_fail(err, errlen, r, "cannot read the threads of stopped pid %d: %s",
@@ -304,7 +304,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
 	pid_t *pids = NULL;
 	size_t nr = 0, i, frozen = 0;
-	bool criu_kills = false;
+	bool criu_kills = false, in_stop = false;
 	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
 	char msg[256];
 	sigset_t set;
@@ -437,6 +437,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		r = hand_over_to_group_stop(b, &m, err, errlen);
 		if (r)
 			goto out_thaw;
+		in_stop = true;
 	}
 	if (kind != FREEZE_BACKEND_KMOD) {
 		freeze_backend_close(b);	/* hands over to a group stop itself */
@@ -451,7 +452,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	}
 
 	t_dumped = crs_clock_ms();
-	if (o->after == CRS_AFTER_STOP && kind == FREEZE_BACKEND_KMOD) {
+	if (o->after == CRS_AFTER_STOP && kind == FREEZE_BACKEND_KMOD && !in_stop) {
 		r = hand_over_to_group_stop(b, &m, msg, sizeof(msg));
 		if (r && o->log)
 			fprintf(o->log, "crdbg: warning: %s\n", msg);

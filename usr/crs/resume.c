@@ -178,8 +178,13 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 		}
 		hooked[i] = true;
 	}
-	/* Release everything, hooked or not, so nothing stays stopped by us. */
-	for (i = 0; i < m->nr_procs; i++) {
+	/*
+	 * Release everything, hooked or not, so nothing stays stopped by us:
+	 * descendants first, the root last (ending a stop takes a few ptrace
+	 * round trips; a parent that runs first would see its children still
+	 * held, in state 't').
+	 */
+	for (i = m->nr_procs; i-- > 0;) {
 		const struct crs_proc *p = &m->procs[i];
 
 		if (p->zombie)

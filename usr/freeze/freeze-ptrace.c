@@ -626,6 +626,24 @@ static int start_hooks(struct pt_target *t, char *err_msg, size_t err_len)
 
 /* ---- ending a group stop ---- */
 
+/*
+ * Let a held thread go. One that died meanwhile (its process exited as
+ * soon as another thread ran) cannot be detached: its tracer must reap it,
+ * or the process never goes away (its parent waits forever).
+ */
+static void detach_thread(struct pt_thread *th, int sig)
+{
+	int st;
+
+	while (ptrace(PTRACE_DETACH, th->tid, 0, sig) < 0 && errno == ESRCH) {
+		if (waitpid(th->tid, &st, __WALL) < 0 && errno != EINTR)
+			break;
+		if (!WIFSTOPPED(st))
+			break;		/* it exited: reaped */
+	}
+	th->stopped = false;
+}
+
 /* SIGCONT is queued on tid itself (SigPnd of its status: not the shared queue). */
 static bool sigcont_queued(pid_t pid, pid_t tid)
 {
@@ -647,27 +665,39 @@ static bool sigcont_queued(pid_t pid, pid_t tid)
 /*
  * Only SIGCONT ends a group stop (the hand-over's, or CRIU's), and a
  * program that handles SIGCONT would run its handler: raw CRIU sends none.
- * So the stop is ended while every thread is held: SIGCONT goes to one
- * held thread with tgkill (its own queue, no other thread can take it),
- * with every other signal blocked for the moment; that thread dequeues it
- * into a signal-delivery stop and the caller detaches it with no signal,
- * which drops it. A SIGCONT the thread ignores is not even queued. The
- * other threads, seized in the stop, get a trap notification and run at
- * their detach; nothing ran in user mode meanwhile.
+ * So every thread but one is let go back into the stop (the kernel keeps
+ * a detached thread of a stopped group there), and SIGCONT goes to the one
+ * still held, with tgkill (its own queue: no other thread can take it)
+ * and every other signal blocked for the moment; that thread dequeues it
+ * into a signal-delivery stop, and is detached with no signal, which
+ * drops it. A SIGCONT the thread ignores is not even queued. The others
+ * run as the stop ends, the held one at its detach; nothing ran in user
+ * mode before. Returns the thread still held (its stop ends at detach).
  */
-static int end_group_stop(struct pt_target *t, char *err_msg, size_t err_len)
+static int end_group_stop(struct pt_target *t, struct pt_thread **held, char *err_msg,
+			  size_t err_len)
 {
 	uint64_t old, only_cont = ~(1ULL << (SIGCONT - 1));
 	struct pt_thread *th = NULL;
 	int st, tries, err = 0;
 	size_t i;
 
+	*held = NULL;
 	for (i = 0; i < t->nr && !th; i++)
 		if (t->threads[i].state != FREEZE_THREAD_EXITED && t->threads[i].stopped &&
 		    t->threads[i].group_stop)
 			th = &t->threads[i];
 	if (!th)
 		return 0;
+	for (i = 0; i < t->nr; i++) {
+		struct pt_thread *o = &t->threads[i];
+
+		if (o != th && o->state != FREEZE_THREAD_EXITED && o->stopped && o->group_stop) {
+			detach_thread(o, 0);
+			requeue_signals(t->pid, o);
+		}
+	}
+	*held = th;
 	if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof(old), &old) < 0 ||
 	    ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(only_cont), &only_cont) < 0 ||
 	    syscall(SYS_tgkill, t->pid, th->tid, SIGCONT) < 0) {
@@ -685,15 +715,15 @@ static int end_group_stop(struct pt_target *t, char *err_msg, size_t err_len)
 		if (!WIFSTOPPED(st)) {
 			th->state = FREEZE_THREAD_EXITED;
 			th->stopped = false;
+			*held = NULL;
 			return 0;
 		}
 		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGCONT)
 			requeue_later(th, WSTOPSIG(st));
 	}
-	if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(old), &old) < 0 && !err)
+	if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(old), &old) < 0)
 		err = -errno;
-	for (i = 0; i < t->nr; i++)
-		t->threads[i].group_stop = false;
+	th->group_stop = false;
 	if (err)
 		snprintf(err_msg, err_len, "pid %d: cannot restore a signal mask: %s", t->pid,
 			 strerror(-err));
@@ -702,25 +732,38 @@ static int end_group_stop(struct pt_target *t, char *err_msg, size_t err_len)
 
 /* ---- ops ---- */
 
-static int pt_thaw_target(struct pt_target *t, char *err_msg, size_t err_len)
+/*
+ * Thaw: hooks, then (end_stop: the process is in a group stop we are to
+ * end) the stop ended without a SIGCONT it sees, then every thread let go.
+ */
+static int pt_release(struct pt_target *t, bool end_stop, char *err_msg, size_t err_len)
 {
-	int err = start_hooks(t, err_msg, err_len);
-	int e = end_group_stop(t, err_msg, err_len);
+	int err = start_hooks(t, err_msg, err_len), e = 0;
+	struct pt_thread *held = NULL;
 	size_t i;
 
+	if (end_stop)
+		e = end_group_stop(t, &held, err_msg, err_len);
 	err = err ?: e;
-
 	for (i = 0; i < t->nr; i++) {
 		struct pt_thread *th = &t->threads[i];
 
-		if (th->state == FREEZE_THREAD_EXITED)
+		if (th->state == FREEZE_THREAD_EXITED || th == held)
 			continue;
 		if (th->stopped)
-			ptrace(PTRACE_DETACH, th->tid, 0, th->pending_sig);
-		th->stopped = false;
+			detach_thread(th, th->pending_sig);
 		requeue_signals(t->pid, th);
 	}
+	if (held) {
+		detach_thread(held, 0);
+		requeue_signals(t->pid, held);
+	}
 	return err;
+}
+
+static int pt_thaw_target(struct pt_target *t, char *err_msg, size_t err_len)
+{
+	return pt_release(t, true, err_msg, err_len);
 }
 
 /* Turn a ptrace freeze into a SIGSTOP group stop and detach (see top). */
@@ -983,7 +1026,8 @@ static void pt_close(struct freeze_backend *b)
 			start_hooks(t, msg, sizeof(msg));
 			pt_hand_over(t, msg, sizeof(msg));
 		} else {
-			pt_thaw_target(t, msg, sizeof(msg));
+			/* released as it was: a process stopped before stays so */
+			pt_release(t, false, msg, sizeof(msg));
 		}
 		target_free(t);
 	}
