@@ -13,7 +13,11 @@
 #   cont-kmod    the same with crdbg checkpoint (it continues) + restart
 #   cont-ptrace  (not by default: FIDELITY_MODES="... cont-ptrace")
 #
-# after which it checks its own state. One TAP line per program and mode
+# after which it checks its own state. A CRIU option crdbg does not find
+# itself (user_criu_opts) is given to crdbg checkpoint --criu-opt, must be
+# recorded in the metadata, and the restart must use it from there. Some
+# programs talk to a peer outside the tree (peer_ready), started first.
+# One TAP line per program and mode
 # (two for a continue mode: the original, the restart of its image). A
 # program that fails under raw CRIU is a SKIP with CRIU's reason, and so
 # are the crdbg modes it controls; one that passes under raw CRIU must
