@@ -191,9 +191,8 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			continue;
 		/*
 		 * It was in a group stop and is in one now (CRIU's, or the
-		 * hand-over's): no hook, no thaw (the ptrace backend's thaw
-		 * of a handed-over stop is a SIGCONT). SIGSTOP in case
-		 * anything ended that stop meanwhile.
+		 * hand-over's): no hook, no thaw (a thaw would end the
+		 * stop). SIGSTOP in case anything ended that stop meanwhile.
 		 */
 		if (p->stopped) {
 			kill(p->pid, SIGSTOP);
