@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A unix datagram socket connected to a peer outside the checkpointed
- * tree: CRIU dumps and restores it only with --ext-unix-sk, on dump and on
- * restore ("External socket is used"), an option crdbg does not choose by
- * itself. The test passes it to `crdbg checkpoint --criu-opt`, and the
- * restart must take it from the checkpoint's metadata.
+ * tree: CRIU 3.17 dumps it only with --ext-unix-sk ("External socket is
+ * used"), an option crdbg does not choose by itself. The test passes it to
+ * `crdbg checkpoint --criu-opt` and checks that the metadata records it
+ * (the restart gives recorded options to criu restore; CRIU's restore
+ * source checks the option too, but here restored this socket without
+ * it, measured on 2026-11-25).
  *
  *   prog_ext_unix DIR peer   the peer (the test starts it, never
  *                            checkpointed): binds DIR/peer.sock and reads
