@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The echo/test backend: a stand-in for a debugger, for tests and
- * benchmarks. Commands (text):
- *   echo TEXT           reply TEXT (identical on every server)
- *   id                  reply "id I" (distinct on every server)
- *   mod K               reply "mod I%K" (K distinct replies)
+ * benchmarks. A server may own several ranks; commands (text):
+ *   echo TEXT           reply TEXT, once per rank (identical everywhere:
+ *                       the server merges its ranks' replies)
+ *   id                  reply "id R" for each rank R (distinct)
+ *   mod K               reply "mod R%K" for each rank R (K distinct replies)
+ *   server              reply "server S" for all its ranks at once
  *   sleep MS TEXT       reply TEXT after MS milliseconds
  *   fail TEXT           error event TEXT
  *   spawn PROG ARGS...  run PROG on a pty, its output forwarded (iof.h)
@@ -28,6 +30,7 @@ struct echo {
 struct delayed {
 	struct echo *e;
 	uint32_t req;
+	struct sdm_idset *ranks;
 	size_t len;
 	char text[];
 };
@@ -45,21 +48,66 @@ static int echo_start(const struct sdm_backend_host *host, const char *args,
 	return 0;
 }
 
-static void reply_str(struct echo *e, uint32_t req, int error,
-		      const char *s)
+static void reply_str(struct echo *e, uint32_t req,
+		      const struct sdm_idset *ranks, int error, const char *s)
 {
-	e->host.reply(e->host.arg, req, error, s, strlen(s));
+	e->host.reply(e->host.arg, req, ranks, error, s, strlen(s));
+}
+
+/* One reply per rank: prefix and the rank (modulo mod, if not 0). */
+static int reply_each(struct echo *e, uint32_t req,
+		      const struct sdm_idset *ranks, const char *prefix,
+		      unsigned long mod)
+{
+	struct sdm_idset *one = sdm_set_new();
+	char out[64];
+	sdm_id r;
+
+	if (!one)
+		return -ENOMEM;
+	sdm_set_for_each(r, ranks) {
+		sdm_set_clear(one);
+		if (sdm_set_add_element(one, r) < 0)
+			break;
+		snprintf(out, sizeof(out), "%s%lu", prefix,
+			 mod ? r % mod : (unsigned long)r);
+		reply_str(e, req, one, 0, out);
+	}
+	sdm_set_free(one);
+	return 0;
+}
+
+/* The same text for each rank, in one reply per rank. */
+static int echo_each(struct echo *e, uint32_t req,
+		     const struct sdm_idset *ranks, const char *text)
+{
+	struct sdm_idset *one = sdm_set_new();
+	sdm_id r;
+
+	if (!one)
+		return -ENOMEM;
+	sdm_set_for_each(r, ranks) {
+		sdm_set_clear(one);
+		if (sdm_set_add_element(one, r) < 0)
+			break;
+		reply_str(e, req, one, 0, text);
+	}
+	sdm_set_free(one);
+	return 0;
 }
 
 static void delayed_fire(void *arg)
 {
 	struct delayed *d = arg;
 
-	d->e->host.reply(d->e->host.arg, d->req, 0, d->text, d->len);
+	d->e->host.reply(d->e->host.arg, d->req, d->ranks, 0, d->text,
+			 d->len);
+	sdm_set_free(d->ranks);
 	free(d);
 }
 
-static int spawn(struct echo *e, uint32_t req, char *argstr)
+static int spawn(struct echo *e, uint32_t req, const struct sdm_idset *ranks,
+		 char *argstr)
 {
 	char *argv[ECHO_ARGS_MAX + 1];
 	char buf[64];
@@ -71,20 +119,21 @@ static int spawn(struct echo *e, uint32_t req, char *argstr)
 		argv[argc++] = tok;
 	argv[argc] = NULL;
 	if (!argc) {
-		reply_str(e, req, 1, "spawn: no program");
+		reply_str(e, req, ranks, 1, "spawn: no program");
 		return 0;
 	}
 	pid = sdm_iof_pty_spawn(argv);
 	if (pid < 0) {
 		snprintf(buf, sizeof(buf), "spawn: %s", strerror(-pid));
-		reply_str(e, req, 1, buf);
+		reply_str(e, req, ranks, 1, buf);
 		return 0;
 	}
-	reply_str(e, req, 0, "spawned");
+	reply_str(e, req, ranks, 0, "spawned");
 	return 0;
 }
 
-static int echo_command(void *priv, uint32_t req, const void *cmd,
+static int echo_command(void *priv, uint32_t req,
+			const struct sdm_idset *ranks, const void *cmd,
 			size_t len)
 {
 	struct echo *e = priv;
@@ -93,19 +142,20 @@ static int echo_command(void *priv, uint32_t req, const void *cmd,
 	int used = 0;
 
 	if (len > ECHO_CMD_MAX) {
-		reply_str(e, req, 1, "echo backend: command too long");
+		reply_str(e, req, ranks, 1, "echo backend: command too long");
 		return 0;
 	}
 	memcpy(c, cmd, len);
 	c[len] = 0;
 	if (!strncmp(c, "echo ", 5)) {
-		reply_str(e, req, 0, c + 5);
+		return echo_each(e, req, ranks, c + 5);
 	} else if (!strcmp(c, "id")) {
-		snprintf(out, sizeof(out), "id %u", e->host.id);
-		reply_str(e, req, 0, out);
+		return reply_each(e, req, ranks, "id ", 0);
 	} else if (sscanf(c, "mod %lu", &k) == 1 && k > 0) {
-		snprintf(out, sizeof(out), "mod %lu", e->host.id % k);
-		reply_str(e, req, 0, out);
+		return reply_each(e, req, ranks, "mod ", k);
+	} else if (!strcmp(c, "server")) {
+		snprintf(out, sizeof(out), "server %u", e->host.id);
+		reply_str(e, req, ranks, 0, out);
 	} else if (sscanf(c, "sleep %lu %n", &ms, &used) == 1 && used &&
 		   ms < 3600000) {
 		size_t tl = len - used;
@@ -116,20 +166,22 @@ static int echo_command(void *priv, uint32_t req, const void *cmd,
 		d->e = e;
 		d->req = req;
 		d->len = tl;
+		d->ranks = sdm_set_copy(ranks);
 		memcpy(d->text, c + used, tl);
-		if (sdm_transport_add_timer(e->host.engine, ms, delayed_fire,
-					    d) < 0) {
+		if (!d->ranks || sdm_transport_add_timer(e->host.engine, ms,
+							 delayed_fire, d) < 0) {
+			sdm_set_free(d->ranks);
 			free(d);
 			return -ENOMEM;
 		}
 	} else if (!strncmp(c, "fail ", 5)) {
-		reply_str(e, req, 1, c + 5);
+		reply_str(e, req, ranks, 1, c + 5);
 	} else if (!strncmp(c, "spawn ", 6)) {
-		return spawn(e, req, c + 6);
+		return spawn(e, req, ranks, c + 6);
 	} else if (!strcmp(c, "exit")) {
 		_exit(3);
 	} else {
-		reply_str(e, req, 1, "echo backend: unknown command");
+		reply_str(e, req, ranks, 1, "echo backend: unknown command");
 	}
 	return 0;
 }
@@ -141,7 +193,7 @@ static void echo_stop(void *priv)
 
 const struct sdm_backend_ops sdm_backend_echo = {
 	.name = "echo",
-	.help = "echo TEXT | id | mod K | sleep MS TEXT | fail TEXT | spawn PROG ARGS | exit",
+	.help = "echo TEXT | id | mod K | server | sleep MS TEXT | fail TEXT | spawn PROG ARGS | exit",
 	.start = echo_start,
 	.command = echo_command,
 	.stop = echo_stop,

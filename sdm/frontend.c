@@ -23,6 +23,7 @@
 #include "sdm/frontend.h"
 #include "sdm/message.h"
 #include "sdm/iof.h"
+#include "sdm/route.h"
 #include "node.h"
 #include "startup.h"
 #include "transport.h"
@@ -49,7 +50,9 @@ struct fe_out {
 
 struct sdm_fe {
 	struct sdm_fe_config cfg;
-	uint32_t n;
+	uint32_t n;			/* servers */
+	struct sdm_idset **sranks;	/* each server's ranks */
+	struct sdm_idset *all;		/* every rank */
 	struct sdm_transport *t;
 	struct sdm_auth_secret secret;
 	char dir[64], secret_path[96], bad_path[96];
@@ -222,7 +225,6 @@ static void on_connected(void *arg, int peer, int peer_id, bool incoming)
 static void on_closed(void *arg, int peer, int err)
 {
 	struct sdm_fe *fe = arg;
-	struct sdm_idset *ids;
 	int i;
 
 	(void)err;
@@ -236,10 +238,7 @@ static void on_closed(void *arg, int peer, int err)
 		return;
 	fe->star_peer[i] = -1;
 	fe->nstar_failed++;
-	ids = sdm_set_new();
-	if (ids && sdm_set_add_element(ids, i) == 0)
-		fail_all(fe, ids, "front end: server connection lost");
-	sdm_set_free(ids);
+	fail_all(fe, fe->sranks[i], "front end: server connection lost");
 }
 
 static void on_ready_line(struct sdm_fe *fe, const char *line)
@@ -626,7 +625,7 @@ static void last_launch_error(struct sdm_fe *fe, char *why, size_t size)
 		snprintf(why, size, "; launcher: %.200s", last);
 }
 
-/* " on a, b": the distinct hosts the ids of miss were started on, or "". */
+/* " on a, b": the distinct hosts servers miss were started on, or "". */
 static void missing_hosts(struct sdm_fe *fe, const struct sdm_idset *miss,
 			  char *buf, size_t size)
 {
@@ -652,15 +651,16 @@ static void missing_hosts(struct sdm_fe *fe, const struct sdm_idset *miss,
 /* Name the servers that never announced themselves, and why if known. */
 static void report_missing(struct sdm_fe *fe)
 {
-	struct sdm_idset *miss = sdm_set_new();
+	struct sdm_idset *miss = sdm_set_new(), *ranks = sdm_set_new();
 	char *names = NULL, why[240] = "", where[200];
 
-	for (uint32_t i = 0; miss && i < fe->n; i++) {
+	for (uint32_t i = 0; miss && ranks && i < fe->n; i++) {
 		int status;
 
 		if (fe->ready[i])
 			continue;
 		sdm_set_add_element(miss, i);
+		sdm_set_union(ranks, fe->sranks[i]);
 		if (!why[0] && fe->server_pid[i] > 0 &&
 		    waitpid(fe->server_pid[i], &status, WNOHANG) ==
 		    fe->server_pid[i]) {
@@ -674,12 +674,14 @@ static void report_missing(struct sdm_fe *fe)
 	}
 	if (!why[0])
 		last_launch_error(fe, why, sizeof(why));
-	names = miss ? sdm_set_to_string(miss) : NULL;
+	/* The ranks they would have driven: what the user knows. */
+	names = ranks ? sdm_set_to_string(ranks) : NULL;
 	missing_hosts(fe, miss, where, sizeof(where));
 	fe_err(fe, "only %u of %u servers announced themselves (missing: %s%s%s)",
 	       fe->nready, fe->n, names ? names : "?", where, why);
 	free(names);
 	sdm_set_free(miss);
+	sdm_set_free(ranks);
 }
 
 static bool all_ready(struct sdm_fe *fe, void *arg)
@@ -736,32 +738,25 @@ static int send_down(struct sdm_fe *fe, const struct sdm_message *m)
 		     sdm_transport_send(fe->t, fe->master_peer, buf, len) :
 		     -ENOTCONN;
 	} else {
-		sdm_id id;
-
 		rc = 0;
-		sdm_set_for_each(id, m->dest) {
-			if (id >= fe->n)
-				break;
-			if (fe->star_peer[id] < 0 ||
-			    sdm_transport_send(fe->t, fe->star_peer[id], buf,
-					       len) < 0) {
-				struct sdm_idset *one = sdm_set_new();
-
-				if (one && sdm_set_add_element(one, id) == 0)
-					fail_all(fe, one,
-						 "front end: server not connected");
-				sdm_set_free(one);
-			}
+		for (uint32_t i = 0; i < fe->n; i++) {
+			if (!sdm_set_intersects(m->dest, fe->sranks[i]))
+				continue;
+			if (fe->star_peer[i] < 0 ||
+			    sdm_transport_send(fe->t, fe->star_peer[i], buf,
+					       len) < 0)
+				fail_all(fe, fe->sranks[i],
+					 "front end: server not connected");
 		}
 	}
 	free(buf);
 	return rc;
 }
 
-/* Every id of dest is a server of this session. */
+/* Every id of dest is a rank of this session. */
 static bool valid_dest(struct sdm_fe *fe, const struct sdm_idset *dest)
 {
-	return sdm_set_count_range(dest, 0, fe->n - 1) == sdm_set_size(dest);
+	return sdm_set_is_subset(dest, fe->all);
 }
 
 static int submit(struct sdm_fe *fe, unsigned int type,
@@ -864,19 +859,15 @@ static bool star_all_up(struct sdm_fe *fe, void *arg)
 
 static int init_tree(struct sdm_fe *fe)
 {
-	struct sdm_idset *all = sdm_set_new();
 	struct fe_req *r = NULL;
 	char *payload;
 	size_t len;
 	int rc;
 
-	if (!all)
-		return -ENOMEM;
-	sdm_set_add_range(all, 0, fe->n - 1);
 	fe->table.star = fe->cfg.star;
 	rc = sdm_table_encode(&fe->table, &payload, &len);
 	if (rc < 0)
-		goto out;
+		return rc;
 	if (fe->cfg.star) {
 		/* Star: connect to every server ourselves. */
 		for (uint32_t i = 0; i < fe->n; i++)
@@ -887,13 +878,11 @@ static int init_tree(struct sdm_fe *fe)
 		wait_until(fe, star_all_up, NULL,
 			   sdm_now_ms() + fe->cfg.init_timeout_ms);
 	}
-	rc = submit(fe, SDM_MSG_INIT, all, payload, len,
+	rc = submit(fe, SDM_MSG_INIT, fe->all, payload, len,
 		    fe->cfg.init_timeout_ms, &r);
 	free(payload);
 	if (rc == 0)
 		rc = collect(fe, r, &fe->init_res);
-out:
-	sdm_set_free(all);
 	return rc;
 }
 
@@ -907,6 +896,42 @@ static bool init_ok(struct sdm_fe *fe)
 		if (r->ev[i].type != SDM_MSG_REPLY)
 			return false;
 	return true;
+}
+
+/* Each server's ranks, from the configuration or its own id. */
+static int map_ranks(struct sdm_fe *fe)
+{
+	struct sdm_rank_route check;
+	int rc;
+
+	fe->sranks = calloc(fe->n, sizeof(*fe->sranks));
+	fe->all = sdm_set_new();
+	if (!fe->sranks || !fe->all)
+		return -ENOMEM;
+	if (fe->cfg.ranks && fe->cfg.star)
+		return -EINVAL;
+	for (uint32_t i = 0; i < fe->n; i++) {
+		fe->sranks[i] = sdm_set_new();
+		if (!fe->sranks[i])
+			return -ENOMEM;
+		if (!fe->cfg.ranks)
+			rc = sdm_set_add_element(fe->sranks[i], i);
+		else if (!fe->cfg.ranks[i])
+			rc = -EINVAL;
+		else
+			rc = sdm_set_parse(fe->sranks[i], fe->cfg.ranks[i], NULL);
+		if (rc == 0 && fe->cfg.ranks)
+			rc = sdm_table_set_ranks(&fe->table, i, fe->sranks[i]);
+		if (rc == 0)
+			rc = sdm_set_union(fe->all, fe->sranks[i]);
+		if (rc < 0)
+			return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	/* Non-empty and disjoint, as every node will check. */
+	rc = sdm_rank_route_init(&check, SDM_MASTER, fe->n,
+				 (const struct sdm_idset *const *)fe->table.ranks);
+	sdm_rank_route_free(&check);
+	return rc;
 }
 
 int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
@@ -948,6 +973,12 @@ int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
 	}
 	for (uint32_t i = 0; i < fe->n; i++)
 		fe->star_peer[i] = -1;
+	rc = map_ranks(fe);
+	if (rc < 0) {
+		fe_err(fe, "bad rank sets: %s", rc == -ENOMEM ? "out of memory" :
+		       "each server needs a set of its own (\"0-3,7\")");
+		goto fail;
+	}
 	rc = make_secrets(fe);
 	if (rc < 0) {
 		fe_err(fe, "cannot create the session secret: %s", strerror(-rc));
@@ -1070,7 +1101,7 @@ void sdm_fe_stop(struct sdm_fe *fe)
 		return;
 	if (fe->t) {
 		m = sdm_message_new(SDM_MSG_CONTROL, "shutdown", 8);
-		if (m && sdm_set_add_range(m->dest, 0, fe->n - 1) == 0)
+		if (m && sdm_set_assign(m->dest, fe->all) == 0)
 			send_down(fe, m);
 		sdm_message_free(m);
 		if (!fe->cfg.star)
@@ -1145,6 +1176,10 @@ void sdm_fe_stop(struct sdm_fe *fe)
 	free(fe->server_pid);
 	free(fe->ready);
 	free(fe->star_peer);
+	for (uint32_t i = 0; fe->sranks && i < fe->n; i++)
+		sdm_set_free(fe->sranks[i]);
+	free(fe->sranks);
+	sdm_set_free(fe->all);
 	free(fe);
 }
 

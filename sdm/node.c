@@ -101,27 +101,20 @@ static int child_index(struct sdm_node *n, int peer)
 	return -1;
 }
 
-/* Every id below child i will never answer. */
+/* Every rank below child i will never answer. */
 static void fail_child(struct sdm_node *n, unsigned int i, const char *why)
 {
-	struct sdm_idset *ids = sdm_set_new();
-	sdm_id first, last;
 	char reason[128];
 
 	if (n->child_peer[i] >= 0)
 		sdm_transport_close_peer(n->t, n->child_peer[i]);
 	n->child_peer[i] = -1;
 	n->child_ready[i] = false;
-	if (!ids)
-		return;
-	if (sdm_route_subtree(n->child_id[i], n->table.n, &first, &last))
-		sdm_set_add_range(ids, first, last);
 	snprintf(reason, sizeof(reason), "server %u: %s", n->child_id[i], why);
 	/* Children leave after a shutdown: that is no news. */
 	if (!n->quit)
 		node_log(n, "%s", reason);
-	sdm_aggregate_fail(n->agg, ids, reason);
-	sdm_set_free(ids);
+	sdm_aggregate_fail(n->agg, n->rr.child_ranks[i], reason);
 	flush(n);
 }
 
@@ -129,13 +122,9 @@ static void fail_child(struct sdm_node *n, unsigned int i, const char *why)
 static int expected_ids(struct sdm_node *n, const struct sdm_idset *dest,
 			struct sdm_idset *ret)
 {
-	if (n->table.star) {
-		sdm_set_clear(ret);
-		if (sdm_set_contains(dest, n->id))
-			return sdm_set_add_element(ret, n->id);
-		return 0;
-	}
-	return sdm_route_reachable(&n->route, dest, ret);
+	if (n->table.star)
+		return sdm_rank_route_local(&n->rr, dest, ret);
+	return sdm_rank_route_reachable(&n->rr, dest, ret);
 }
 
 static int start_request(struct sdm_node *n, const struct sdm_message *m)
@@ -155,16 +144,22 @@ static int start_request(struct sdm_node *n, const struct sdm_message *m)
 
 static bool is_local(struct sdm_node *n, const struct sdm_message *m)
 {
-	return n->id != SDM_MASTER && sdm_set_contains(m->dest, n->id);
+	return n->id != SDM_MASTER && n->rr.own &&
+	       sdm_set_intersects(m->dest, n->rr.own);
 }
 
-void sdm_node_local_reply(struct sdm_node *n, uint32_t req, int error,
+void sdm_node_local_reply(struct sdm_node *n, uint32_t req,
+			  const struct sdm_idset *ranks, int error,
 			  const void *buf, size_t len)
 {
 	struct sdm_message *m;
 
+	if (!n->rr.own)
+		return;		/* not initialised: nothing was asked */
 	m = sdm_message_new(error ? SDM_MSG_ERROR : SDM_MSG_REPLY, buf, len);
-	if (!m || sdm_set_add_element(m->src, n->id) < 0) {
+	if (!m || sdm_set_assign(m->src, ranks ? ranks : n->rr.own) < 0 ||
+	    sdm_set_intersect(m->src, n->rr.own) < 0 ||
+	    sdm_set_is_empty(m->src)) {
 		sdm_message_free(m);
 		return;
 	}
@@ -179,13 +174,13 @@ void sdm_node_local_reply(struct sdm_node *n, uint32_t req, int error,
 	sdm_message_free(m);
 }
 
-void sdm_node_local_output(struct sdm_node *n, int stream, const void *buf,
-			   size_t len)
+void sdm_node_local_output(struct sdm_node *n, sdm_id rank, int stream,
+			   const void *buf, size_t len)
 {
 	struct sdm_message *m = sdm_message_new(SDM_MSG_IOF, NULL, 0);
 	uint8_t *p = malloc(len + 1);
 
-	if (m && p && sdm_set_add_element(m->src, n->id) == 0) {
+	if (m && p && sdm_set_add_element(m->src, rank) == 0) {
 		p[0] = stream;
 		memcpy(p + 1, buf, len);
 		if (sdm_message_set_payload(m, p, len + 1) == 0 &&
@@ -205,7 +200,7 @@ static void forward_down(struct sdm_node *n, const struct sdm_message *m,
 	if (!n->nchildren)
 		return;
 	via = sdm_set_new();
-	if (!via || sdm_route_get_route(&n->route, m->dest, via) < 0) {
+	if (!via || sdm_rank_route_get_route(&n->rr, m->dest, via) < 0) {
 		sdm_set_free(via);
 		return;
 	}
@@ -243,7 +238,6 @@ static void forward_message(struct sdm_node *n, struct sdm_message *m)
 
 static void on_init(struct sdm_node *n, int peer, struct sdm_message *m)
 {
-	sdm_id kids[SDM_ROUTE_MAX_CHILDREN];
 	int rc;
 
 	if (n->initialised) {
@@ -254,7 +248,9 @@ static void on_init(struct sdm_node *n, int peer, struct sdm_message *m)
 	if (rc == 0 && n->id != SDM_MASTER && n->id >= n->table.n)
 		rc = -ERANGE;
 	if (rc == 0)
-		rc = sdm_route_init(&n->route, n->id, n->table.n);
+		rc = sdm_rank_route_init(&n->rr, n->id, n->table.n,
+					 (const struct sdm_idset *const *)
+					 n->table.ranks);
 	if (rc < 0) {
 		node_log(n, "bad initialization command: %s", strerror(-rc));
 		sdm_table_free(&n->table);
@@ -265,25 +261,42 @@ static void on_init(struct sdm_node *n, int peer, struct sdm_message *m)
 	rc = start_request(n, m);
 	if (rc < 0)
 		node_log(n, "cannot track initialization: %s", strerror(-rc));
-	n->nchildren = n->table.star ? 0 :
-		       sdm_route_get_children(&n->route, kids);
+	n->nchildren = n->table.star ? 0 : n->rr.nchildren;
 	n->t->cfg.connect_port_span = n->table.span;
 	n->init_msg = sdm_message_dup(m);
 	if (n->init_msg)
 		n->init_msg->agg.timeout_ms = child_timeout(m->agg.timeout_ms);
 	for (unsigned int i = 0; i < n->nchildren; i++) {
-		const struct sdm_table_entry *e = &n->table.e[kids[i]];
+		sdm_id kid = n->rr.child[i];
+		const struct sdm_table_entry *e = &n->table.e[kid];
 
-		n->child_id[i] = kids[i];
+		n->child_id[i] = kid;
 		n->child_ready[i] = false;
 		n->child_peer[i] = sdm_transport_connect(n->t, e->host,
-							 e->port, kids[i]);
+							 e->port, kid);
 		if (n->child_peer[i] < 0)
 			fail_child(n, i, "cannot connect");
 	}
 	if (is_local(n, m))
-		sdm_node_local_reply(n, m->agg.id, 0, "init ok", 7);
+		sdm_node_local_reply(n, m->agg.id, m->dest, 0, "init ok", 7);
 	flush(n);
+}
+
+/* The command's ranks that live here go to the backend. */
+static void deliver_local(struct sdm_node *n, struct sdm_message *m)
+{
+	struct sdm_idset *mine = sdm_set_new();
+	int rc = mine ? sdm_rank_route_local(&n->rr, m->dest, mine) : -ENOMEM;
+
+	if (rc == 0)
+		rc = n->deliver(n, m, mine);
+	if (rc < 0) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "backend: %s", strerror(-rc));
+		sdm_node_local_reply(n, m->agg.id, mine, 1, why, strlen(why));
+	}
+	sdm_set_free(mine);
 }
 
 static void on_command(struct sdm_node *n, struct sdm_message *m)
@@ -296,17 +309,8 @@ static void on_command(struct sdm_node *n, struct sdm_message *m)
 		return;
 	}
 	forward_message(n, m);
-	if (is_local(n, m) && n->deliver) {
-		rc = n->deliver(n, m);
-		if (rc < 0) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "backend: %s",
-				 strerror(-rc));
-			sdm_node_local_reply(n, m->agg.id, 1, why,
-					     strlen(why));
-		}
-	}
+	if (is_local(n, m) && n->deliver)
+		deliver_local(n, m);
 	flush(n);
 }
 
@@ -461,6 +465,7 @@ void sdm_node_finalize(struct sdm_node *n)
 	sdm_aggregate_table_free(n->agg);
 	sdm_message_free(n->init_msg);
 	sdm_table_free(&n->table);
+	sdm_rank_route_free(&n->rr);
 	sdm_auth_secret_wipe(&n->secret);
 }
 

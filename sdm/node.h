@@ -26,7 +26,7 @@ struct sdm_node {
 	sdm_id id;			/* SDM_MASTER for the master */
 	bool initialised, quit;
 	struct sdm_table table;
-	struct sdm_route route;
+	struct sdm_rank_route rr;	/* the tree, and which ranks are where */
 	int parent;			/* peer handle, -1 if none yet */
 	unsigned int nchildren;
 	sdm_id child_id[SDM_ROUTE_MAX_CHILDREN];
@@ -35,9 +35,13 @@ struct sdm_node {
 	struct sdm_message *init_msg;	/* forwarded as children connect */
 	struct sdm_agg_table *agg;
 	int agg_timer;
-	/* Local delivery (servers): a command for this id; 0 or -errno. */
-	int (*deliver)(struct sdm_node *n, const struct sdm_message *m);
-	/* Stdin bytes (SDM_MSG_IOF downstream) for this id. */
+	/*
+	 * Local delivery (servers): a command for ranks (its destination's
+	 * ranks that this server owns); 0 or -errno.
+	 */
+	int (*deliver)(struct sdm_node *n, const struct sdm_message *m,
+		       const struct sdm_idset *ranks);
+	/* Stdin bytes (SDM_MSG_IOF downstream) for this server's ranks. */
 	void (*deliver_iof)(struct sdm_node *n, const void *buf, size_t len);
 	void *priv;
 };
@@ -48,12 +52,17 @@ void sdm_node_finalize(struct sdm_node *n);
 /* Run until quit; returns the exit status for main(). */
 int sdm_node_run(struct sdm_node *n);
 
-/* A local answer for request req (error: an SDM_MSG_ERROR event). */
-void sdm_node_local_reply(struct sdm_node *n, uint32_t req, int error,
+/*
+ * A local answer for request req (error: an SDM_MSG_ERROR event) that
+ * speaks for ranks (NULL: all of this server's ranks); only ranks this
+ * server owns count.
+ */
+void sdm_node_local_reply(struct sdm_node *n, uint32_t req,
+			  const struct sdm_idset *ranks, int error,
 			  const void *buf, size_t len);
-/* Forwarded output of the local program, sent up tagged with our id. */
-void sdm_node_local_output(struct sdm_node *n, int stream, const void *buf,
-			   size_t len);
+/* Forwarded output of a local program, sent up tagged with its rank. */
+void sdm_node_local_output(struct sdm_node *n, sdm_id rank, int stream,
+			   const void *buf, size_t len);
 
 /* Encode and send a message to a peer. 0 or -errno. */
 int sdm_node_send(struct sdm_transport *t, int peer,

@@ -5,6 +5,7 @@
  * nothing here walks the tree: a route is a few range tests per child.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sdm/route.h"
 
@@ -135,4 +136,131 @@ unsigned int sdm_route_height(uint32_t size)
 unsigned int sdm_route_level(sdm_id id)
 {
 	return __builtin_popcount(id);
+}
+
+/* Server s's ranks: ranks[s], or {s} without a set. */
+static int add_ranks_of(struct sdm_idset *to, sdm_id s,
+			const struct sdm_idset *const *ranks)
+{
+	if (ranks && ranks[s])
+		return sdm_set_union(to, ranks[s]);
+	return sdm_set_add_element(to, s);
+}
+
+/* Every server's set non-empty, no rank owned twice. */
+static int check_ranks(uint32_t size, const struct sdm_idset *const *ranks)
+{
+	struct sdm_idset *seen;
+	int rc = 0;
+
+	if (!ranks)
+		return 0;
+	seen = sdm_set_new();
+	if (!seen)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < size && !rc; s++) {
+		if (ranks[s] && (sdm_set_is_empty(ranks[s]) ||
+				 sdm_set_intersects(seen, ranks[s])))
+			rc = -EINVAL;
+		else if (!ranks[s] && sdm_set_contains(seen, s))
+			rc = -EINVAL;
+		else
+			rc = add_ranks_of(seen, s, ranks);
+	}
+	sdm_set_free(seen);
+	return rc;
+}
+
+/* The ranks of the servers first..last. */
+static int ranks_of_range(struct sdm_idset *to, sdm_id first, sdm_id last,
+			  const struct sdm_idset *const *ranks)
+{
+	int rc = 0;
+
+	if (!ranks)
+		return sdm_set_add_range(to, first, last);
+	for (sdm_id s = first; s <= last && !rc; s++)
+		rc = add_ranks_of(to, s, ranks);
+	return rc;
+}
+
+int sdm_rank_route_init(struct sdm_rank_route *rr, sdm_id id, uint32_t size,
+			const struct sdm_idset *const *ranks)
+{
+	sdm_id first = 0, last = 0;
+	int rc;
+
+	memset(rr, 0, sizeof(*rr));
+	rc = sdm_route_init(&rr->route, id, size);
+	if (!rc)
+		rc = check_ranks(size, ranks);
+	if (rc)
+		return rc;
+	rr->own = sdm_set_new();
+	rr->subtree = sdm_set_new();
+	if (!rr->own || !rr->subtree)
+		goto nomem;
+	if (id != SDM_MASTER && add_ranks_of(rr->own, id, ranks))
+		goto nomem;
+	sdm_route_subtree(id, size, &first, &last);
+	if (ranks_of_range(rr->subtree, first, last, ranks))
+		goto nomem;
+	rr->nchildren = sdm_route_get_children(&rr->route, rr->child);
+	for (unsigned int i = 0; i < rr->nchildren; i++) {
+		rr->child_ranks[i] = sdm_set_new();
+		if (!rr->child_ranks[i])
+			goto nomem;
+		sdm_route_subtree(rr->child[i], size, &first, &last);
+		if (ranks_of_range(rr->child_ranks[i], first, last, ranks))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	sdm_rank_route_free(rr);
+	return -ENOMEM;
+}
+
+void sdm_rank_route_free(struct sdm_rank_route *rr)
+{
+	sdm_set_free(rr->own);
+	sdm_set_free(rr->subtree);
+	for (unsigned int i = 0; i < SDM_ROUTE_MAX_CHILDREN; i++)
+		sdm_set_free(rr->child_ranks[i]);
+	memset(rr, 0, sizeof(*rr));
+}
+
+int sdm_rank_route_get_route(const struct sdm_rank_route *rr,
+			     const struct sdm_idset *dest, struct sdm_idset *ret)
+{
+	sdm_set_clear(ret);
+	for (unsigned int i = 0; i < rr->nchildren; i++) {
+		int rc;
+
+		if (!sdm_set_intersects(dest, rr->child_ranks[i]))
+			continue;
+		rc = sdm_set_add_element(ret, rr->child[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int intersect_into(const struct sdm_idset *a, const struct sdm_idset *b,
+			  struct sdm_idset *ret)
+{
+	int rc = sdm_set_assign(ret, a);
+
+	return rc ? rc : sdm_set_intersect(ret, b);
+}
+
+int sdm_rank_route_reachable(const struct sdm_rank_route *rr,
+			     const struct sdm_idset *dest, struct sdm_idset *ret)
+{
+	return intersect_into(dest, rr->subtree, ret);
+}
+
+int sdm_rank_route_local(const struct sdm_rank_route *rr,
+			 const struct sdm_idset *dest, struct sdm_idset *ret)
+{
+	return intersect_into(dest, rr->own, ret);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The SDM server program, over a table of backends: one server per
- * debugged process. Usage:
+ * The SDM server program, over a table of backends: one server per node
+ * (or per debugged process), driving the ranks the routing table gives
+ * it. Usage:
  *   PROG [--advertise HOST] [--backend NAME] [--backend-args S] [HOST:]PORT
  * Its id comes from the environment (SDM_ID or a launcher's rank
  * variable); it binds at PORT or the next free port above, prints
@@ -50,18 +51,26 @@ static void usage(FILE *f, const char *prog,
 		"  the session secret from SDM_SECRET_FILE or SDM_SECRET\n");
 }
 
-static void backend_reply(void *arg, uint32_t req, int error,
+static void backend_reply(void *arg, uint32_t req,
+			  const struct sdm_idset *ranks, int error,
 			  const void *buf, size_t len)
 {
-	sdm_node_local_reply(arg, req, error, buf, len);
+	sdm_node_local_reply(arg, req, ranks, error, buf, len);
 }
 
-static int deliver(struct sdm_node *n, const struct sdm_message *m)
+static void backend_output(void *arg, sdm_id rank, int stream,
+			   const void *buf, size_t len)
+{
+	sdm_node_local_output(arg, rank, stream, buf, len);
+}
+
+static int deliver(struct sdm_node *n, const struct sdm_message *m,
+		   const struct sdm_idset *ranks)
 {
 	struct server *s = n->priv;
 
-	return s->backend->command(s->backend_priv, m->agg.id, m->payload,
-				   m->len);
+	return s->backend->command(s->backend_priv, m->agg.id, ranks,
+				   m->payload, m->len);
 }
 
 static void deliver_iof(struct sdm_node *n, const void *buf, size_t len)
@@ -73,9 +82,15 @@ static void deliver_iof(struct sdm_node *n, const void *buf, size_t len)
 			strerror(-rc));
 }
 
+/* sdm_iof's output: the program of this server's first rank. */
 static void iof_sink(void *arg, int stream, const void *buf, size_t len)
 {
-	sdm_node_local_output(arg, stream, buf, len);
+	struct sdm_node *n = arg;
+	sdm_id rank = n->id;
+
+	if (n->rr.own)
+		sdm_set_find_next(n->rr.own, 0, &rank);
+	sdm_node_local_output(n, rank, stream, buf, len);
 }
 
 /* Nobody initialised us (the front end died during startup): do not linger. */
@@ -238,7 +253,7 @@ int sdm_server_main(int argc, char **argv,
 	sdm_iof_init(s.node.t, iof_sink, &s.node);
 	bh = (struct sdm_backend_host){
 		.engine = s.node.t, .id = id, .reply = backend_reply,
-		.arg = &s.node,
+		.output = backend_output, .arg = &s.node,
 	};
 	rc = s.backend->start(&bh, bargs, &s.backend_priv);
 	if (rc < 0) {

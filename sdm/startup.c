@@ -5,7 +5,9 @@
  *
  * Table payload (text, so a human can read a captured INIT):
  *   "sdm-init 1 n=<N> span=<S> star=<0|1>\n"
- *   then N lines "<id> <host> <port>\n", ids in order 0..N-1.
+ *   then N lines "<id> <host> <port>[ <ranks>]\n", ids in order 0..N-1;
+ *   <ranks> (display form, "0-3,7") is the set of ranks the server owns,
+ *   by default its own id alone.
  */
 #include <errno.h>
 #include <limits.h>
@@ -88,10 +90,29 @@ int sdm_table_alloc(struct sdm_table *t, uint32_t n)
 	return 0;
 }
 
+int sdm_table_set_ranks(struct sdm_table *t, sdm_id id,
+			const struct sdm_idset *ranks)
+{
+	if (id >= t->n || !ranks || sdm_set_is_empty(ranks))
+		return -EINVAL;
+	if (!t->ranks) {
+		t->ranks = calloc(t->n, sizeof(*t->ranks));
+		if (!t->ranks)
+			return -ENOMEM;
+	}
+	sdm_set_free(t->ranks[id]);
+	t->ranks[id] = sdm_set_copy(ranks);
+	return t->ranks[id] ? 0 : -ENOMEM;
+}
+
 void sdm_table_free(struct sdm_table *t)
 {
 	if (!t)
 		return;
+	for (uint32_t i = 0; t->ranks && i < t->n; i++)
+		sdm_set_free(t->ranks[i]);
+	free(t->ranks);
+	t->ranks = NULL;
 	free(t->e);
 	t->e = NULL;
 	t->n = 0;
@@ -101,24 +122,49 @@ int sdm_table_encode(const struct sdm_table *t, char **ret_buf,
 		     size_t *ret_len)
 {
 	size_t cap = 64 + (size_t)t->n * (SDM_STARTUP_HOST_MAX + 24);
-	char *buf = malloc(cap);
+	char *buf, **names = NULL;
 	size_t len;
+	int rc = -ENOMEM;
 
+	if (t->ranks) {
+		names = calloc(t->n, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < t->n; i++) {
+			if (!t->ranks[i])
+				continue;
+			names[i] = sdm_set_to_string(t->ranks[i]);
+			if (!names[i])
+				goto out;
+			cap += strlen(names[i]) + 1;
+		}
+	}
+	buf = malloc(cap);
 	if (!buf)
-		return -ENOMEM;
+		goto out;
 	len = snprintf(buf, cap, "sdm-init 1 n=%u span=%d star=%d\n", t->n,
 		       t->span, t->star);
 	for (uint32_t i = 0; i < t->n; i++)
-		len += snprintf(buf + len, cap - len, "%u %s %d\n", i,
-				t->e[i].host, t->e[i].port);
+		len += snprintf(buf + len, cap - len, "%u %s %d%s%s\n", i,
+				t->e[i].host, t->e[i].port,
+				names && names[i] ? " " : "",
+				names && names[i] ? names[i] : "");
 	*ret_buf = buf;
 	*ret_len = len;
-	return 0;
+	rc = 0;
+out:
+	for (uint32_t i = 0; names && i < t->n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
 }
 
-/* Next line of [*p, end) into line (NUL-terminated); false at the end. */
-static bool next_line(const char **p, const char *end, char *line,
-		      size_t size)
+/*
+ * Next line of [*p, end), NUL-terminated, into *line (grown as needed:
+ * a rank set can be long); false at the end or on ENOMEM.
+ */
+static bool next_line(const char **p, const char *end, char **line,
+		      size_t *size)
 {
 	const char *nl = memchr(*p, '\n', end - *p);
 	size_t n;
@@ -126,51 +172,93 @@ static bool next_line(const char **p, const char *end, char *line,
 	if (!nl)
 		return false;
 	n = nl - *p;
-	if (n >= size)
-		return false;
-	memcpy(line, *p, n);
-	line[n] = 0;
+	if (n >= *size) {
+		char *l = realloc(*line, n + 1);
+
+		if (!l)
+			return false;
+		*line = l;
+		*size = n + 1;
+	}
+	memcpy(*line, *p, n);
+	(*line)[n] = 0;
 	*p = nl + 1;
 	return true;
+}
+
+/* An entry's optional rank set: " 0-3,7" to the end of the line. */
+static int parse_ranks(struct sdm_table *t, uint32_t i, const char *s)
+{
+	struct sdm_idset *set;
+	const char *end = NULL;
+	int rc;
+
+	if (!*s)
+		return 0;
+	if (*s != ' ' || !s[1])
+		return -EBADMSG;
+	set = sdm_set_new();
+	if (!set)
+		return -ENOMEM;
+	rc = sdm_set_parse(set, s + 1, &end);
+	if (rc == 0 && (!end || *end || sdm_set_is_empty(set)))
+		rc = -EBADMSG;
+	if (rc == 0)
+		rc = sdm_table_set_ranks(t, i, set);
+	sdm_set_free(set);
+	return rc < 0 && rc != -ENOMEM ? -EBADMSG : rc;
 }
 
 int sdm_table_parse(struct sdm_table *ret, const void *buf, size_t len)
 {
 	const char *p = buf, *end = p + len;
-	char line[SDM_STARTUP_HOST_MAX + 64];
+	size_t size = SDM_STARTUP_HOST_MAX + 64;
+	char *line = malloc(size);
 	struct sdm_table t;
 	unsigned int n, star;
 	int span, rc;
 
-	if (!next_line(&p, end, line, sizeof(line)) ||
+	if (!line)
+		return -ENOMEM;
+	if (!next_line(&p, end, &line, &size) ||
 	    sscanf(line, "sdm-init 1 n=%u span=%d star=%u", &n, &span,
 		   &star) != 3 || span < 1 || span > 65535 || star > 1 ||
-	    !n || n > SDM_SET_MAX_ID + 1u || n > len / 6)
+	    !n || n > SDM_SET_MAX_ID + 1u || n > len / 6) {
+		free(line);
 		return -EBADMSG;
+	}
 	rc = sdm_table_alloc(&t, n);
-	if (rc < 0)
+	if (rc < 0) {
+		free(line);
 		return rc;
+	}
 	t.span = span;
 	t.star = star;
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned int id;
 		int port, used = 0;
 
-		if (!next_line(&p, end, line, sizeof(line)) ||
+		if (!next_line(&p, end, &line, &size) ||
 		    sscanf(line, "%u %63s %d%n", &id, t.e[i].host, &port,
-			   &used) != 3 || (size_t)used != strlen(line) ||
-		    id != i || port < 1 || port > 65535) {
-			sdm_table_free(&t);
-			return -EBADMSG;
-		}
+			   &used) != 3 || id != i || port < 1 || port > 65535)
+			rc = -EBADMSG;
+		else
+			rc = parse_ranks(&t, i, line + used);
+		if (rc)
+			goto bad;
 		t.e[i].port = port;
 	}
 	if (p != end) {
-		sdm_table_free(&t);
-		return -EBADMSG;
+		rc = -EBADMSG;
+		goto bad;
 	}
+	free(line);
 	*ret = t;
 	return 0;
+bad:
+	free(line);
+	sdm_table_free(&t);
+	return rc;
 }
 
 void sdm_startup_transport_defaults(struct sdm_transport_config *cfg)

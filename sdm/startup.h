@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "sdm/common.h"
+#include "sdm/idset.h"
 
 struct sdm_transport_config;
 
@@ -42,6 +43,11 @@ struct sdm_table {
 	int span;		/* ports to try above each entry's port */
 	bool star;		/* benchmark mode: no tree, front end is parent */
 	struct sdm_table_entry *e;	/* n entries, indexed by id */
+	/*
+	 * The ranks each server owns (sdm/route.h, rank-set routing), or
+	 * NULL: server i owns rank i. A NULL entry: that server owns its id.
+	 */
+	struct sdm_idset **ranks;
 };
 
 /* Id from SDM_ID, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID. */
@@ -51,6 +57,9 @@ int sdm_startup_parse_hostport(const char *s, char *host, size_t size,
 			       int *ret_port);
 
 int sdm_table_alloc(struct sdm_table *t, uint32_t n);
+/* Server id owns ranks (a copy is kept). 0, -EINVAL or -ENOMEM. */
+int sdm_table_set_ranks(struct sdm_table *t, sdm_id id,
+			const struct sdm_idset *ranks);
 void sdm_table_free(struct sdm_table *t);
 /* Encode to a malloc'd text payload; 0 or -ENOMEM. */
 int sdm_table_encode(const struct sdm_table *t, char **ret_buf,

@@ -14,6 +14,8 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
 #include "sdm/route.h"
+#include "sdm/aggregate.h"
+#include "sdm/message.h"
 
 static unsigned int ceil_log2(uint32_t n)
 {
@@ -190,6 +192,282 @@ TEST(master_and_bad_arguments)
 	ASSERT_EQ(0, sdm_route_init(&r, 0, SDM_SET_MAX_ID + 1));
 	ASSERT_EQ(SDM_ROUTE_MAX_CHILDREN, sdm_route_get_children(&r, kids));
 	ASSERT_EQ(24, sdm_route_depth(SDM_SET_MAX_ID + 1));
+}
+
+/*
+ * Rank-set routing. layout[s] is server s's rank set; a flood from the
+ * master with rank_route only: every rank of dest must be delivered
+ * exactly once, at the server that owns it, no rank outside dest ever,
+ * and each node's reachable() must be exactly dest ∩ its subtree's ranks
+ * (what it waits for). Returns 0 or a negative errno.
+ */
+static int rank_flood(uint32_t n, struct sdm_idset *const *layout,
+		      const struct sdm_idset *dest, struct sdm_idset *got,
+		      uint32_t *hits, sdm_id maxrank)
+{
+	sdm_id *queue = malloc((n + 1) * sizeof(*queue));
+	struct sdm_idset *next = sdm_set_new(), *mine = sdm_set_new();
+	struct sdm_idset *reach = sdm_set_new(), *below = sdm_set_new();
+	size_t head = 0, tail = 0;
+	int err = 0;
+
+	if (!queue || !next || !mine || !reach || !below)
+		return -ENOMEM;
+	queue[tail++] = SDM_MASTER;
+	while (head < tail && !err) {
+		sdm_id self = queue[head++], r, kid;
+		struct sdm_rank_route rr;
+
+		err = sdm_rank_route_init(&rr, self, n,
+					  (const struct sdm_idset *const *)layout);
+		if (err)
+			break;
+		if (!err)
+			err = sdm_rank_route_get_route(&rr, dest, next);
+		if (!err)
+			err = sdm_rank_route_local(&rr, dest, mine);
+		if (!err)
+			err = sdm_rank_route_reachable(&rr, dest, reach);
+		/* reachable = local + what each routed child reaches. */
+		sdm_set_clear(below);
+		if (!err)
+			err = sdm_set_union(below, mine);
+		for (unsigned int i = 0; !err && i < rr.nchildren; i++) {
+			struct sdm_idset *part = sdm_set_copy(dest);
+
+			if (!part)
+				err = -ENOMEM;
+			else if (!sdm_set_contains(next, rr.child[i]) &&
+				 sdm_set_intersects(dest, rr.child_ranks[i]))
+				err = -EPROTO;	/* a child with work left out */
+			else if (!sdm_set_intersect(part, rr.child_ranks[i]))
+				err = sdm_set_union(below, part);
+			sdm_set_free(part);
+		}
+		if (!err && !sdm_set_equal(below, reach))
+			err = -EPROTO;
+		if (!err && (self == SDM_MASTER) != sdm_set_is_empty(rr.own))
+			err = -EPROTO;
+		sdm_set_for_each(r, mine) {
+			if (r > maxrank || !sdm_set_contains(dest, r)) {
+				err = -EPROTO;
+				break;
+			}
+			hits[r]++;
+			sdm_set_add_element(got, r);
+		}
+		if (tail + sdm_set_size(next) > n + 1)
+			err = -ELOOP;
+		sdm_set_for_each(kid, next)
+			queue[tail++] = kid;
+		sdm_rank_route_free(&rr);
+	}
+	free(queue);
+	sdm_set_free(next);
+	sdm_set_free(mine);
+	sdm_set_free(reach);
+	sdm_set_free(below);
+	return err;
+}
+
+/* n servers, server s owning size[s] consecutive ranks (s-th block). */
+static struct sdm_idset **blocks(uint32_t n, const unsigned int *size,
+				 sdm_id *ret_max)
+{
+	struct sdm_idset **l = calloc(n, sizeof(*l));
+	sdm_id next = 0;
+
+	for (uint32_t s = 0; l && s < n; s++) {
+		l[s] = sdm_set_new();
+		sdm_set_add_range(l[s], next, next + size[s] - 1);
+		next += size[s];
+	}
+	*ret_max = next - 1;
+	return l;
+}
+
+static void layout_free(uint32_t n, struct sdm_idset **l)
+{
+	for (uint32_t s = 0; s < n; s++)
+		sdm_set_free(l[s]);
+	free(l);
+}
+
+/* Flood every rank, then every third rank, of layout l; check both. */
+static void check_layout(struct __test_metadata *_metadata, uint32_t n,
+			 struct sdm_idset **l, sdm_id maxrank)
+{
+	struct sdm_idset *dest = sdm_set_new(), *got = sdm_set_new();
+	uint32_t *hits = calloc(maxrank + 1, sizeof(*hits));
+
+	ASSERT_NE(NULL, hits);
+	for (int pass = 0; pass < 2; pass++) {
+		sdm_set_clear(dest);
+		sdm_set_clear(got);
+		memset(hits, 0, (maxrank + 1) * sizeof(*hits));
+		for (sdm_id r = 0; r <= maxrank; r++)
+			if (!pass || r % 3 == 1)
+				sdm_set_add_element(dest, r);
+		ASSERT_EQ(0, rank_flood(n, l, dest, got, hits, maxrank)) TH_LOG("N=%u pass %d", n, pass);
+		ASSERT_TRUE(sdm_set_equal(dest, got)) TH_LOG("N=%u pass %d", n, pass);
+		for (sdm_id r = 0; r <= maxrank; r++) {
+			ASSERT_EQ(sdm_set_contains(dest, r) ? 1u : 0u, hits[r]) TH_LOG("N=%u rank %u", n, r);
+		}
+	}
+	free(hits);
+	sdm_set_free(dest);
+	sdm_set_free(got);
+}
+
+TEST(rank_sets_flood_every_rank_once)
+{
+	/* Even, uneven, one rank and 1000 ranks per server. */
+	static const unsigned int two[] = { 2, 2, 2 }, uneven[] = { 5, 1, 3, 1, 1, 7, 2 };
+	static const unsigned int one[] = { 1000 };
+	sdm_id max;
+	struct sdm_idset **l;
+
+	l = blocks(3, two, &max);
+	check_layout(_metadata, 3, l, max);
+	layout_free(3, l);
+	l = blocks(7, uneven, &max);
+	check_layout(_metadata, 7, l, max);
+	layout_free(7, l);
+	l = blocks(1, one, &max);
+	check_layout(_metadata, 1, l, max);
+	layout_free(1, l);
+	/* Every N up to 200, server s owning 1 + s % 4 ranks. */
+	for (uint32_t n = 1; n <= 200; n++) {
+		unsigned int *sz = malloc(n * sizeof(*sz));
+
+		for (uint32_t s = 0; s < n; s++)
+			sz[s] = 1 + s % 4;
+		l = blocks(n, sz, &max);
+		check_layout(_metadata, n, l, max);
+		layout_free(n, l);
+		free(sz);
+	}
+}
+
+TEST(rank_sets_scattered_and_default)
+{
+	/* Ranks dealt round robin over 5 servers (a cyclic placement). */
+	struct sdm_idset *l[5];
+	sdm_id max = 22;
+
+	for (int s = 0; s < 5; s++)
+		l[s] = sdm_set_new();
+	for (sdm_id r = 0; r <= max; r++)
+		sdm_set_add_element(l[r % 5], r);
+	check_layout(_metadata, 5, l, max);
+	/* A NULL entry: that server owns its own id (here 3 owns 3). */
+	for (int s = 0; s < 5; s++)
+		sdm_set_clear(l[s]);
+	sdm_set_add_range(l[0], 0, 2);
+	sdm_set_add_range(l[1], 10, 12);
+	sdm_set_add_element(l[2], 4);
+	sdm_set_free(l[3]);
+	l[3] = NULL;
+	sdm_set_add_range(l[4], 5, 9);
+	{
+		struct sdm_rank_route rr;
+
+		ASSERT_EQ(0, sdm_rank_route_init(&rr, 3, 5,
+						 (const struct sdm_idset *const *)l));
+		ASSERT_EQ(1, sdm_set_size(rr.own));
+		ASSERT_TRUE(sdm_set_contains(rr.own, 3));
+		sdm_rank_route_free(&rr);
+	}
+	for (int s = 0; s < 5; s++)
+		sdm_set_free(l[s]);
+}
+
+TEST(rank_sets_refused)
+{
+	struct sdm_idset *l[3] = { sdm_set_new(), sdm_set_new(), sdm_set_new() };
+	struct sdm_rank_route rr;
+
+	sdm_set_add_range(l[0], 0, 1);
+	sdm_set_add_range(l[1], 1, 2);	/* rank 1 twice */
+	sdm_set_add_range(l[2], 3, 4);
+	ASSERT_EQ(-EINVAL, sdm_rank_route_init(&rr, 0, 3,
+					       (const struct sdm_idset *const *)l));
+	sdm_set_clear(l[1]);		/* a server with no rank */
+	ASSERT_EQ(-EINVAL, sdm_rank_route_init(&rr, 0, 3,
+					       (const struct sdm_idset *const *)l));
+	sdm_set_add_element(l[1], 2);
+	ASSERT_EQ(0, sdm_rank_route_init(&rr, 0, 3,
+					 (const struct sdm_idset *const *)l));
+	sdm_rank_route_free(&rr);
+	for (int s = 0; s < 3; s++)
+		sdm_set_free(l[s]);
+}
+
+/*
+ * A request at server 0 of 7 uneven servers waits for every rank; one
+ * child answers, another dies: its whole subtree's ranks are answered
+ * by one error event and the request completes with every rank once.
+ */
+TEST(rank_sets_dead_child_answered)
+{
+	static const unsigned int sz[] = { 2, 3, 1, 4, 2, 1, 2 };
+	struct sdm_agg_table *agg = sdm_aggregate_table_new(8, 1 << 20);
+	struct sdm_idset *all = sdm_set_new(), *seen = sdm_set_new();
+	struct sdm_idset *expect = sdm_set_new();
+	struct sdm_rank_route rr;
+	struct sdm_message *m;
+	struct sdm_idset **l;
+	unsigned int errors = 0, replies = 0;
+	sdm_id max;
+
+	l = blocks(7, sz, &max);
+	ASSERT_EQ(0, sdm_set_add_range(all, 0, max));
+	ASSERT_EQ(0, sdm_rank_route_init(&rr, 0, 7,
+					 (const struct sdm_idset *const *)l));
+	ASSERT_EQ(3, rr.nchildren);	/* 1, 2 (with 3), 4 (with 5, 6, 7) */
+	ASSERT_EQ(0, sdm_rank_route_reachable(&rr, all, expect));
+	ASSERT_TRUE(sdm_set_equal(all, expect));
+	ASSERT_EQ(0, sdm_aggregate_start(agg, 5, expect, 1000));
+	/* Server 0 answers for its own ranks, child 1 for its subtree. */
+	m = sdm_message_new(SDM_MSG_REPLY, "ok", 2);
+	ASSERT_EQ(0, sdm_set_assign(m->src, rr.own));
+	m->agg.id = 5;
+	ASSERT_LE(0, sdm_aggregate_add(agg, m));
+	ASSERT_EQ(0, sdm_set_assign(m->src, rr.child_ranks[0]));
+	ASSERT_LE(0, sdm_aggregate_add(agg, m));
+	sdm_message_free(m);
+	/* Child 2 (servers 2-3, ranks 5-9) answers, child 4 dies. */
+	ASSERT_EQ(2, rr.child[1]);
+	m = sdm_message_new(SDM_MSG_REPLY, "ok", 2);
+	ASSERT_EQ(0, sdm_set_assign(m->src, rr.child_ranks[1]));
+	m->agg.id = 5;
+	ASSERT_LE(0, sdm_aggregate_add(agg, m));
+	sdm_message_free(m);
+	ASSERT_EQ(NULL, sdm_aggregate_pop(agg));	/* still waiting */
+	ASSERT_EQ(1, sdm_aggregate_fail(agg, rr.child_ranks[2], "server 4: gone"));
+	while ((m = sdm_aggregate_pop(agg))) {
+		ASSERT_FALSE(sdm_set_intersects(seen, m->src));
+		sdm_set_union(seen, m->src);
+		if (m->type == SDM_MSG_ERROR) {
+			errors++;
+			/* Servers 4-6 hold ranks 10-14. */
+			ASSERT_TRUE(sdm_set_equal(m->src, rr.child_ranks[2]));
+			ASSERT_EQ(10, sdm_set_find_next(m->src, 0, &max) ? max : 0);
+			ASSERT_EQ(5, sdm_set_size(m->src));
+		} else {
+			replies++;
+		}
+		sdm_message_free(m);
+	}
+	ASSERT_EQ(1, errors);
+	ASSERT_EQ(1, replies);	/* the identical "ok"s merged */
+	ASSERT_TRUE(sdm_set_equal(all, seen));
+	sdm_rank_route_free(&rr);
+	layout_free(7, l);
+	sdm_set_free(all);
+	sdm_set_free(seen);
+	sdm_set_free(expect);
+	sdm_aggregate_table_free(agg);
 }
 
 TEST_HARNESS_MAIN

@@ -272,6 +272,163 @@ TEST_F_TIMEOUT(tree, killed_server_reported, 120)
 	sdm_set_free(rest);
 }
 
+/*
+ * Servers that own several ranks (one server per node): commands and
+ * replies speak of ranks; a server's per-rank replies merge in it.
+ */
+FIXTURE(ranks) {
+	struct sdm_fe *fe;
+	struct sdm_idset *all;
+};
+
+FIXTURE_VARIANT(ranks) {
+	uint32_t n;
+	const char *const *sets;
+	sdm_id last;		/* the highest rank */
+};
+
+static const char *const two_each[] = { "0-1", "2-3", "4-5" };
+static const char *const uneven[] = { "0-4", "5", "6-8", "9", "10", "11-17", "18-19" };
+static const char *const cyclic[] = { "0,3,6", "1,4,7", "2,5" };
+static const char *const one_server[] = { "0-99" };
+
+FIXTURE_VARIANT_ADD(ranks, two_each) { .n = 3, .sets = two_each, .last = 5 };
+FIXTURE_VARIANT_ADD(ranks, uneven) { .n = 7, .sets = uneven, .last = 19 };
+FIXTURE_VARIANT_ADD(ranks, cyclic) { .n = 3, .sets = cyclic, .last = 7 };
+FIXTURE_VARIANT_ADD(ranks, one_server) { .n = 1, .sets = one_server, .last = 99 };
+
+FIXTURE_SETUP(ranks)
+{
+	struct sdm_fe_config c = base_config(variant->n);
+	const struct sdm_fe_result *init;
+	char err[256] = "";
+	int rc;
+
+	raise_limits();
+	c.ranks = variant->sets;
+	rc = sdm_fe_start(&c, &self->fe, err, sizeof(err));
+	ASSERT_EQ(0, rc) TH_LOG("start: %s (%s)", strerror(-rc), err);
+	self->all = range_set(0, variant->last);
+	/* Every rank initialised, in one event. */
+	init = sdm_fe_init_result(self->fe);
+	ASSERT_EQ(1, init->nev);
+	ASSERT_EQ(SDM_MSG_REPLY, init->ev[0].type);
+	ASSERT_TRUE(sdm_set_equal(init->ev[0].src, self->all));
+}
+
+FIXTURE_TEARDOWN(ranks)
+{
+	sdm_fe_stop(self->fe);
+	sdm_set_free(self->all);
+}
+
+/* The servers answer each rank apart; identical answers still arrive once. */
+TEST_F_TIMEOUT(ranks, per_rank_replies_aggregate, 120)
+{
+	struct sdm_idset *seen = sdm_set_new(), *some = sdm_set_new(), *bad;
+	struct sdm_fe_result r;
+	uint64_t frames, bytes;
+	uint32_t req;
+
+	sdm_fe_counters_reset(self->fe);
+	ASSERT_EQ(0, sdm_fe_command(self->fe, self->all, "echo hello",
+				    CMD_TIMEOUT, &r));
+	sdm_fe_counters(self->fe, &frames, &bytes);
+	EXPECT_TRUE(r.complete);
+	ASSERT_EQ(1, r.nev);
+	EXPECT_STREQ("hello", (char *)r.ev[0].payload);
+	EXPECT_TRUE(sdm_set_equal(r.ev[0].src, self->all));
+	EXPECT_EQ(1, frames);
+	sdm_fe_result_free(&r);
+
+	/* Distinct per rank: one event per rank. */
+	ASSERT_EQ(0, sdm_fe_command(self->fe, self->all, "id", CMD_TIMEOUT, &r));
+	EXPECT_EQ(variant->last + 1, r.nev);
+	for (unsigned int i = 0; i < r.nev; i++) {
+		unsigned int id;
+
+		ASSERT_EQ(1, sscanf((char *)r.ev[i].payload, "id %u", &id));
+		EXPECT_EQ(1, sdm_set_size(r.ev[i].src));
+		EXPECT_TRUE(sdm_set_contains(r.ev[i].src, id));
+	}
+	sdm_fe_result_free(&r);
+
+	/* One answer per server, for exactly the ranks it owns. */
+	ASSERT_EQ(0, sdm_fe_command(self->fe, self->all, "server", CMD_TIMEOUT, &r));
+	EXPECT_EQ(variant->n, r.nev);
+	for (unsigned int i = 0; i < r.nev; i++) {
+		struct sdm_idset *want = sdm_set_new();
+		unsigned int srv = 0;
+
+		ASSERT_EQ(1, sscanf((char *)r.ev[i].payload, "server %u", &srv));
+		ASSERT_LT(srv, variant->n);
+		ASSERT_EQ(0, sdm_set_parse(want, variant->sets[srv], NULL));
+		EXPECT_TRUE(sdm_set_equal(want, r.ev[i].src)) TH_LOG("server %u", srv);
+		EXPECT_FALSE(sdm_set_intersects(seen, r.ev[i].src));
+		sdm_set_union(seen, r.ev[i].src);
+		sdm_set_free(want);
+	}
+	EXPECT_TRUE(sdm_set_equal(seen, self->all));
+	sdm_fe_result_free(&r);
+
+	/* Some ranks only (the odd ones): only they answer. */
+	for (sdm_id id = 1; id <= variant->last; id += 2)
+		sdm_set_add_element(some, id);
+	ASSERT_EQ(0, sdm_fe_command(self->fe, some, "echo odd", CMD_TIMEOUT, &r));
+	ASSERT_EQ(1, r.nev);
+	EXPECT_TRUE(sdm_set_equal(r.ev[0].src, some));
+	sdm_fe_result_free(&r);
+
+	/* A rank no server owns is refused. */
+	bad = range_set(0, variant->last + 1);
+	EXPECT_EQ(-EINVAL, sdm_fe_submit(self->fe, bad, "echo x", 6, CMD_TIMEOUT, &req));
+	sdm_set_free(bad);
+	sdm_set_free(some);
+	sdm_set_free(seen);
+}
+
+/* A server killed mid-command: its ranks, exactly, are answered by an error. */
+TEST_F_TIMEOUT(ranks, killed_server_names_its_ranks, 120)
+{
+	sdm_id victim = variant->n - 1;	/* a leaf */
+	struct sdm_idset *lost = sdm_set_new();
+	struct sdm_fe_result r;
+	bool named = false;
+	uint32_t req;
+
+	ASSERT_EQ(0, sdm_set_parse(lost, variant->sets[victim], NULL));
+	ASSERT_EQ(0, sdm_fe_submit(self->fe, self->all, "sleep 1500 late", 15,
+				   20000, &req));
+	ASSERT_EQ(0, kill(sdm_fe_server_pid(self->fe, victim), SIGKILL));
+	ASSERT_EQ(0, sdm_fe_collect(self->fe, req, &r));
+	EXPECT_TRUE(r.complete);
+	for (unsigned int i = 0; i < r.nev; i++) {
+		if (r.ev[i].type == SDM_MSG_ERROR)
+			named = sdm_set_equal(r.ev[i].src, lost);
+		else
+			EXPECT_FALSE(sdm_set_intersects(r.ev[i].src, lost));
+	}
+	EXPECT_TRUE(named) TH_LOG("no error event for exactly %s", variant->sets[victim]);
+	EXPECT_EQ(variant->n > 1 ? 2 : 1, r.nev);
+	sdm_fe_result_free(&r);
+	sdm_set_free(lost);
+}
+
+TEST(rank_sets_checked)
+{
+	static const char *const overlap[] = { "0-2", "2-3" };
+	static const char *const empty[] = { "0-2", "" };
+	struct sdm_fe_config c = base_config(2);
+	struct sdm_fe *fe = NULL;
+	char err[256] = "";
+
+	c.ranks = overlap;
+	EXPECT_EQ(-EINVAL, sdm_fe_start(&c, &fe, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "rank sets")) TH_LOG("%s", err);
+	c.ranks = empty;
+	EXPECT_EQ(-EINVAL, sdm_fe_start(&c, &fe, err, sizeof(err)));
+}
+
 /* Tests that run one session; the teardown stops it whatever happened. */
 FIXTURE(session) {
 	struct sdm_fe *fe;
@@ -756,6 +913,31 @@ TEST(routing_table_codec)
 	EXPECT_EQ(-EBADMSG, sdm_table_parse(&u, buf, len));
 	EXPECT_EQ(-EBADMSG, sdm_table_parse(&u, "sdm-init 1 n=99999999 span=1 star=0\n", 36));
 	free(buf);
+
+	/* Rank sets: "id host port ranks", absent for a server's own id. */
+	{
+		struct sdm_idset *a = sdm_set_new();
+		char *text;
+
+		ASSERT_EQ(0, sdm_set_parse(a, "0-3,9", NULL));
+		ASSERT_EQ(0, sdm_table_set_ranks(&t, 0, a));
+		ASSERT_EQ(0, sdm_table_encode(&t, &buf, &len));
+		text = strndup(buf, len);
+		EXPECT_NE(NULL, strstr(text, "\n0 node0 20000 0-3,9\n1 node1 20001\n"))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, sdm_table_parse(&u, buf, len));
+		ASSERT_NE(NULL, u.ranks);
+		EXPECT_TRUE(sdm_set_equal(a, u.ranks[0]));
+		EXPECT_EQ(NULL, u.ranks[1]);
+		sdm_table_free(&u);
+		free(buf);
+		free(text);
+		EXPECT_EQ(-EBADMSG, sdm_table_parse(&u,
+			"sdm-init 1 n=1 span=1 star=0\n0 h 1 3-x\n", 39));
+		EXPECT_EQ(-EBADMSG, sdm_table_parse(&u,
+			"sdm-init 1 n=1 span=1 star=0\n0 h 1 \n", 36));
+		sdm_set_free(a);
+	}
 	sdm_table_free(&t);
 }
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The GDB backend: each SDM server drives one gdb (usr/gdbmi's MI driver)
- * for its process. The commands it understands and the replies it gives
- * are the debugger protocol of <crdbg/dbgproto.h>, parsed and formatted
- * with libdbgproto: every command gets exactly one reply, so identical
- * replies from many servers aggregate in the tree. The program's output
- * (gdb's pty, or FIFOs for a checkpointable program) is forwarded
- * upstream through sdm/iof.h. A gdb that dies makes the rank "lost":
- * every later command answers with an error saying so.
+ * The GDB backend: an SDM server drives one gdb (usr/gdbmi's MI driver)
+ * for each rank it owns (one server per node: the node's ranks, by their
+ * node-local pids). A command for several ranks goes to each rank's gdb
+ * in turn (struct gdbb is one rank). The commands it understands and the
+ * replies it gives are the debugger protocol of <crdbg/dbgproto.h>,
+ * parsed and formatted with libdbgproto: every rank gets exactly one
+ * reply per command, so identical replies merge in the server and in
+ * the tree. A rank's program output (gdb's pty, or FIFOs for a
+ * checkpointable program) is forwarded upstream labelled with the rank.
+ * A gdb that dies makes its rank "lost": every later command for it
+ * answers with an error saying so.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -46,8 +49,10 @@ static const char *const state_name[] = {
 	[GDBB_EXITED] = "exited", [GDBB_LOST] = "lost",
 };
 
+/* One rank and its gdb. */
 struct gdbb {
-	struct sdm_backend_host host;
+	struct sdm_backend_host host;	/* host.id: the rank */
+	struct sdm_idset *me;		/* {rank}: what its replies speak for */
 	struct mi_driver *d;
 	enum gdbb_state state;
 	char where[512];	/* description of the last stop or exit */
@@ -57,7 +62,6 @@ struct gdbb {
 	uint64_t pc;		/* of the last stop */
 	int watch[GDBB_WATCH_MAX];
 	int nwatch;
-	int out_pipe[2];	/* program output -> iof stdout handler */
 	/* The run-control command waiting for a stop. */
 	uint32_t pend_req;
 	int pend_timer;
@@ -65,9 +69,16 @@ struct gdbb {
 	struct mpiv mpi;	/* the rank's MPI state (libcrdbg-mpi) */
 };
 
+/* The backend of one server: its ranks, each made at its first command. */
+struct gdbs {
+	struct sdm_backend_host host;	/* host.id: the server */
+	struct gdbb **rank;
+	unsigned int nrank;
+};
+
 static void reply(struct gdbb *g, uint32_t req, int error, const char *s)
 {
-	g->host.reply(g->host.arg, req, error, s, strlen(s));
+	g->host.reply(g->host.arg, req, g->me, error, s, strlen(s));
 }
 
 static void replyf(struct gdbb *g, uint32_t req, int error, const char *fmt, ...)
@@ -251,19 +262,12 @@ static void forward_output(struct gdbb *g)
 	char buf[4096];
 	ssize_t n;
 
-	while (g->d && (n = mi_driver_read_output(g->d, buf, sizeof(buf), 0)) > 0) {
-		if (g->out_pipe[1] < 0)
-			continue;
-		/* Best effort: a full pipe drops output rather than block. */
-		if (write(g->out_pipe[1], buf, n) < 0 && errno != EAGAIN)
-			break;
-		/*
-		 * Send it up now, so it travels ahead of the reply that
-		 * reports the stop or exit that followed it.
-		 */
-		while (sdm_iof_copy_stdout(g->out_pipe[0], SDM_IOF_UPSTREAM) > 0)
-			;
-	}
+	/*
+	 * Sent up at once, labelled with the rank, so that it travels ahead
+	 * of the reply that reports the stop or exit that followed it.
+	 */
+	while (g->d && (n = mi_driver_read_output(g->d, buf, sizeof(buf), 0)) > 0)
+		g->host.output(g->host.arg, g->host.id, SDM_IOF_STDOUT, buf, n);
 }
 
 /* Process what gdb said: output, stops, exits, its death. */
@@ -945,9 +949,10 @@ static void bad_arguments(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c
 	}
 }
 
-static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
+/* One rank's part of a command. */
+static int rank_command(struct gdbb *g, uint32_t req, const void *cmd,
+			size_t len)
 {
-	struct gdbb *g = priv;
 	char buf[DBGP_CMD_MAX + 1];
 	struct dbgp_cmd c;
 	int rc;
@@ -1008,47 +1013,94 @@ static int gdbb_command(void *priv, uint32_t req, const void *cmd, size_t len)
 	return 0;
 }
 
+static void rank_free(struct gdbb *g)
+{
+	unwatch_all(g);
+	if (g->pend_timer > 0)
+		sdm_transport_cancel_timer(g->host.engine, g->pend_timer);
+	mi_driver_free(g->d);
+	sdm_set_free(g->me);
+	free(g);
+}
+
+/* Rank r's state, made at its first command; NULL on ENOMEM. */
+static struct gdbb *rank_get(struct gdbs *sv, sdm_id r)
+{
+	struct gdbb *g, **v;
+
+	for (unsigned int i = 0; i < sv->nrank; i++)
+		if (sv->rank[i]->host.id == r)
+			return sv->rank[i];
+	v = realloc(sv->rank, (sv->nrank + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	sv->rank = v;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->host = sv->host;
+	g->host.id = r;
+	g->me = sdm_set_new();
+	if (!g->me || sdm_set_add_element(g->me, r) < 0) {
+		sdm_set_free(g->me);
+		free(g);
+		return NULL;
+	}
+	g->mpi.show_lib = true;	/* until the console makes MPI calls atomic */
+	sv->rank[sv->nrank++] = g;
+	return g;
+}
+
+/* Each rank of the command in turn; each answers for itself. */
+static int gdbb_command(void *priv, uint32_t req, const struct sdm_idset *ranks,
+			const void *cmd, size_t len)
+{
+	struct gdbs *sv = priv;
+	sdm_id r;
+	int rc;
+
+	sdm_set_for_each(r, ranks) {
+		struct gdbb *g = rank_get(sv, r);
+
+		rc = g ? rank_command(g, req, cmd, len) : -ENOMEM;
+		if (rc < 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), DBGP_ERROR "backend: %s",
+				 strerror(-rc));
+			if (g)
+				reply(g, req, 1, why);
+			else
+				sv->host.reply(sv->host.arg, req, NULL, 1, why,
+					       strlen(why));
+		}
+	}
+	return 0;
+}
+
 static int gdbb_start(const struct sdm_backend_host *host, const char *args,
 		      void **ret_priv)
 {
-	struct gdbb *g = calloc(1, sizeof(*g));
-	int rc;
+	struct gdbs *sv = calloc(1, sizeof(*sv));
 
 	(void)args;
-	if (!g)
+	if (!sv)
 		return -ENOMEM;
-	g->host = *host;
-	g->out_pipe[0] = g->out_pipe[1] = -1;
-	g->mpi.show_lib = true;	/* until the console makes MPI calls atomic */
+	sv->host = *host;
 	/* The MI driver reaps gdb itself: children must not be auto-reaped. */
 	signal(SIGCHLD, SIG_DFL);
-	if (pipe2(g->out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		free(g);
-		return -errno;
-	}
-	rc = sdm_iof_set_stdout_handler(g->out_pipe[0], SDM_IOF_UPSTREAM, NULL);
-	if (rc < 0) {
-		close(g->out_pipe[0]);
-		close(g->out_pipe[1]);
-		free(g);
-		return rc;
-	}
-	*ret_priv = g;
+	*ret_priv = sv;
 	return 0;
 }
 
 static void gdbb_stop(void *priv)
 {
-	struct gdbb *g = priv;
+	struct gdbs *sv = priv;
 
-	unwatch_all(g);
-	if (g->pend_timer > 0)
-		sdm_transport_cancel_timer(g->host.engine, g->pend_timer);
-	mi_driver_free(g->d);
-	if (g->out_pipe[1] >= 0)
-		close(g->out_pipe[1]);
-	/* The read end belongs to iof now (sdm_iof_finalize closes it). */
-	free(g);
+	for (unsigned int i = 0; i < sv->nrank; i++)
+		rank_free(sv->rank[i]);
+	free(sv->rank);
+	free(sv);
 }
 
 const struct sdm_backend_ops crdbg_backend_gdb = {

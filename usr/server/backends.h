@@ -5,7 +5,7 @@
 
 #include "sdm/server.h"
 
-/* One gdb per server, driven over GDB/MI (backend-gdb.c). */
+/* One gdb per rank of the server, driven over GDB/MI (backend-gdb.c). */
 extern const struct sdm_backend_ops crdbg_backend_gdb;
 
 #endif /* CRDBG_SERVER_BACKENDS_H */

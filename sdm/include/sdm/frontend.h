@@ -46,6 +46,13 @@ struct sdm_fe_config {
 	bool bad_secret;	/* test hook: server bad_secret_id gets a */
 	sdm_id bad_secret_id;	/* different secret than everyone else */
 	const char *backend_args;	/* sdm-server --backend-args, or NULL */
+	/*
+	 * The ranks each server owns, nservers strings in display form
+	 * ("0-1", "2,5"): commands and replies speak of ranks, server i
+	 * drives ranks[i] (sdm/route.h, rank-set routing). NULL: server i
+	 * owns rank i. Not with star.
+	 */
+	const char *const *ranks;
 };
 
 /* One event received by the front end. */
@@ -76,7 +83,11 @@ void sdm_fe_stop(struct sdm_fe *fe);
 /* The events that answered the initialization command. */
 const struct sdm_fe_result *sdm_fe_init_result(struct sdm_fe *fe);
 
-/* Send a command; *ret_req identifies it for sdm_fe_collect. 0 or -errno. */
+/*
+ * Commands, stdin and events address ranks (server ids when the
+ * configuration gives no rank sets).
+ * Send a command; *ret_req identifies it for sdm_fe_collect. 0 or -errno.
+ */
 int sdm_fe_submit(struct sdm_fe *fe, const struct sdm_idset *dest,
 		  const void *cmd, size_t len, uint32_t timeout_ms,
 		  uint32_t *ret_req);

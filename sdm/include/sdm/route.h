@@ -96,4 +96,44 @@ unsigned int sdm_route_height(uint32_t size);
 /* Hops from server 0 down to id. */
 unsigned int sdm_route_level(sdm_id id);
 
+/*
+ * Rank-set routing. Messages address RANKS (what a user names: MPI ranks),
+ * the tree is built over SERVER ids 0..N-1 as above, and each server owns
+ * a set of ranks (one server per node drives all of that node's ranks).
+ * Without rank sets a server owns just its own id, which is the routing
+ * above. A node precomputes, once at initialization, the ranks below each
+ * child; then
+ *   - a child is on the route of dest if dest meets its subtree's ranks,
+ *   - a request at a node expects dest ∩ the ranks of its own subtree
+ *     (its own ranks included),
+ *   - a dead child answers for all the ranks of its subtree,
+ *   - the local backend gets dest ∩ the node's own ranks.
+ */
+struct sdm_rank_route {
+	struct sdm_route route;		/* over server ids */
+	struct sdm_idset *own;		/* this server's ranks (empty: master) */
+	struct sdm_idset *subtree;	/* ranks of its subtree, own included */
+	unsigned int nchildren;
+	sdm_id child[SDM_ROUTE_MAX_CHILDREN];
+	struct sdm_idset *child_ranks[SDM_ROUTE_MAX_CHILDREN];
+};
+
+/*
+ * ranks[s] is server s's rank set; ranks NULL, or a NULL entry, means
+ * server s owns rank s alone. The sets must be non-empty and disjoint.
+ * 0, -EINVAL (bad id or size, empty or overlapping sets) or -ENOMEM.
+ */
+int sdm_rank_route_init(struct sdm_rank_route *rr, sdm_id id, uint32_t size,
+			const struct sdm_idset *const *ranks);
+void sdm_rank_route_free(struct sdm_rank_route *rr);
+/* The children (server ids) whose subtree owns a rank of dest. */
+int sdm_rank_route_get_route(const struct sdm_rank_route *rr,
+			     const struct sdm_idset *dest, struct sdm_idset *ret);
+/* dest ∩ the ranks of this node's subtree: what a request waits for. */
+int sdm_rank_route_reachable(const struct sdm_rank_route *rr,
+			     const struct sdm_idset *dest, struct sdm_idset *ret);
+/* dest ∩ this server's own ranks: what its backend is asked. */
+int sdm_rank_route_local(const struct sdm_rank_route *rr,
+			 const struct sdm_idset *dest, struct sdm_idset *ret);
+
 #endif /* SDM_ROUTE_H */

@@ -5,12 +5,16 @@
  * with the echo backend, the debugger builds its own server with the GDB
  * backend (usr/server/).
  *
- * A server hands every command addressed to it to its backend as an
- * opaque string; the backend answers, now or later, through the reply
- * callback (exactly one reply per command, tagged with the command's
- * request id). Unsolicited events (a breakpoint hit while running, say) go
- * through the same callback with request id 0 and travel upstream without
- * aggregation. The backend adds whatever descriptors and timers it needs
+ * A server owns a set of ranks (the INIT routing table's; by default
+ * just its own id) and hands every command addressed to some of them to
+ * its backend as an opaque string, with the ranks it is for. The backend
+ * answers, now or later, through the reply callback, tagged with the
+ * command's request id and the ranks each answer speaks for: one call
+ * for all of them, or several with disjoint subsets (a reply per rank,
+ * say) until every rank is answered; identical answers merge in the
+ * server as in the tree. Unsolicited events (a breakpoint hit while
+ * running, say) go through the same callback with request id 0 and
+ * travel upstream without aggregation. The backend adds whatever descriptors and timers it needs
  * to the server's engine (sdm/engine.h) and forwards its program's output
  * with sdm/iof.h. Settings a backend needs (a library to preload, say)
  * come as arguments of its commands, never from the server's environment,
@@ -24,6 +28,7 @@
 
 #include "sdm/common.h"
 #include "sdm/engine.h"
+#include "sdm/idset.h"
 #include "sdm/iof.h"
 
 struct sdm_transport;
@@ -33,9 +38,15 @@ struct sdm_backend_host {
 	struct sdm_transport *engine;	/* watch_fd / add_timer */
 	sdm_id id;			/* this server */
 	uint32_t size;			/* number of servers */
-	/* error != 0 makes an SDM_MSG_ERROR event instead of a reply. */
-	void (*reply)(void *arg, uint32_t req, int error, const void *buf,
-		      size_t len);
+	/*
+	 * An answer for ranks (NULL: every rank of this server); error != 0
+	 * makes an SDM_MSG_ERROR event instead of a reply.
+	 */
+	void (*reply)(void *arg, uint32_t req, const struct sdm_idset *ranks,
+		      int error, const void *buf, size_t len);
+	/* Output of rank's program, sent upstream labelled with it. */
+	void (*output)(void *arg, sdm_id rank, int stream, const void *buf,
+		       size_t len);
 	void *arg;
 };
 
@@ -45,8 +56,13 @@ struct sdm_backend_ops {
 	/* 0 or -errno; *ret_priv is passed back to the other calls. */
 	int (*start)(const struct sdm_backend_host *host, const char *args,
 		     void **ret_priv);
-	/* Take a command; reply later through host->reply. 0 or -errno. */
-	int (*command)(void *priv, uint32_t req, const void *cmd, size_t len);
+	/*
+	 * Take a command for ranks (never empty, all this server's); reply
+	 * later through host->reply. 0 or -errno (the server then answers
+	 * every rank of the command with an error).
+	 */
+	int (*command)(void *priv, uint32_t req, const struct sdm_idset *ranks,
+		       const void *cmd, size_t len);
 	void (*stop)(void *priv);
 };
 
