@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "checkpoint": crdbg checkpoint / restart / list / rm over CRIU
-# on both freeze backends (tests/crs/test_checkpoint.sh).
+# on both freeze backends (tests/crs/test_checkpoint.sh), and job checkpoints
+# (tests/crs/test_job.sh: the cut, the manifest, the restart barrier).
 
 ip link set lo up 2>/dev/null
 run_tap checkpoint-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint.sh" ptrace
+run_tap job-ptrace "$CRDBG_TOP/tests/crs/test_job.sh" ptrace
 if insmod_crdbg 2>/dev/null; then
 	run_tap checkpoint-kmod "$CRDBG_TOP/tests/crs/test_checkpoint.sh" kmod
+	run_tap job-kmod "$CRDBG_TOP/tests/crs/test_job.sh" kmod
 else
 	tap_result checkpoint-kmod 1 "crdbg.ko loads for the kmod-backend checkpoint tests"
 fi

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli-job.h"
 #include "help.h"
 #include <crdbg/crs.h>
 #include <crdbg/mpir-checkpoint.h>
@@ -27,6 +29,11 @@ struct common_opts {
 	const char *store;
 	enum freeze_backend_kind backend;
 	bool verbose;
+	/* job checkpoints */
+	bool part;		/* run as a part, driven by a coordinator */
+	const char *launch;	/* template for parts on other nodes */
+	int timeout_s;
+	const char *expect_meta;
 };
 
 /* Parse an option every command shares; returns args consumed, 0 if not one, -1 on error. */
@@ -59,7 +66,38 @@ static int common_opt(int argc, char **argv, int i, struct common_opts *c, const
 		c->verbose = true;
 		return 1;
 	}
+	if (!strcmp(argv[i], "--launch") || !strcmp(argv[i], "--timeout") ||
+	    !strcmp(argv[i], "--expect-meta")) {
+		if (i + 1 >= argc) {
+			cli_error("%s: %s needs a value", cmd, argv[i]);
+			return -1;
+		}
+		if (argv[i][2] == 'l') {
+			c->launch = argv[i + 1];
+		} else if (argv[i][2] == 'e') {
+			c->expect_meta = argv[i + 1];
+		} else {
+			char *end;
+
+			c->timeout_s = (int)strtol(argv[i + 1], &end, 10);
+			if (*end || c->timeout_s <= 0 || c->timeout_s > 86400) {
+				cli_error("%s: --timeout needs seconds, 1 to 86400", cmd);
+				return -1;
+			}
+		}
+		return 2;
+	}
 	return 0;
+}
+
+static void job_opts(const struct common_opts *c, struct crs_job_opts *o)
+{
+	o->store = c->store;
+	o->launch = c->launch;
+	o->backend = c->backend;
+	o->timeout_s = c->timeout_s;
+	o->verbose = c->verbose;
+	o->log = stderr;
 }
 
 static bool parse_pid(const char *s, pid_t *ret)
@@ -75,6 +113,67 @@ static bool parse_pid(const char *s, pid_t *ret)
 	return true;
 }
 
+/* The job was checkpointed whole: end this part's processes. */
+static void kill_part(const char *root, const char *handle)
+{
+	struct crs_meta m;
+	char err[256];
+
+	if (crs_store_load(root, handle, &m, err, sizeof(err)))
+		return;
+	for (size_t i = 0; i < m.nr_procs; i++)
+		kill(m.procs[i].pid, SIGKILL);
+	crs_meta_free(&m);
+}
+
+/* checkpoint --job TARGETS: the coordinator of a job checkpoint. */
+static int checkpoint_job(const struct common_opts *c, const struct crs_checkpoint_opts *co,
+			  const char *spec, bool have_pid)
+{
+	struct crs_job_opts o = { 0 };
+	struct crs_job_target *t;
+	char handle[CRS_HANDLE_MAX], err[1024], what[256];
+	size_t n;
+	int r;
+
+	if (have_pid || co->after == CRS_AFTER_STOP || co->nr_criu_opts) {
+		cli_error("checkpoint: --job takes its processes from TARGETS; no PID, --stop or --criu-opt with it");
+		return 2;
+	}
+	job_opts(c, &o);
+	if (!strncmp(spec, "slurm:", 6)) {
+		static char tmpl[256];
+
+		r = crs_slurm_job_targets(spec + 6, &o, &t, &n, err, sizeof(err));
+		if (r) {
+			cli_error("checkpoint: %s", err);
+			return 1;
+		}
+		if (!o.launch) {	/* the parts run inside the job, as its tasks did */
+			snprintf(tmpl, sizeof(tmpl),
+				 "exec srun --overlap --jobid=%s -w {host} -N1 -n1 --quiet {cmd}", spec + 6);
+			o.launch = tmpl;
+		}
+	} else if (cli_job_targets(spec, &t, &n)) {
+		cli_error("checkpoint: --job needs slurm:JOBID or PID or NODE:PID[:RANKS] targets, comma-separated, not \"%s\"",
+			  spec);
+		return 2;
+	}
+	snprintf(what, sizeof(what), "%s", spec);
+	o.what = what;
+	o.kill = co->after == CRS_AFTER_KILL;
+	o.debug = co->debug == CRS_DEBUG_SET;
+	r = crs_job_checkpoint(&o, t, n, handle, sizeof(handle), err, sizeof(err));
+	free(t);
+	if (r) {
+		cli_error("checkpoint: %s; nothing was kept%s", err, o.kill ? "" : ", the job goes on");
+		return 1;
+	}
+	fprintf(stderr, CRS_HANDLE_PREFIX "%s\n", handle);
+	printf("%s\n", handle);
+	return 0;
+}
+
 int cmd_checkpoint(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
@@ -82,9 +181,9 @@ int cmd_checkpoint(int argc, char **argv)
 		.descendants = true, .after = CRS_AFTER_CONTINUE, .debug = CRS_DEBUG_KEEP,
 		.log = stderr,
 	};
-	const char *criu_opts[CRS_MAX_CRIU_OPTS];
+	const char *criu_opts[CRS_MAX_CRIU_OPTS], *job = NULL, *part = NULL;
 	char handle[CRS_HANDLE_MAX], err[1024];
-	bool have_pid = false;
+	bool have_pid = false, kill_job = false;
 	int i, n, r;
 
 	if (cli_wants_help(argc, argv)) {
@@ -110,6 +209,17 @@ int cmd_checkpoint(int argc, char **argv)
 			o.descendants = false;
 		} else if (!strcmp(argv[i], "--full")) {
 			o.full = true;
+		} else if (!strcmp(argv[i], "--slurm-tasks") && i + 1 < argc) {
+			/* A coordinator asks this node for its tasks of a job. */
+			return crs_slurm_local_tasks(argv[i + 1], stdout) < 0 ? 1 : 0;
+		} else if ((!strcmp(argv[i], "--job") || !strcmp(argv[i], "--part") ||
+			    !strcmp(argv[i], "--cid")) && i + 1 < argc) {
+			if (argv[i][2] == 'j')
+				job = argv[++i];
+			else if (argv[i][2] == 'p')
+				part = argv[++i];
+			else
+				o.cid = argv[++i];
 		} else if (!strcmp(argv[i], "--criu-opt") || !strncmp(argv[i], "--criu-opt=", 11)) {
 			const char *v = argv[i][10] == '=' ? argv[i] + 11 :
 					i + 1 < argc ? argv[++i] : NULL;
@@ -139,9 +249,26 @@ int cmd_checkpoint(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (job)
+		return checkpoint_job(&c, &o, job, have_pid);
 	if (!have_pid) {
 		cli_error("checkpoint: which pid? usage: crdbg checkpoint PID [options]");
 		return 2;
+	}
+	if (part || o.cid) {
+		unsigned int k, nparts;
+		char end;
+
+		if (!part || !o.cid || !crs_cid_valid(o.cid) ||
+		    sscanf(part, "%u/%u%c", &k, &nparts, &end) != 2 || k >= nparts ||
+		    nparts > CRS_JOB_MAX_PARTS) {
+			cli_error("checkpoint: a part needs --part K/N (K < N) and a valid --cid");
+			return 2;
+		}
+		o.cid_index = k;
+		o.cid_parts = nparts;
+		o.frozen = cli_part_frozen;
+		c.part = true;
 	}
 	o.backend = c.backend;
 	o.store = c.store;
@@ -151,6 +278,12 @@ int cmd_checkpoint(int argc, char **argv)
 	if (r) {
 		cli_error("checkpoint: %s", err);
 		return 1;
+	}
+	if (c.part) {
+		r = cli_part_stored(crs_store_root(c.store), handle, &kill_job);
+		if (!r && kill_job)
+			kill_part(crs_store_root(c.store), handle);
+		return r;
 	}
 	if (o.after == CRS_AFTER_STOP)
 		fprintf(stderr, "crdbg: pid %d and its descendants are left stopped; kill -CONT resumes them\n",
@@ -182,6 +315,8 @@ int cmd_restart(int argc, char **argv)
 			o.debug = true;
 		} else if (!strcmp(argv[i], "--lazy")) {
 			o.lazy = true;
+		} else if (!strcmp(argv[i], "--part")) {
+			c.part = true;
 		} else if (argv[i][0] != '-' && !o.handle) {
 			o.handle = argv[i];
 		} else {
@@ -197,10 +332,32 @@ int cmd_restart(int argc, char **argv)
 	/* Accept a pasted "MPIR checkpoint handle) X" line too. */
 	if (!crs_parse_checkpoint_handle(o.handle, h, sizeof(h)))
 		o.handle = h;
-	o.backend = c.backend;
-	o.store = c.store;
-	o.verbose = c.verbose;
-	r = crs_restart(&o, &st, err, sizeof(err));
+	if (crs_job_exists(crs_store_root(c.store), o.handle)) {
+		struct crs_job_opts jo = { 0 };
+
+		if (o.lazy || c.part) {
+			cli_error("restart: %s is a job checkpoint: no --lazy or --part with it", o.handle);
+			return 2;
+		}
+		job_opts(&c, &jo);
+		jo.handle = o.handle;
+		jo.debug = o.debug;
+		r = crs_job_restart(&jo, &st, err, sizeof(err));
+	} else {
+		uint8_t sha[32];
+
+		if (c.expect_meta && cli_parse_sha(c.expect_meta, sha)) {
+			cli_error("restart: --expect-meta needs 64 hex digits");
+			return 2;
+		}
+		o.backend = c.backend;
+		o.store = c.store;
+		o.verbose = c.verbose;
+		o.expect_meta_sha = c.expect_meta ? sha : NULL;
+		if (c.part)
+			o.hold = cli_part_hold;
+		r = crs_restart(&o, &st, err, sizeof(err));
+	}
 	if (r) {
 		cli_error("restart: %s", err);
 		return 1;
@@ -324,8 +481,10 @@ int cmd_list(int argc, char **argv)
 	if (ctx.json)
 		printf("[");
 	r = crs_store_list(root, list_one, &ctx);
+	if (!r)
+		r = cli_list_jobs(root, ctx.json, ctx.n > 0);
 	if (ctx.json)
-		printf("%s]\n", ctx.n ? "\n" : "");
+		printf("\n]\n");
 	if (r) {
 		cli_error("list: cannot read store %s: %s", root, strerror(-r));
 		return 1;
@@ -338,6 +497,26 @@ int cmd_list(int argc, char **argv)
  * metadata's own checksum): what restart checks first, for a set of
  * parts that must all come back or none (the console's restart of a job).
  */
+/* The part's metadata is the one its job's manifest recorded. */
+static bool expected_meta(const char *root, const char *handle, const char *hex, char *err,
+			  size_t errlen)
+{
+	uint8_t want[32], got[32];
+
+	if (cli_parse_sha(hex, want)) {
+		snprintf(err, errlen, "--expect-meta needs 64 hex digits");
+		return false;
+	}
+	if (crs_job_part_digest(root, handle, got, err, errlen))
+		return false;
+	if (memcmp(want, got, sizeof(got))) {
+		snprintf(err, errlen, "checkpoint %s is not the part its job recorded: its metadata changed",
+			 handle);
+		return false;
+	}
+	return true;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
@@ -359,6 +538,10 @@ int cmd_verify(int argc, char **argv)
 		if (n)
 			continue;
 		n = 1;
+		if (!strcmp(argv[i], "--part")) {
+			c.part = true;
+			continue;
+		}
 		if (argv[i][0] == '-') {
 			cli_error("verify: unknown argument \"%s\", try \"crdbg verify --help\"",
 				  argv[i]);
@@ -378,8 +561,24 @@ int cmd_verify(int argc, char **argv)
 		/* A pasted "MPIR checkpoint handle) X" line too. */
 		if (!crs_parse_checkpoint_handle(handle, h, sizeof(h)))
 			handle = h;
+		if (crs_job_exists(root, handle)) {
+			struct crs_job_opts jo = { 0 };
+
+			job_opts(&c, &jo);
+			jo.handle = handle;
+			if (crs_job_verify(&jo, err, sizeof(err))) {
+				cli_error("verify: job %s: %s", handle, err);
+				bad++;
+			} else {
+				printf("%s: ok\n", handle);
+			}
+			continue;
+		}
 		crs_meta_init(&m);
-		if (crs_store_load(root, handle, &m, err, sizeof(err)) ||
+		if (c.expect_meta && !expected_meta(root, handle, c.expect_meta, err, sizeof(err))) {
+			cli_error("verify: %s", err);
+			bad++;
+		} else if (crs_store_load(root, handle, &m, err, sizeof(err)) ||
 		    crs_store_verify_chain(root, handle, &m, false, err, sizeof(err))) {
 			cli_error("verify: %s", err);
 			bad++;
@@ -412,7 +611,9 @@ int cmd_rm(int argc, char **argv)
 		if (n)
 			continue;
 		n = 1;
-		if (argv[i][0] != '-' && !handle) {
+		if (!strcmp(argv[i], "--part")) {
+			c.part = true;
+		} else if (argv[i][0] != '-' && !handle) {
 			handle = argv[i];
 		} else {
 			cli_error("rm: unknown argument \"%s\", try \"crdbg rm --help\"", argv[i]);
@@ -424,7 +625,30 @@ int cmd_rm(int argc, char **argv)
 		return 2;
 	}
 	root = crs_store_root(c.store);
+	if (crs_job_exists(root, handle)) {
+		struct crs_job_opts jo = { 0 };
+		char err[1024];
+
+		job_opts(&c, &jo);
+		jo.handle = handle;
+		if (crs_job_remove(&jo, err, sizeof(err))) {
+			cli_error("rm: job %s: %s", handle, err);
+			return 1;
+		}
+		return 0;
+	}
+	if (!c.part) {
+		char job[CRS_HANDLE_MAX];
+
+		if (!crs_job_owning(root, handle, job, sizeof(job)) && job[0]) {
+			cli_error("rm: %s is a part of job checkpoint %s: \"crdbg rm %s\" removes the whole job",
+				  handle, job, job);
+			return 1;
+		}
+	}
 	r = crs_store_remove(root, handle);
+	if (r == -ENOENT && c.part)
+		return 0;	/* a part already gone: the job's rm goes on */
 	if (r == -EBUSY) {
 		char deps[512];
 

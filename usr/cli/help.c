@@ -78,12 +78,22 @@ const struct cli_help cli_helps[] = {
 		.summary = "checkpoint a process tree (CRIU); prints its handle",
 		.synopsis = { "checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] [--full] "
 			      "[--criu-opt=--OPTION[=VALUE]]... [--backend kmod|ptrace|auto] "
-			      "[--store DIR] [-v]" },
+			      "[--store DIR] [-v]",
+			      "checkpoint --job [NODE:]PID[:RANKS],... [--kill] [--debug] "
+			      "[--launch TEMPLATE] [--timeout S] [--backend ...] [--store DIR] [-v]" },
 		.description = "Checkpoint PID and its descendants with CRIU into the store. "
 			       "Prints the handle on stdout. A later checkpoint of the same "
 			       "processes is incremental: it stores only the pages written since "
-			       "and names this one as its parent.",
+			       "and names this one as its parent. With --job, checkpoint a "
+			       "parallel job at one coordinated cut: one part per process tree, "
+			       "each on its node, every part frozen before any is dumped and kept "
+			       "only when all are stored; prints the job's handle.",
 		.options = {
+			{ "--job TARGETS", "the job's process trees: PID here, NODE:PID on another node "
+					   "(NODE:PID:RANKS names its ranks, 4-5+7), comma-separated" },
+			{ "--launch TEMPLATE", "how to run a part on another node, {host} and {cmd} "
+					       "replaced (default in a Slurm allocation: srun --overlap)" },
+			{ "--timeout S", "how long every part may take for each step (default 300)" },
 			{ "--stop", "leave the tree stopped afterwards (kill -CONT PID resumes it)" },
 			{ "--kill", "kill the tree once the checkpoint is stored" },
 			{ "--debug", "a debugger will attach: threads wait after the checkpoint" },
@@ -98,11 +108,19 @@ const struct cli_help cli_helps[] = {
 	{
 		.name = "restart", .args = "HANDLE [--debug]",
 		.summary = "restore a checkpoint, optionally parked for a debugger",
-		.synopsis = { "restart HANDLE [--debug] [--lazy] [--backend kmod|ptrace|auto] [--store DIR] [-v]" },
+		.synopsis = { "restart HANDLE [--debug] [--lazy] [--backend kmod|ptrace|auto] [--store DIR] [-v]",
+			      "restart JOB [--debug] [--launch TEMPLATE] [--timeout S] [--backend ...] "
+			      "[--store DIR] [-v]" },
 		.description = "Verify and restore a checkpoint; crdbg waits for the program "
 			       "and exits with its status. HANDLE may also be a pasted "
-			       "\"MPIR checkpoint handle) HANDLE\" line.",
+			       "\"MPIR checkpoint handle) HANDLE\" line. A job checkpoint is "
+			       "restored part by part on the parts' nodes and released only when "
+			       "every part is back with the job's computation id (the restart "
+			       "barrier); a missing, damaged or foreign part stops everything "
+			       "before any process runs.",
 		.options = {
+			{ "--launch TEMPLATE", "a job's parts on other nodes: as for checkpoint --job" },
+			{ "--timeout S", "how long every part may take for each step (default 180)" },
 			{ "--debug", "every thread waits in MPIR_checkpoint_debugger_breakpoint() and each "
 				     "process prints \"MPIR debug info) HOST:PID\" on its stderr for the debugger" },
 			{ "--lazy", "release the tree before its memory is in: pages come on demand "
@@ -116,7 +134,8 @@ const struct cli_help cli_helps[] = {
 		.synopsis = { "list [--json] [--store DIR]" },
 		.description = "List the checkpoints: handle, time, pids, size, whether a "
 			       "debugger was attached, parent (an incremental checkpoint's, whose "
-			       "pages it needs), program. Damaged or incomplete ones "
+			       "pages it needs), program; then the job checkpoints: job, time, "
+			       "parts, nodes, ranks, computation id. Damaged or incomplete ones "
 			       "show as INVALID with the reason.",
 		.options = {
 			{ "--json", "one JSON array of objects instead of a table" },
@@ -128,7 +147,9 @@ const struct cli_help cli_helps[] = {
 		.summary = "delete a checkpoint",
 		.synopsis = { "rm HANDLE [--store DIR]" },
 		.description = "Delete a checkpoint from the store. A checkpoint that "
-			       "incremental checkpoints depend on is refused, naming them.",
+			       "incremental checkpoints depend on is refused, naming them; so "
+			       "is a part of a job checkpoint, naming the job. rm JOB removes "
+			       "every part, each on its node, then the job's manifest.",
 		.options = { OPT_STORE },
 	},
 	{
@@ -140,7 +161,9 @@ const struct cli_help cli_helps[] = {
 			       "checkpoint an incremental one needs, without "
 			       "restoring anything, as restart does first. Prints "
 			       "\"HANDLE: ok\" per good one and one error line per bad "
-			       "one; exits 1 if any is bad.",
+			       "one; exits 1 if any is bad. A job checkpoint is verified part "
+			       "by part on the parts' nodes, each against the digest its "
+			       "manifest recorded.",
 		.options = { OPT_STORE },
 	},
 	{

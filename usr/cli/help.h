@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #define CLI_HELP_MAX_SYNOPSIS	4
-#define CLI_HELP_MAX_OPTIONS	12
+#define CLI_HELP_MAX_OPTIONS	16
 
 struct cli_option {
 	const char *flag;	/* "--store DIR" */

@@ -325,6 +325,11 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 			    strerror(-r));
 	m.root = o->pid;
 	m.time = time(NULL);
+	if (o->cid) {
+		snprintf(m.cid, sizeof(m.cid), "%s", o->cid);
+		m.cid_parts = o->cid_parts;
+		m.cid_index = o->cid_index;
+	}
 	crs_proc_exe(o->pid, m.program, sizeof(m.program));
 	if (crs_criu_version(m.criu_version, sizeof(m.criu_version))) {
 		r = crs_fail(err, errlen, -ENOENT, "cannot run %s --version: is CRIU installed?",
@@ -444,6 +449,10 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		b = NULL;
 	}
 	t_frozen = crs_clock_ms();
+	if (o->frozen && o->frozen(o->frozen_arg)) {
+		r = crs_fail(err, errlen, -ECANCELED, "the job's checkpoint was called off");
+		goto out_thaw;
+	}
 
 	r = crs_criu_dump_finish(&dump, msg, sizeof(msg));
 	if (r) {

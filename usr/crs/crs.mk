@@ -43,7 +43,7 @@ $(B)/tests/crs/prog_incr: tests/crs/prog_incr.c
 
 ALL_TARGETS += $(B)/tests/crs/prog_incr
 GUEST_GROUPS += checkpoint cheapckpt
-BENCH_CMDS += tests/crs/bench.sh
+BENCH_CMDS += tests/crs/bench.sh tests/crs/bench-job.sh
 
 # The MPI program of tests/crs/test_checkpoint_mpi.sh, when Open MPI's mpicc is there.
 ifneq ($(shell command -v mpicc 2>/dev/null),)
@@ -54,3 +54,20 @@ $(B)/tests/crs/prog_mpi: tests/crs/prog_mpi.c
 ALL_TARGETS += $(B)/tests/crs/prog_mpi
 endif
 GUEST_GROUPS += checkpointmpi
+
+# libFuzzer target for the metadata and job manifest decoders (clang only).
+CRS_FUZZ_CC  ?= clang
+CRS_FUZZER   := $(B)/tests/fuzz/crs_fuzz_records
+CRS_FUZZ_SRC := usr/crs/meta.c usr/crs/job-manifest.c usr/crs/sha256.c usr/crs/error.c \
+		usr/crs/file-chunks.c
+
+$(CRS_FUZZER): tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
+	@mkdir -p $(dir $@)
+	$(CRS_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/crs \
+		-Ikmod/uapi -o $@ tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC) -lcrypto
+
+ifneq ($(shell command -v $(CRS_FUZZ_CC) 2>/dev/null),)
+ALL_TARGETS  += $(CRS_FUZZER)
+FUZZ_TARGETS += $(CRS_FUZZER)
+endif

@@ -115,6 +115,12 @@ bool crs_handle_valid(const char *h)
 	return true;
 }
 
+/* A computation id: the same characters as a handle. */
+static bool cid_valid(const char *c)
+{
+	return strnlen(c, CRS_CID_MAX) < CRS_CID_MAX && crs_handle_valid(c);
+}
+
 static bool name_valid(const char *n)
 {
 	size_t i, len = strnlen(n, CRS_NAME_MAX);
@@ -135,7 +141,8 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 	size_t len = 0, i;
 	FILE *f;
 
-	if (!crs_handle_valid(m->handle) || strchr(m->program, '\n'))
+	if (!crs_handle_valid(m->handle) || strchr(m->program, '\n') ||
+	    (m->cid[0] && (!cid_valid(m->cid) || m->cid_index >= m->cid_parts)))
 		return -EINVAL;
 	f = open_memstream(&buf, &len);
 	if (!f)
@@ -160,6 +167,8 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		fprintf(f, "parent %s\n", m->parent);
 	if (m->track_mem)
 		fprintf(f, "track-mem 1\n");
+	if (m->cid[0])
+		fprintf(f, "cid %s %u %u\n", m->cid, m->cid_parts, m->cid_index);
 	for (i = 0; i < m->nr_procs; i++) {
 		const struct crs_proc *p = &m->procs[i];
 
@@ -300,7 +309,7 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		      size_t errlen)
 {
 	char *f[8], *rest;
-	int64_t v;
+	int64_t v, w;
 	pid_t pid;
 	int n;
 
@@ -336,6 +345,11 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		snprintf(m->parent, sizeof(m->parent), "%s", f[0]);
 	} else if (!strcmp(line, "track-mem") && n == 1 && parse_i64(f[0], 0, 1, &v)) {
 		m->track_mem = v;
+	} else if (!strcmp(line, "cid") && n == 3 && cid_valid(f[0]) &&
+		   parse_i64(f[1], 1, CRS_MAX_PROCS, &v) && parse_i64(f[2], 0, v - 1, &w)) {
+		snprintf(m->cid, sizeof(m->cid), "%s", f[0]);
+		m->cid_parts = (uint32_t)v;
+		m->cid_index = (uint32_t)w;
 	} else if (!strcmp(line, "process") && n == 7) {
 		struct crs_proc p = { 0 };
 

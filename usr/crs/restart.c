@@ -27,6 +27,7 @@
 #include "criu.h"
 #include "proc.h"
 #include "store.h"
+#include <crdbg/job.h>
 #include <crdbg/mpir-checkpoint.h>
 
 #define RESTORE_TIMEOUT_S 120
@@ -253,6 +254,11 @@ static void announce_parked(const struct crs_meta *m, FILE *out, FILE *log)
 	}
 	while (left) {
 		for (i = 0; i < m->nr_procs; i++) {
+			if (!done[i] && kill(m->procs[i].pid, 0) && errno == ESRCH) {
+				done[i] = true;		/* gone (killed): nothing to announce */
+				left--;
+				continue;
+			}
 			if (done[i] || !all_parked(&m->procs[i]))
 				continue;
 			fprintf(out, CRS_DEBUG_INFO_PREFIX "%s:%d\n", host, (int)m->procs[i].pid);
@@ -290,6 +296,18 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	size_t i;
 	int r, st = 0;
 
+	if (o->expect_meta_sha) {
+		uint8_t sha[32];
+
+		crs_meta_init(&m);
+		r = crs_job_part_digest(root, o->handle, sha, err, errlen);
+		if (r)
+			return r;
+		if (memcmp(sha, o->expect_meta_sha, sizeof(sha)))
+			return crs_fail(err, errlen, -EBADMSG,
+					"checkpoint %s is not the part its job recorded: its metadata changed",
+					o->handle);
+	}
 	r = crs_store_load(root, o->handle, &m, err, errlen);
 	if (r)
 		return r;
@@ -317,6 +335,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 				 m.procs[i].pid);
 			goto out;
 		}
+	}
+
+	if (o->hold && o->hold(o->hold_arg, &m, CRS_HOLD_VERIFIED)) {
+		r = crs_fail(err, errlen, -ECANCELED, "the job's restart was called off");
+		goto out;
 	}
 
 	crs_store_path(root, o->handle, dir, sizeof(dir));
@@ -372,6 +395,15 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (r)
 		goto out_lazy;
 	t_restored = crs_clock_ms();
+	if (o->hold && o->hold(o->hold_arg, &m, CRS_HOLD_RESTORED)) {
+		r = crs_fail(err, errlen, -ECANCELED,
+			     "the job's restart was called off: the restored processes were killed before they ran");
+		kill_tree(&m);
+		freeze_backend_close(frozen);	/* a killed thread leaves its park */
+		frozen = NULL;
+		wait_done(&m, criu, lazy, work, &st, msg, sizeof(msg));
+		goto out;
+	}
 
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));

@@ -30,6 +30,7 @@
 #define CRS_MAX_CRIU_OPTS	16
 #define CRS_CRIU_OPT_MAX	128
 #define CRS_FILE_DIGEST_LEN	32
+#define CRS_CID_MAX		64
 
 struct crs_proc {
 	pid_t pid, ppid, pgid, sid;
@@ -83,6 +84,12 @@ struct crs_meta {
 	 */
 	char parent[CRS_HANDLE_MAX];
 	bool track_mem;
+	/*
+	 * A part of a job checkpoint (<crdbg/job.h>): the computation id, the
+	 * number of parts and this part's index ("" and 0 for a lone checkpoint).
+	 */
+	char cid[CRS_CID_MAX];
+	uint32_t cid_parts, cid_index;
 };
 
 void crs_meta_init(struct crs_meta *m);
@@ -116,6 +123,16 @@ struct crs_checkpoint_opts {
 	const char *const *criu_opts;	/* extra "--name[=value]" for criu, checked */
 	size_t nr_criu_opts;
 	bool full;		/* never incremental: dump every page */
+	/* A part of a job checkpoint: its CID, number of parts and index. */
+	const char *cid;
+	uint32_t cid_parts, cid_index;
+	/*
+	 * The coordinated cut: called once every process of the tree is
+	 * frozen, before CRIU dumps; non-zero (the job's checkpoint was
+	 * called off) thaws the tree and fails with -ECANCELED.
+	 */
+	int (*frozen)(void *arg);
+	void *frozen_arg;
 };
 
 /*
@@ -128,6 +145,11 @@ int crs_criu_opt_check(const char *opt, char *err, size_t errlen);
 int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
 		   char *err, size_t errlen);
 
+enum crs_hold_phase {
+	CRS_HOLD_VERIFIED,
+	CRS_HOLD_RESTORED,
+};
+
 struct crs_restart_opts {
 	const char *handle;
 	const char *store;
@@ -136,6 +158,17 @@ struct crs_restart_opts {
 	FILE *log;
 	bool verbose;
 	bool lazy;		/* pages on demand (criu lazy-pages, userfaultfd) */
+	/*
+	 * The restart barrier: called once the checkpoint is verified and its
+	 * pids are free (CRS_HOLD_VERIFIED), then with the restored tree held
+	 * (CRS_HOLD_RESTORED: frozen or stopped, no user instruction run
+	 * yet); non-zero calls the restart off (-ECANCELED; a restored tree
+	 * is killed), 0 goes on (restores; releases).
+	 */
+	int (*hold)(void *arg, const struct crs_meta *m, enum crs_hold_phase phase);
+	void *hold_arg;
+	/* The SHA-256 the metadata file must have (a job's part), or NULL. */
+	const uint8_t *expect_meta_sha;
 };
 
 /* Restore, release, then wait: *ret_status is the root's exit status. */

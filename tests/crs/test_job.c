@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Job checkpoints on the host: the manifest's format (round trip,
+ * truncation, any flipped byte, malformed records), the parts' "cid"
+ * metadata record, and manifests in a store (save, load, list, owning
+ * job, remove).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include <crdbg/job.h>
+#include "meta.h"
+#include "sha256.h"
+#include "store.h"
+
+static void sample(struct crs_job *j, size_t parts)
+{
+	crs_job_init(j);
+	snprintf(j->handle, sizeof(j->handle), "job-20261125T030000-42");
+	snprintf(j->cid, sizeof(j->cid), "node0-42-1764039600000000001");
+	snprintf(j->what, sizeof(j->what), "slurm 17 (srun ./app)");
+	j->time = 1764039600;
+	for (size_t i = 0; i < parts; i++) {
+		struct crs_job_part p = { 0 };
+
+		snprintf(p.node, sizeof(p.node), "node%zu", i);
+		snprintf(p.ranks, sizeof(p.ranks), "%zu-%zu", 2 * i, 2 * i + 1);
+		snprintf(p.handle, sizeof(p.handle), "20261125T030000-%zu", 100 + i);
+		memset(p.meta_sha, (int)i + 1, sizeof(p.meta_sha));
+		if (crs_job_add_part(j, &p))
+			abort();
+	}
+}
+
+TEST(round_trip)
+{
+	struct crs_job j, back;
+	char *buf, *buf2, err[256];
+	size_t len, len2;
+
+	sample(&j, 3);
+	ASSERT_EQ(0, crs_job_format(&j, &buf, &len));
+	ASSERT_EQ(0, crs_job_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ(j.handle, back.handle);
+	EXPECT_STREQ(j.cid, back.cid);
+	EXPECT_STREQ(j.what, back.what);
+	EXPECT_EQ(j.time, back.time);
+	ASSERT_EQ(3, back.nr_parts);
+	EXPECT_STREQ("node2", back.parts[2].node);
+	EXPECT_STREQ("4-5", back.parts[2].ranks);
+	EXPECT_STREQ("20261125T030000-102", back.parts[2].handle);
+	EXPECT_EQ(0, memcmp(j.parts[1].meta_sha, back.parts[1].meta_sha, 32));
+	ASSERT_EQ(0, crs_job_format(&back, &buf2, &len2));
+	EXPECT_EQ(len, len2);
+	EXPECT_EQ(0, memcmp(buf, buf2, len));
+	free(buf);
+	free(buf2);
+	crs_job_free(&j);
+	crs_job_free(&back);
+}
+
+TEST(truncated_and_flipped_refused)
+{
+	struct crs_job j, back;
+	char *buf, err[256];
+	size_t len, i;
+
+	sample(&j, 2);
+	ASSERT_EQ(0, crs_job_format(&j, &buf, &len));
+	for (i = 0; i < len; i++)
+		ASSERT_NE(0, crs_job_parse(buf, i, &back, err, sizeof(err)))
+			TH_LOG("a manifest cut at %zu of %zu bytes was accepted", i, len);
+	for (i = 0; i < len; i++) {
+		char saved = buf[i];
+
+		buf[i] = (char)(saved ^ 0x01);
+		EXPECT_NE(0, crs_job_parse(buf, len, &back, err, sizeof(err)))
+			TH_LOG("flipping byte %zu was accepted", i);
+		buf[i] = saved;
+	}
+	free(buf);
+	crs_job_free(&j);
+}
+
+TEST(malformed_refused)
+{
+	static const char *const bad[] = {
+		"",
+		"crdbg-job 2\n",
+		"crdbg-job 1\nhandle ../x\n",
+		"crdbg-job 1\ncid a b\n",
+		"crdbg-job 1\nparts 0\n",
+		"crdbg-job 1\nparts 1\nparts 1\n",
+		"crdbg-job 1\npart 1 n0 0 h 00\n",	/* out of order */
+		"crdbg-job 1\npart 0 n/0 0 h 0000000000000000000000000000000000000000000000000000000000000000\n",
+		"crdbg-job 1\npart 0 n0 0;1 h 0000000000000000000000000000000000000000000000000000000000000000\n",
+		"crdbg-job 1\njob a\x01\n",
+		"crdbg-job 1\nbogus 1\n",
+	};
+	struct crs_job back;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_NE(0, crs_job_parse(bad[i], strlen(bad[i]), &back, err, sizeof(err)))
+			TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(0, strlen(err));
+	}
+}
+
+TEST(part_count_must_match)
+{
+	struct crs_job j, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&j, 2);
+	ASSERT_EQ(0, crs_job_format(&j, &buf, &len));
+	/* A sealed manifest that says 3 parts but lists 2. */
+	{
+		char *body = strndup(buf, strstr(buf, "end ") - buf), *p, *out;
+		uint8_t d[32];
+		char hex[65];
+
+		ASSERT_NE(NULL, (p = strstr(body, "parts 2")));
+		p[6] = '3';
+		crs_sha256(body, strlen(body), d);
+		crs_sha256_hex(d, hex);
+		ASSERT_LT(0, asprintf(&out, "%send %s\n", body, hex));
+		EXPECT_EQ(-EBADMSG, crs_job_parse(out, strlen(out), &back, err, sizeof(err)));
+		EXPECT_NE(NULL, strstr(err, "parts")) TH_LOG("%s", err);
+		free(out);
+		free(body);
+	}
+	free(buf);
+	crs_job_free(&j);
+}
+
+TEST(cid_metadata_record)
+{
+	struct crs_meta m, back;
+	struct crs_proc p = { .pid = 7, .ppid = 1, .pgid = 7, .sid = 7 };
+	char *buf, err[256];
+	size_t len;
+
+	crs_meta_init(&m);
+	snprintf(m.handle, sizeof(m.handle), "20261125T030000-7");
+	m.root = 7;
+	ASSERT_EQ(0, crs_meta_add_proc(&m, &p));
+	snprintf(m.cid, sizeof(m.cid), "node0-1-2");
+	m.cid_parts = 3;
+	m.cid_index = 2;
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	EXPECT_NE(NULL, strstr(buf, "\ncid node0-1-2 3 2\n"));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ("node0-1-2", back.cid);
+	EXPECT_EQ(3, back.cid_parts);
+	EXPECT_EQ(2, back.cid_index);
+	crs_meta_free(&back);
+	free(buf);
+	m.cid_index = 3;	/* index beyond the count */
+	EXPECT_EQ(-EINVAL, crs_meta_format(&m, &buf, &len));
+	crs_meta_free(&m);
+}
+
+static void collect(const char *handle, const struct crs_job *j, const char *problem, void *arg)
+{
+	char *seen = arg;
+
+	strcat(seen, handle);
+	strcat(seen, j ? " ok;" : " bad;");
+	(void)problem;
+}
+
+TEST(store)
+{
+	char root[] = "/tmp/crdbg-test-job.XXXXXX", seen[1024] = "", owner[64], path[256];
+	struct crs_job j, back;
+	char err[256];
+	FILE *f;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	sample(&j, 2);
+	ASSERT_EQ(0, crs_job_save(root, &j, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(0, strncmp(j.handle, "job-", 4));
+	EXPECT_TRUE(crs_job_exists(root, j.handle));
+	EXPECT_FALSE(crs_job_exists(root, "job-none"));
+	ASSERT_EQ(0, crs_job_load(root, j.handle, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ(j.cid, back.cid);
+	crs_job_free(&back);
+	/* A second save never replaces the first. */
+	{
+		char first[64];
+
+		snprintf(first, sizeof(first), "%s", j.handle);
+		ASSERT_EQ(0, crs_job_save(root, &j, err, sizeof(err)));
+		EXPECT_STRNE(first, j.handle);
+	}
+	ASSERT_EQ(0, crs_job_owning(root, "20261125T030000-101", owner, sizeof(owner)));
+	EXPECT_EQ(0, strncmp(owner, "job-", 4));
+	ASSERT_EQ(0, crs_job_owning(root, "20261125T030000-999", owner, sizeof(owner)));
+	EXPECT_STREQ("", owner);
+	/* A damaged manifest is listed as such, never taken for a checkpoint. */
+	snprintf(path, sizeof(path), "%s/.jobs/job-broken", root);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("crdbg-job 1\nhandle job-broken\n", f);
+	fclose(f);
+	ASSERT_EQ(0, crs_job_list(root, collect, seen));
+	EXPECT_NE(NULL, strstr(seen, "job-broken bad;")) TH_LOG("%s", seen);
+	EXPECT_NE(NULL, strstr(seen, " ok;"));
+	EXPECT_NE(0, crs_job_load(root, "job-broken", &back, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "job-broken is corrupt")) TH_LOG("%s", err);
+	EXPECT_EQ(0, crs_job_remove_manifest(root, j.handle));
+	EXPECT_FALSE(crs_job_exists(root, j.handle));
+	crs_job_free(&j);
+	crs_rmtree(AT_FDCWD, root);
+}
+
+TEST_HARNESS_MAIN

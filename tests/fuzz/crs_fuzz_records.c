@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the two record decoders of the store, a checkpoint's
+ * metadata and a job's manifest (the first byte picks one). Whatever the
+ * bytes, a decoder stays inside them, and whatever it accepts formats
+ * back into exactly what it read (the seal covers every byte).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <crdbg/job.h>
+#include "meta.h"
+
+static void same_or_abort(const uint8_t *in, size_t len, const char *out, size_t out_len)
+{
+	if (out_len != len || memcmp(in, out, len))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* A copy of exactly the bytes, so ASan sees any read past them. */
+	char *buf, *out, err[256];
+	size_t out_len;
+
+	if (!size)
+		return 0;
+	buf = malloc(size - 1 ? size - 1 : 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, data + 1, size - 1);
+	if (data[0] & 1) {
+		struct crs_job j;
+
+		if (!crs_job_parse(buf, size - 1, &j, err, sizeof(err))) {
+			if (crs_job_format(&j, &out, &out_len))
+				abort();
+			same_or_abort(data + 1, size - 1, out, out_len);
+			free(out);
+			crs_job_free(&j);
+		}
+	} else {
+		struct crs_meta m;
+
+		if (!crs_meta_parse(buf, size - 1, &m, err, sizeof(err))) {
+			if (crs_meta_format(&m, &out, &out_len))
+				abort();
+			free(out);	/* records may be reordered: reparse only */
+			crs_meta_free(&m);
+		}
+	}
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Job checkpoints on the command line (<crdbg/job.h>): the part side of
+ * the coordinators' line protocol (checkpoint --part, restart --part),
+ * the job targets of checkpoint --job, and the job rows of list.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cli-job.h"
+
+/* One line from the coordinator; false at its end (it is gone). */
+static bool read_order(char *buf, size_t len)
+{
+	if (!fgets(buf, (int)len, stdin))
+		return false;
+	buf[strcspn(buf, "\n")] = 0;
+	return true;
+}
+
+int cli_part_frozen(void *arg)
+{
+	char order[64];
+
+	(void)arg;
+	printf("crdbg-part frozen\n");
+	fflush(stdout);
+	return read_order(order, sizeof(order)) && !strcmp(order, "dump") ? 0 : -1;
+}
+
+int cli_part_stored(const char *root, const char *handle, bool *kill_job)
+{
+	char order[64], hex[65], err[512];
+	uint8_t sha[32];
+	int r;
+
+	r = crs_job_part_digest(root, handle, sha, err, sizeof(err));
+	if (r) {
+		crs_store_remove(root, handle);
+		cli_error("checkpoint: %s", err);
+		return 1;
+	}
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+	printf("crdbg-part stored handle=%s meta=%s\n", handle, hex);
+	fflush(stdout);
+	if (read_order(order, sizeof(order)) && (!strcmp(order, "commit") || !strcmp(order, "kill"))) {
+		*kill_job = !strcmp(order, "kill");
+		return 0;
+	}
+	crs_store_remove(root, handle);
+	cli_error("checkpoint: the job's checkpoint was called off: part %s removed", handle);
+	return 1;
+}
+
+int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase)
+{
+	char order[64];
+
+	(void)arg;
+	if (phase == CRS_HOLD_VERIFIED)
+		printf("crdbg-part verified\n");
+	else
+		printf("crdbg-part restored cid=%s parts=%u index=%u\n", m->cid[0] ? m->cid : "-",
+		       m->cid_parts, m->cid_index);
+	fflush(stdout);
+	if (!read_order(order, sizeof(order)))
+		return -1;
+	return !strcmp(order, phase == CRS_HOLD_VERIFIED ? "restore" : "release") ? 0 : -1;
+}
+
+int cli_parse_sha(const char *s, uint8_t sha[32])
+{
+	if (strlen(s) != 64)
+		return -EINVAL;
+	for (int i = 0; i < 32; i++) {
+		unsigned int v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -EINVAL;
+		sha[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+/*
+ * "PID", "NODE:PID" or "NODE:PID:RANKS", comma- or space-separated
+ * ("4-5" in RANKS is a range; several ranks are "4-5+7").
+ */
+int cli_job_targets(const char *spec, struct crs_job_target **ret, size_t *ret_n)
+{
+	struct crs_job_target *t = NULL, *nt;
+	char *copy = strdup(spec), *save = NULL, *tok;
+	size_t n = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *pid = strchr(tok, ':'), *ranks = NULL, *end;
+		long v;
+
+		nt = realloc(t, (n + 1) * sizeof(*t));
+		if (!nt)
+			goto bad;
+		t = nt;
+		memset(&t[n], 0, sizeof(t[n]));
+		if (pid) {
+			*pid++ = 0;
+			ranks = strchr(pid, ':');
+			if (ranks)
+				*ranks++ = 0;
+			if (!crs_cid_valid(tok))
+				goto bad;
+			snprintf(t[n].node, sizeof(t[n].node), "%s", tok);
+		} else {
+			pid = tok;
+		}
+		errno = 0;
+		v = strtol(pid, &end, 10);
+		if (errno || *end || v <= 0 || v > 0x3fffffff)
+			goto bad;
+		t[n].pid = (pid_t)v;
+		snprintf(t[n].ranks, sizeof(t[n].ranks), "%s", ranks && *ranks ? ranks : "-");
+		for (char *c = t[n].ranks; *c; c++)
+			if (*c == '+')
+				*c = ',';
+		n++;
+	}
+	free(copy);
+	if (!n) {
+		free(t);
+		return -EINVAL;
+	}
+	*ret = t;
+	*ret_n = n;
+	return 0;
+bad:
+	free(copy);
+	free(t);
+	return -EINVAL;
+}
+
+struct job_list_ctx {
+	bool json;
+	int n;
+};
+
+static void job_row(const char *handle, const struct crs_job *j, const char *problem, void *arg)
+{
+	struct job_list_ctx *c = arg;
+	char when[32] = "-", nodes[256] = "", ranks[256] = "";
+	size_t i, nl = 0, rl = 0;
+
+	if (j) {
+		time_t t = (time_t)j->time;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		for (i = 0; i < j->nr_parts; i++) {
+			/* Each node once, in part order. */
+			bool seen = false;
+
+			for (size_t k = 0; k < i; k++)
+				seen |= !strcmp(j->parts[k].node, j->parts[i].node);
+			if (!seen && nl < sizeof(nodes) - 2)
+				nl += (size_t)snprintf(nodes + nl, sizeof(nodes) - nl, "%s%s",
+						       nl ? "," : "", j->parts[i].node);
+			if (strcmp(j->parts[i].ranks, "-") && rl < sizeof(ranks) - 2)
+				rl += (size_t)snprintf(ranks + rl, sizeof(ranks) - rl, "%s%s",
+						       rl ? "," : "", j->parts[i].ranks);
+		}
+	}
+	if (c->json) {
+		printf("%s\n  {\"job\": \"%s\", \"valid\": %s", c->n ? "," : "", handle,
+		       j ? "true" : "false");
+		if (j) {
+			printf(", \"time\": \"%s\", \"cid\": \"%s\", \"parts\": [", when, j->cid);
+			for (i = 0; i < j->nr_parts; i++)
+				printf("%s{\"node\": \"%s\", \"ranks\": \"%s\", \"handle\": \"%s\"}",
+				       i ? ", " : "", j->parts[i].node, j->parts[i].ranks,
+				       j->parts[i].handle);
+			printf("]");
+		}
+		printf("}");
+	} else {
+		if (!c->n)
+			printf("\n%-32s %-20s %5s  %-24s %-12s %s\n", "JOB", "TIME", "PARTS", "NODES",
+			       "RANKS", "CID");
+		if (j)
+			printf("%-32s %-20s %5zu  %-24s %-12s %s\n", handle, when, j->nr_parts, nodes,
+			       rl ? ranks : "-", j->cid);
+		else
+			printf("%-32s INVALID: %s\n", handle, problem);
+	}
+	c->n++;
+}
+
+int cli_list_jobs(const char *root, bool json, bool any_before)
+{
+	struct job_list_ctx c = { .json = json, .n = any_before ? 1 : 0 };
+	int r;
+
+	if (!json)
+		c.n = 0;
+	r = crs_job_list(root, job_row, &c);
+	return r;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A job checkpoint at one coordinated cut. Every part runs `crdbg
+ * checkpoint PID --part K/N --cid CID` on its node:
+ *
+ *   part  -> "crdbg-part frozen"          every thread of its tree frozen
+ *   coord -> "dump"                       (only once every part is frozen)
+ *   part  -> "crdbg-part stored handle=H meta=SHA256"
+ *   coord -> "commit" | "kill" | "abort"  (abort: the part removes H)
+ *
+ * Phase 1 freezes every part, phase 2 dumps them all, phase 3 keeps the
+ * parts (and ends the job with --kill) only when every part is stored and
+ * the manifest is written; any failure calls every part off, so no handle
+ * that looks valid is left on any node, and the job goes on.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "job-part.h"
+
+#define DEFAULT_TIMEOUT_S 300
+/*
+ * How long an aborted part may take to thaw or remove its part and end; a
+ * silent part may be freezing, so it is given the same time.
+ */
+#define ABORT_GRACE_S 120
+
+static bool parse_hex(const char *s, uint8_t out[32])
+{
+	for (int i = 0; i < 64; i++) {
+		char c = s[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (v < 0)
+			return false;
+		out[i / 2] = i % 2 ? (uint8_t)(out[i / 2] | v) : (uint8_t)(v << 4);
+	}
+	return s[64] == 0;
+}
+
+/* "stored handle=H meta=SHA" into a manifest part. */
+static bool parse_stored(const char *step, struct crs_job_part *p)
+{
+	char h[CRS_HANDLE_MAX + 1], sha[65];
+
+	if (sscanf(step, "stored handle=%64s meta=%64s", h, sha) != 2 || !crs_handle_valid(h) ||
+	    !parse_hex(sha, p->meta_sha))
+		return false;
+	memcpy(p->handle, h, strlen(h) + 1);	/* valid: shorter than a handle */
+	return true;
+}
+
+static int failed_part(struct job_part *ps, size_t n, const char *step, int r, char *err,
+		       size_t errlen)
+{
+	char name[160];
+
+	for (size_t i = 0; i < n; i++) {
+		if (job_part_at(&ps[i], step))
+			continue;
+		return crs_fail(err, errlen, r == -ETIMEDOUT ? r : -EIO, "failed on %s: %s",
+				job_part_name(&ps[i], name, sizeof(name)),
+				r == -ETIMEDOUT && ps[i].out >= 0 ? "no answer in time" :
+				ps[i].last_err[0] ? ps[i].last_err : "ended without a word");
+	}
+	return r;
+}
+
+static int start_parts(const struct crs_job_opts *o, const char *root, const char *cid,
+		       const struct crs_job_target *t, size_t n, struct job_part *ps, char *err,
+		       size_t errlen)
+{
+	const char *backend = o->backend == FREEZE_BACKEND_KMOD ? "kmod" :
+			      o->backend == FREEZE_BACKEND_PTRACE ? "ptrace" : "auto";
+
+	for (size_t i = 0; i < n; i++) {
+		char pid[16], part[32], *argv[16];
+		int a = 0, r;
+
+		snprintf(pid, sizeof(pid), "%d", (int)t[i].pid);
+		snprintf(part, sizeof(part), "%zu/%zu", i, n);
+		argv[a++] = "crdbg";
+		argv[a++] = "checkpoint";
+		argv[a++] = pid;
+		argv[a++] = "--part";
+		argv[a++] = part;
+		argv[a++] = "--cid";
+		argv[a++] = (char *)cid;
+		argv[a++] = "--store";
+		argv[a++] = (char *)root;
+		argv[a++] = "--backend";
+		argv[a++] = (char *)backend;
+		if (o->debug)
+			argv[a++] = "--debug";
+		if (o->verbose)
+			argv[a++] = "-v";
+		argv[a] = NULL;
+		ps[i].index = i;
+		ps[i].ranks = t[i].ranks;
+		r = job_part_start(&ps[i], t[i].node, o->launch, argv, err, errlen);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static void send_all(struct job_part *ps, size_t n, const char *line)
+{
+	for (size_t i = 0; i < n; i++)
+		job_part_send(&ps[i], line);
+}
+
+int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target *t, size_t n,
+		       char *ret_handle, size_t handle_len, char *err, size_t errlen)
+{
+	const char *root = crs_store_root(o->store);
+	int timeout = o->timeout_s > 0 ? o->timeout_s : DEFAULT_TIMEOUT_S;
+	struct crs_job j;
+	struct job_part *ps;
+	char host[CRS_NODE_MAX] = "";
+	int r;
+
+	if (!n || n > CRS_JOB_MAX_PARTS)
+		return crs_fail(err, errlen, -EINVAL, "a job checkpoint needs 1 to %d parts",
+				CRS_JOB_MAX_PARTS);
+	crs_job_init(&j);
+	r = crs_cid_new(j.cid, sizeof(j.cid));
+	if (r)
+		return crs_fail(err, errlen, r, "cannot make a computation id");
+	snprintf(j.what, sizeof(j.what), "%s", o->what ? o->what : "-");
+	ps = calloc(n, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ps[i].in = ps[i].out = ps[i].err = ps[i].status = -1;
+	signal(SIGPIPE, SIG_IGN);
+	gethostname(host, sizeof(host) - 1);
+
+	r = start_parts(o, root, j.cid, t, n, ps, err, errlen);
+	if (r)
+		goto abort;
+	r = job_parts_wait(ps, n, "frozen", timeout, o->log);
+	r = failed_part(ps, n, "frozen", r, err, errlen);
+	if (r)
+		goto abort;
+	send_all(ps, n, "dump");
+	r = job_parts_wait(ps, n, "stored", timeout, o->log);
+	r = failed_part(ps, n, "stored", r, err, errlen);
+	if (r)
+		goto abort;
+	for (size_t i = 0; i < n; i++) {
+		struct crs_job_part p = { 0 };
+		char name[160];
+
+		if (!parse_stored(ps[i].step, &p)) {
+			r = crs_fail(err, errlen, -EBADMSG, "%s sent a malformed report",
+				     job_part_name(&ps[i], name, sizeof(name)));
+			goto abort;
+		}
+		snprintf(p.node, sizeof(p.node), "%s", t[i].node[0] ? t[i].node : host);
+		snprintf(p.ranks, sizeof(p.ranks), "%s", t[i].ranks[0] ? t[i].ranks : "-");
+		r = crs_job_add_part(&j, &p);
+		if (r)
+			goto abort;
+	}
+	r = crs_job_save(root, &j, err, errlen);
+	if (r)
+		goto abort;
+	send_all(ps, n, o->kill ? "kill" : "commit");
+	job_parts_finish(ps, n, o->log, timeout);
+	snprintf(ret_handle, handle_len, "%s", j.handle);
+	goto out;
+abort:
+	send_all(ps, n, "abort");
+	job_parts_finish(ps, n, o->log, ABORT_GRACE_S);
+out:
+	free(ps);
+	crs_job_free(&j);
+	return r;
+}

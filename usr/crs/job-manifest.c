@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A job checkpoint's manifest: build, serialize, parse (see <crdbg/job.h>). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <crdbg/job.h>
+#include "error.h"
+#include "sha256.h"
+
+void crs_job_init(struct crs_job *j)
+{
+	memset(j, 0, sizeof(*j));
+}
+
+void crs_job_free(struct crs_job *j)
+{
+	if (!j)
+		return;
+	free(j->parts);
+	j->parts = NULL;
+	j->nr_parts = 0;
+}
+
+int crs_job_add_part(struct crs_job *j, const struct crs_job_part *p)
+{
+	struct crs_job_part *n;
+
+	if (j->nr_parts >= CRS_JOB_MAX_PARTS)
+		return -E2BIG;
+	n = realloc(j->parts, (j->nr_parts + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n[j->nr_parts++] = *p;
+	j->parts = n;
+	return 0;
+}
+
+bool crs_cid_valid(const char *cid)
+{
+	return strnlen(cid, CRS_CID_MAX) < CRS_CID_MAX && crs_handle_valid(cid);
+}
+
+int crs_cid_new(char *buf, size_t len)
+{
+	char host[CRS_NODE_MAX] = "host", *p;
+	struct timespec ts;
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	for (p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			*p = '_';
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* Short enough for a handle: the host part is cut, never the rest. */
+	if (snprintf(buf, len, "%.24s-%d-%" PRId64 "%09ld", host, (int)getpid(),
+		     (int64_t)ts.tv_sec, ts.tv_nsec) >= (int)len)
+		return -ENAMETOOLONG;
+	return crs_cid_valid(buf) ? 0 : -EINVAL;
+}
+
+/* Ranks in the display form of an id set: digits, ',' and '-', or "-". */
+static bool ranks_valid(const char *r)
+{
+	size_t i, len = strnlen(r, CRS_RANKS_MAX);
+
+	if (len == 0 || len >= CRS_RANKS_MAX)
+		return false;
+	if (!strcmp(r, "-"))
+		return true;
+	for (i = 0; i < len; i++)
+		if (!((r[i] >= '0' && r[i] <= '9') || r[i] == ',' || r[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool text_valid(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
+{
+	uint8_t d[CRS_SHA256_LEN];
+	char hex[CRS_SHA256_HEX];
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	if (!crs_handle_valid(j->handle) || !crs_cid_valid(j->cid) || !text_valid(j->what) ||
+	    !j->nr_parts)
+		return -EINVAL;
+	for (i = 0; i < j->nr_parts; i++)
+		if (!crs_cid_valid(j->parts[i].node) || !ranks_valid(j->parts[i].ranks) ||
+		    !crs_handle_valid(j->parts[i].handle))
+			return -EINVAL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "crdbg-job %d\n", CRS_JOB_FORMAT);
+	fprintf(f, "handle %s\n", j->handle);
+	fprintf(f, "cid %s\n", j->cid);
+	fprintf(f, "time %" PRId64 "\n", j->time);
+	fprintf(f, "job %s\n", j->what[0] ? j->what : "-");
+	fprintf(f, "parts %zu\n", j->nr_parts);
+	for (i = 0; i < j->nr_parts; i++) {
+		const struct crs_job_part *p = &j->parts[i];
+
+		crs_sha256_hex(p->meta_sha, hex);
+		fprintf(f, "part %zu %s %s %s %s\n", i, p->node, p->ranks, p->handle, hex);
+	}
+	if (fflush(f)) {
+		fclose(f);
+		free(buf);
+		return -ENOMEM;
+	}
+	crs_sha256(buf, len, d);
+	crs_sha256_hex(d, hex);
+	fprintf(f, "end %s\n", hex);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static bool parse_count(const char *s, uint64_t max, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1]))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
+{
+	size_t i;
+
+	if (strlen(s) != 2 * CRS_SHA256_LEN)
+		return false;
+	for (i = 0; i < 2 * CRS_SHA256_LEN; i++) {
+		char c = s[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (v < 0)
+			return false;
+		if (i % 2 == 0)
+			out[i / 2] = (uint8_t)(v << 4);
+		else
+			out[i / 2] |= (uint8_t)v;
+	}
+	return true;
+}
+
+/* One record; line is modified. */
+static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint64_t *parts,
+			char *err, size_t errlen)
+{
+	char *f[6], *p = line;
+	uint64_t v;
+	int n = 0;
+
+	if (!strncmp(line, "job ", 4)) {
+		if (!line[4] || !text_valid(line + 4) || strlen(line + 4) >= sizeof(j->what))
+			goto bad;
+		snprintf(j->what, sizeof(j->what), "%s", line + 4);
+		return 0;
+	}
+	while (n < 6 && p) {
+		f[n++] = p;
+		p = strchr(p, ' ');
+		if (p)
+			*p++ = 0;
+	}
+	if (p)
+		goto bad;
+	if (!strcmp(f[0], "handle") && n == 2 && crs_handle_valid(f[1])) {
+		snprintf(j->handle, sizeof(j->handle), "%s", f[1]);
+	} else if (!strcmp(f[0], "cid") && n == 2 && crs_cid_valid(f[1])) {
+		snprintf(j->cid, sizeof(j->cid), "%s", f[1]);
+	} else if (!strcmp(f[0], "time") && n == 2 && parse_count(f[1], INT64_MAX, &v)) {
+		j->time = (int64_t)v;
+	} else if (!strcmp(f[0], "parts") && n == 2 && parse_count(f[1], CRS_JOB_MAX_PARTS, &v) &&
+		   v > 0 && *parts == 0) {
+		*parts = v;
+	} else if (!strcmp(f[0], "part") && n == 6 && parse_count(f[1], CRS_JOB_MAX_PARTS, &v) &&
+		   v == j->nr_parts && crs_cid_valid(f[2]) && ranks_valid(f[3]) &&
+		   crs_handle_valid(f[4])) {
+		struct crs_job_part pt = { 0 };
+
+		if (!parse_sha(f[5], pt.meta_sha))
+			goto bad;
+		snprintf(pt.node, sizeof(pt.node), "%s", f[2]);
+		snprintf(pt.ranks, sizeof(pt.ranks), "%s", f[3]);
+		snprintf(pt.handle, sizeof(pt.handle), "%s", f[4]);
+		if (crs_job_add_part(j, &pt))
+			return crs_fail(err, errlen, -EBADMSG, "job manifest: too many parts");
+	} else {
+		goto bad;
+	}
+	return 0;
+bad:
+	return crs_fail(err, errlen, -EBADMSG, "job manifest line %u: unknown or malformed record",
+			lineno);
+}
+
+int crs_job_parse(const char *buf, size_t len, struct crs_job *j, char *err, size_t errlen)
+{
+	static const char magic[] = "crdbg-job 1\n";
+	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
+	uint64_t parts = 0;
+	unsigned int lineno = 1;
+	size_t off, end_off = 0;
+	bool ended = false;
+	char line[512];
+	int r;
+
+	crs_job_init(j);
+	if (len > CRS_JOB_MAX_BYTES)
+		return crs_fail(err, errlen, -EBADMSG, "job manifest larger than %u bytes",
+				CRS_JOB_MAX_BYTES);
+	if (len < sizeof(magic) - 1 || memcmp(buf, magic, sizeof(magic) - 1))
+		return crs_fail(err, errlen, -EBADMSG,
+				"job manifest does not start with \"crdbg-job 1\"");
+	for (off = sizeof(magic) - 1; off < len;) {
+		const char *nl = memchr(buf + off, '\n', len - off);
+		size_t ll;
+
+		lineno++;
+		if (!nl) {
+			r = crs_fail(err, errlen, -ENODATA, "job manifest truncated at line %u",
+				     lineno);
+			goto out;
+		}
+		ll = (size_t)(nl - (buf + off));
+		if (ll >= sizeof(line) || memchr(buf + off, 0, ll)) {
+			r = crs_fail(err, errlen, -EBADMSG, "job manifest line %u malformed", lineno);
+			goto out;
+		}
+		memcpy(line, buf + off, ll);
+		line[ll] = 0;
+		if (!strncmp(line, "end ", 4)) {
+			if (!parse_sha(line + 4, want)) {
+				r = crs_fail(err, errlen, -EBADMSG, "job manifest end line malformed");
+				goto out;
+			}
+			end_off = off;
+			off += ll + 1;
+			ended = true;
+			break;
+		}
+		r = parse_record(j, line, lineno, &parts, err, errlen);
+		if (r)
+			goto out;
+		off += ll + 1;
+	}
+	if (!ended) {
+		r = crs_fail(err, errlen, -ENODATA, "job manifest truncated: no end line");
+		goto out;
+	}
+	if (off != len) {
+		r = crs_fail(err, errlen, -EBADMSG, "job manifest has data after its end line");
+		goto out;
+	}
+	crs_sha256(buf, end_off, got);
+	if (memcmp(want, got, sizeof(got))) {
+		r = crs_fail(err, errlen, -EBADMSG, "job manifest checksum mismatch");
+		goto out;
+	}
+	if (!j->handle[0] || !j->cid[0] || !parts || parts != j->nr_parts) {
+		r = crs_fail(err, errlen, -EBADMSG,
+			     "job manifest lacks its handle, CID or parts (%zu of %" PRIu64 ")",
+			     j->nr_parts, parts);
+		goto out;
+	}
+	return 0;
+out:
+	crs_job_free(j);
+	return r;
+}

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The coordinator's side of a job's part processes (see job-part.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "job-part.h"
+
+#define PART_PREFIX "crdbg-part "
+
+static bool this_host(const char *node)
+{
+	char host[256] = "";
+
+	if (!node[0])
+		return true;
+	gethostname(host, sizeof(host) - 1);
+	return !strcmp(node, host);
+}
+
+/* argv as one /bin/sh word list: every word in single quotes. */
+static char *shell_words(char *const argv[])
+{
+	size_t len = 0;
+	char *buf = NULL, *const *a;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (a = argv; *a; a++) {
+		fputs(a == argv ? "'" : " '", f);
+		for (const char *c = *a; *c; c++)
+			if (*c == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*c, f);
+		fputc('\'', f);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The template with {host} and {cmd} replaced. */
+static char *expand(const char *tmpl, const char *host, const char *cmd)
+{
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	while (*tmpl) {
+		if (!strncmp(tmpl, "{host}", 6)) {
+			fputs(host, f);
+			tmpl += 6;
+		} else if (!strncmp(tmpl, "{cmd}", 5)) {
+			fputs(cmd, f);
+			tmpl += 5;
+		} else {
+			fputc(*tmpl++, f);
+		}
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int job_part_start(struct job_part *p, const char *node, const char *launch,
+		   char *const argv[], char *err, size_t errlen)
+{
+	char self[PATH_MAX], tmpl[256], **args;
+	int in[2], out[2], er[2];
+	char *cmd = NULL, *sh = NULL;
+	bool local = this_host(node);
+	ssize_t n;
+	size_t nr;
+
+	snprintf(p->node, sizeof(p->node), "%s", node[0] ? node : "this host");
+	p->status = -1;
+	p->in = p->out = p->err = -1;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return crs_fail(err, errlen, -errno, "cannot find crdbg's own path: %s",
+				strerror(errno));
+	self[n] = 0;
+	for (nr = 0; argv[nr]; nr++)
+		;
+	args = calloc(nr + 1, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	memcpy(args, argv, nr * sizeof(*args));
+	args[0] = self;
+	if (!local) {
+		const char *job = getenv("SLURM_JOB_ID");
+
+		if (!launch && job && *job) {
+			snprintf(tmpl, sizeof(tmpl),
+				 "exec srun --overlap --jobid=%s -w {host} -N1 -n1 --quiet {cmd}", job);
+			launch = tmpl;
+		}
+		if (!launch) {
+			free(args);
+			return crs_fail(err, errlen, -EHOSTUNREACH,
+					"part %zu is on %s: run crdbg inside a Slurm allocation of that node or give --launch 'ssh {host} {cmd}'",
+					p->index, node);
+		}
+		cmd = shell_words(args);
+		sh = cmd ? expand(launch, node, cmd) : NULL;
+		if (!sh) {
+			free(cmd);
+			free(args);
+			return -ENOMEM;
+		}
+	}
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
+		free(sh);
+		free(cmd);
+		free(args);
+		return crs_fail(err, errlen, -errno, "cannot make pipes: %s", strerror(errno));
+	}
+	p->pid = fork();
+	if (p->pid == 0) {
+		setpgid(0, 0);	/* job_parts_finish() may have to end it whole */
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(er[1], 2);
+		if (local)
+			execv(self, args);
+		else
+			execl("/bin/sh", "sh", "-c", sh, (char *)NULL);
+		dprintf(2, "crdbg: cannot start part %zu on %s: %s\n", p->index, p->node,
+			strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	free(sh);
+	free(cmd);
+	free(args);
+	if (p->pid < 0) {
+		close(in[1]);
+		close(out[0]);
+		close(er[0]);
+		return crs_fail(err, errlen, -errno, "cannot fork: %s", strerror(errno));
+	}
+	p->in = in[1];
+	p->out = out[0];
+	p->err = er[0];
+	return 0;
+}
+
+int job_part_send(struct job_part *p, const char *line)
+{
+	char buf[256];
+	int len = snprintf(buf, sizeof(buf), "%s\n", line);
+
+	if (p->in < 0)
+		return -EPIPE;
+	/* The coordinators ignore SIGPIPE: a part that is gone is EPIPE. */
+	if (write(p->in, buf, (size_t)len) == len)
+		return 0;
+	close(p->in);
+	p->in = -1;
+	return -EPIPE;
+}
+
+static void on_out_line(struct job_part *p, char *line)
+{
+	if (!strncmp(line, PART_PREFIX, strlen(PART_PREFIX))) {
+		const char *step = line + strlen(PART_PREFIX);
+
+		snprintf(p->step, sizeof(p->step), "%s", step);
+		if (!strncmp(step, "task ", 5)) {	/* a list: keep every line */
+			size_t old = p->tasks ? strlen(p->tasks) : 0;
+			char *n = realloc(p->tasks, old + strlen(step) + 2);
+
+			if (n) {
+				sprintf(n + old, "%s\n", step);
+				p->tasks = n;
+			}
+		}
+		return;
+	}
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
+static void on_err_line(struct job_part *p, char *line, FILE *log)
+{
+	static const char *const cmds[] = { "checkpoint: ", "restart: ", "verify: ", "rm: " };
+	const char *why = line;
+
+	/* "crdbg: restart: WHY" says WHY: the coordinator names the part. */
+	if (!strncmp(why, "crdbg: ", 7)) {
+		why += 7;
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (!strncmp(why, cmds[i], strlen(cmds[i])))
+				why += strlen(cmds[i]);
+	}
+	snprintf(p->last_err, sizeof(p->last_err), "%s", why);
+	if (!log)
+		return;
+	if (!strncmp(line, "MPIR debug info)", 16))
+		fprintf(log, "%s\n", line);
+	else
+		fprintf(log, "[%s] %s\n", p->node, line);
+	fflush(log);
+}
+
+/* Take what fd has; returns false at its end. */
+static bool drain(struct job_part *p, bool is_err, FILE *log)
+{
+	char *buf = is_err ? p->ebuf : p->obuf;
+	size_t *len = is_err ? &p->elen : &p->olen, cap = sizeof(p->obuf) - 1;
+	int *fd = is_err ? &p->err : &p->out;
+	ssize_t n = read(*fd, buf + *len, cap - *len);
+	char *nl;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0) {
+		if (*len) {	/* a last line without its newline */
+			buf[*len] = 0;
+			is_err ? on_err_line(p, buf, log) : on_out_line(p, buf);
+			*len = 0;
+		}
+		close(*fd);
+		*fd = -1;
+		return false;
+	}
+	*len += (size_t)n;
+	while ((nl = memchr(buf, '\n', *len)) || *len == cap) {
+		size_t ll = nl ? (size_t)(nl - buf) : *len;
+
+		buf[ll] = 0;
+		is_err ? on_err_line(p, buf, log) : on_out_line(p, buf);
+		ll += nl ? 1 : 0;
+		memmove(buf, buf + ll, *len - ll);
+		*len -= ll;
+	}
+	return true;
+}
+
+bool job_part_at(const struct job_part *p, const char *step)
+{
+	size_t n = strlen(step);
+
+	return !strncmp(p->step, step, n) && (p->step[n] == 0 || p->step[n] == ' ');
+}
+
+static bool part_over(const struct job_part *p)
+{
+	return p->out < 0;
+}
+
+int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_s, FILE *log)
+{
+	struct pollfd *fds = calloc(2 * n, sizeof(*fds));
+	time_t deadline = time(NULL) + timeout_s;
+	size_t i, nf;
+	int r = 0;
+
+	if (!fds)
+		return -ENOMEM;
+	for (;;) {
+		bool waiting = false;
+
+		nf = 0;
+		for (i = 0; i < n; i++) {
+			if (!part_over(&ps[i]) && !job_part_at(&ps[i], step))
+				waiting = true;
+			fds[2 * i] = (struct pollfd){ .fd = ps[i].out, .events = POLLIN };
+			fds[2 * i + 1] = (struct pollfd){ .fd = ps[i].err, .events = POLLIN };
+			nf += 2;
+		}
+		if (!waiting)
+			break;
+		if (time(NULL) >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (poll(fds, nf, 1000) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (fds[2 * i + 1].revents && ps[i].err >= 0)
+				drain(&ps[i], true, log);
+			if (fds[2 * i].revents && ps[i].out >= 0)
+				drain(&ps[i], false, log);
+		}
+	}
+	free(fds);
+	return r;
+}
+
+void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
+{
+	struct pollfd *fds = calloc(2 * n, sizeof(*fds));
+	time_t deadline = time(NULL) + grace_s;
+	bool killed = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ps[i].in >= 0)
+			close(ps[i].in);
+		ps[i].in = -1;
+	}
+	/* Every part at once: one that runs on must not hold back another's lines. */
+	while (fds) {
+		bool open_fds = false;
+
+		for (i = 0; i < n; i++) {
+			fds[2 * i] = (struct pollfd){ .fd = ps[i].out, .events = POLLIN };
+			fds[2 * i + 1] = (struct pollfd){ .fd = ps[i].err, .events = POLLIN };
+			open_fds |= ps[i].out >= 0 || ps[i].err >= 0;
+		}
+		if (!open_fds)
+			break;
+		if (grace_s && !killed && time(NULL) >= deadline) {
+			/* A part (or its launcher) that does not end: a lost node. */
+			for (i = 0; i < n; i++)
+				if (ps[i].pid > 0 && (ps[i].out >= 0 || ps[i].err >= 0)) {
+					kill(-ps[i].pid, SIGKILL);
+					kill(ps[i].pid, SIGKILL);
+				}
+			killed = true;
+		}
+		if (poll(fds, 2 * n, grace_s ? 1000 : -1) < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < n; i++) {
+			if (fds[2 * i + 1].revents && ps[i].err >= 0)
+				drain(&ps[i], true, log);
+			if (fds[2 * i].revents && ps[i].out >= 0)
+				drain(&ps[i], false, log);
+		}
+	}
+	free(fds);
+	for (i = 0; i < n; i++)
+		if (ps[i].pid > 0 && ps[i].status < 0)
+			while (waitpid(ps[i].pid, &ps[i].status, 0) < 0 && errno == EINTR)
+				;
+}
+
+void job_parts_kill_silent(struct job_part *ps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!ps[i].step[0] && ps[i].pid > 0 && (ps[i].out >= 0 || ps[i].err >= 0)) {
+			kill(-ps[i].pid, SIGKILL);
+			kill(ps[i].pid, SIGKILL);
+		}
+}
+
+const char *job_part_name(const struct job_part *p, char *buf, size_t len)
+{
+	if (p->ranks && strcmp(p->ranks, "-"))
+		snprintf(buf, len, "%s (part %zu, ranks %s)", p->node, p->index, p->ranks);
+	else
+		snprintf(buf, len, "%s (part %zu)", p->node, p->index);
+	return buf;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A part of a job checkpoint or restart as the coordinator sees it: a
+ * `crdbg ... --part` process on the part's node, spoken to one line at a
+ * time. Its stdout carries "crdbg-part STEP [KEY=VALUE...]" lines (any
+ * other line, the restored program's, is passed to our stdout); its
+ * stderr is passed to the log, each line under the node's name except the
+ * "MPIR debug info)" markers, which must reach the user unchanged.
+ */
+#ifndef CRDBG_CRS_JOB_PART_H
+#define CRDBG_CRS_JOB_PART_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <crdbg/job.h>
+
+struct job_part {
+	size_t index;
+	char node[CRS_NODE_MAX];	/* as shown: the host, "this host" */
+	const char *ranks;
+	pid_t pid;			/* the crdbg or launcher process */
+	int in, out, err;		/* its stdin, stdout, stderr; -1 once closed */
+	char obuf[1024], ebuf[1024];	/* partial lines */
+	size_t olen, elen;
+	char step[512];			/* its last "crdbg-part" line, without the prefix */
+	char *tasks;			/* every "task ..." line of it (malloc'd) */
+	char last_err[512];		/* its last stderr line */
+	int status;			/* exit status once reaped, else -1 */
+};
+
+/*
+ * Start argv (argv[0] is ignored: this crdbg) for part p: here when node
+ * is "" or this host, else through the template (NULL: srun --overlap in
+ * $SLURM_JOB_ID, or an error saying what to pass).
+ */
+int job_part_start(struct job_part *p, const char *node, const char *launch,
+		   char *const argv[], char *err, size_t errlen);
+
+/* One line to the part's stdin; -EPIPE when it is gone. */
+int job_part_send(struct job_part *p, const char *line);
+
+/*
+ * Until every part with want[i] set has sent "crdbg-part STEP" (step
+ * holds the rest) or ended, or timeout_s passed: 0, or -ETIMEDOUT.
+ */
+int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_s, FILE *log);
+
+/* The part reached step (its last line), or not. */
+bool job_part_at(const struct job_part *p, const char *step);
+
+/*
+ * Close every stdin, read every part to its end and reap it; with grace_s,
+ * a part still there after it is killed (with its process group).
+ */
+void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s);
+
+/* End every part that never said a word (its launch hangs: a lost node). */
+void job_parts_kill_silent(struct job_part *ps, size_t n);
+
+/* "node2 (ranks 4-5)" or "this host (pid 123)" for messages. */
+const char *job_part_name(const struct job_part *p, char *buf, size_t len);
+
+#endif /* CRDBG_CRS_JOB_PART_H */

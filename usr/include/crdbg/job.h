@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Job checkpoints: one handle for a checkpoint of a whole parallel job
+ * whose parts (one process tree each, on any node) are ordinary
+ * checkpoints of <crdbg/crs.h>. Documentation/checkpoint.md ("Job
+ * checkpoints") describes the manifest, the cut and the restart barrier.
+ *
+ * The computation id (CID, seed 003) names one job checkpoint: every part
+ * records it with the number of parts and its own index (the metadata's
+ * "cid" record), and a restart releases nothing until every counted part
+ * came back with the CID the coordinator adopted.
+ *
+ * A manifest lives in the store as <root>/.jobs/<handle> (never listed
+ * as a checkpoint): the job, its CID, and for every part its node, the
+ * ranks it holds, its handle and the SHA-256 of its metadata file, which
+ * seals the part's image digests. Text, one record a line, sealed by an
+ * "end SHA256" line like the metadata.
+ */
+#ifndef CRDBG_JOB_H
+#define CRDBG_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <crdbg/crs.h>
+
+#define CRS_JOB_FORMAT		1
+#define CRS_JOB_DIR		".jobs"
+#define CRS_JOB_MAX_PARTS	4096
+#define CRS_JOB_MAX_BYTES	(4u << 20)
+#define CRS_NODE_MAX		64
+#define CRS_RANKS_MAX		256
+
+struct crs_job_part {
+	char node[CRS_NODE_MAX];	/* host name the part runs and is stored on */
+	char ranks[CRS_RANKS_MAX];	/* "0-1,4" (display form), "-" if not known */
+	char handle[CRS_HANDLE_MAX];
+	uint8_t meta_sha[32];		/* SHA-256 of the part's metadata file */
+};
+
+struct crs_job {
+	char handle[CRS_HANDLE_MAX];
+	char cid[CRS_CID_MAX];
+	int64_t time;
+	char what[256];			/* the job: "slurm 42", "pid 1234 (mpirun)", ... */
+	size_t nr_parts;
+	struct crs_job_part *parts;
+};
+
+void crs_job_init(struct crs_job *j);
+void crs_job_free(struct crs_job *j);
+int crs_job_add_part(struct crs_job *j, const struct crs_job_part *p);
+
+/* A CID or node name: 1..63 of [A-Za-z0-9._-]. */
+bool crs_cid_valid(const char *cid);
+
+/* A fresh CID, "<host>-<pid>-<unix ns>" (seed 003: unique per computation). */
+int crs_cid_new(char *buf, size_t len);
+
+/* Manifest text (malloc'd) and its parser; the parser accepts any bytes. */
+int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len);
+int crs_job_parse(const char *buf, size_t len, struct crs_job *j, char *err, size_t errlen);
+
+/* A handle names a job checkpoint of this store. */
+bool crs_job_exists(const char *root, const char *handle);
+
+/* Write a new manifest (handle "job-<UTC stamp>-<pid>[.n]" into j->handle). */
+int crs_job_save(const char *root, struct crs_job *j, char *err, size_t errlen);
+int crs_job_load(const char *root, const char *handle, struct crs_job *j, char *err,
+		 size_t errlen);
+int crs_job_remove_manifest(const char *root, const char *handle);
+
+/* Every job checkpoint, sorted by handle; fn gets NULL job if unreadable. */
+typedef void (*crs_job_list_fn)(const char *handle, const struct crs_job *j,
+				const char *problem, void *arg);
+int crs_job_list(const char *root, crs_job_list_fn fn, void *arg);
+
+/* The job manifest naming handle as one of its parts ("" if none). */
+int crs_job_owning(const char *root, const char *part_handle, char *job, size_t len);
+
+/* SHA-256 of a part's metadata file, as the manifest records it. */
+int crs_job_part_digest(const char *root, const char *handle, uint8_t sha[32], char *err,
+			size_t errlen);
+
+/*
+ * The coordinators (usr/crs/job-checkpoint.c, job-restart.c). Each part
+ * is a `crdbg checkpoint|restart ... --part` process on its node, started
+ * here (its node is this host) or through a launch template ("ssh {host}
+ * {cmd}"; inside a Slurm allocation the default is srun --overlap), and
+ * driven through its stdin and stdout, one line a step (checkpoint.md).
+ */
+struct crs_job_target {
+	char node[CRS_NODE_MAX];	/* "" or this host: started here */
+	char ranks[CRS_RANKS_MAX];	/* "-" if not known */
+	pid_t pid;			/* root of the part's process tree */
+};
+
+struct crs_job_opts {
+	const char *store;
+	const char *launch;		/* template for other nodes, or NULL */
+	enum freeze_backend_kind backend;
+	int timeout_s;			/* for each step of every part */
+	FILE *log;			/* the parts' messages, one line each */
+	bool verbose;
+	/* checkpoint */
+	const char *what;		/* the job, for the manifest */
+	bool kill;			/* end the job once every part is stored */
+	bool debug;			/* checkpoint --debug / restart --debug */
+	/* restart */
+	const char *handle;
+};
+
+/* Checkpoint every target at one cut; the job handle into ret_handle. */
+int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target *t, size_t nr,
+		       char *ret_handle, size_t handle_len, char *err, size_t errlen);
+
+/* Restore every part, release them together, wait: *ret_status as crs_restart. */
+int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, size_t errlen);
+
+/* Verify every part on its node (crdbg verify --part); 0 when all are intact. */
+int crs_job_verify(const struct crs_job_opts *o, char *err, size_t errlen);
+
+/* Remove every part on its node, then the manifest. */
+int crs_job_remove(const struct crs_job_opts *o, char *err, size_t errlen);
+
+/*
+ * A Slurm job's tasks, one target each (usr/crs/job-slurm.c): its nodes
+ * from squeue, the tasks on each through `crdbg checkpoint --slurm-tasks
+ * JOBID` run there (o->launch, default srun --overlap --jobid=JOBID).
+ */
+int crs_slurm_job_targets(const char *jobid, const struct crs_job_opts *o,
+			  struct crs_job_target **ret, size_t *ret_n, char *err, size_t errlen);
+
+/* This node's tasks of the job, "crdbg-part task pid=P rank=R" lines; their count. */
+int crs_slurm_local_tasks(const char *jobid, FILE *out);
+
+#endif /* CRDBG_JOB_H */
