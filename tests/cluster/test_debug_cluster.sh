@@ -4,9 +4,9 @@
 # crdbg debug sessions of MPI jobs spread over a three-node Slurm cluster
 # (scripts/cluster --kind ns): six ranks, two per node, acquired through
 # MPIR from srun and from Open MPI's mpirun inside an allocation, an
-# attach to a running srun job, and a node lost mid-session. Each rank's
-# crdbg-server runs on the rank's node (started inside the job with
-# srun --overlap), drives a gdb there by node-local pid, and the tree's
+# attach to a running srun job, and a node lost mid-session. One
+# crdbg-server per node (started inside the job with srun --overlap)
+# drives a gdb per rank of its node by node-local pid, and the tree's
 # links cross the nodes' network namespaces. One cluster for all
 # scenarios. A host test: in the TCG guest these five sessions of six
 # gdbs each did not finish in 25 minutes (Documentation/testing.md), and
@@ -21,7 +21,7 @@ work=$(mktemp -d /tmp/test_debug_cluster.XXXXXX)
 chmod 755 "$work"
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 backend=cluster
-plan=21
+plan=22
 
 . "$top/tests/guest/tap.sh"
 
@@ -107,6 +107,20 @@ exec 3>"$w/lost.in"
 echo "break mpi_debug.c:51" >&3
 echo "continue" >&3
 for i in $(seq 1200); do grep -q 'stopped: breakpoint' "$w/lost.out" && break; sleep 0.1; done
+# Six ranks stopped on three nodes: each node's PID namespace holds one
+# server of ours and a gdb per rank (two).
+b=$(dirname "$crdbg")
+for n in 0 1 2; do
+	ns=$(readlink "/proc/$(pgrep -P "$(cat "$CRDBG_CLUSTER_DIR/run/node$n.pid")")/ns/pid")
+	servers=0 gdbs=0
+	for p in $(pgrep -f "^$b/sdm/crdbg-server "); do
+		[ "$(readlink /proc/$p/ns/pid)" = "$ns" ] && servers=$((servers + 1))
+	done
+	for p in $(pgrep -f "^[^ ]*gdb .*$prog"); do
+		[ "$(readlink /proc/$p/ns/pid)" = "$ns" ] && gdbs=$((gdbs + 1))
+	done
+	echo "node$n servers=$servers gdbs=$gdbs" >>"$w/pernode.count"
+done
 node2=$(cat "$CRDBG_CLUSTER_DIR/run/node2.pid")
 node2_init=$(pgrep -P "$node2")
 kill -KILL "$node2"
@@ -163,6 +177,9 @@ check "attach to a running srun job: its six ranks, released, end well" \
 check "attach: nothing of the debugger is left" eval "[[ ! -s $work/attach.left ]]" ||
 	diag "$work/attach.left"
 
+check "one crdbg-server per node, driving a gdb for each of its two ranks" \
+	eval "[[ \$(cat $work/pernode.count) == \$'node0 servers=1 gdbs=2\nnode1 servers=1 gdbs=2\nnode2 servers=1 gdbs=2' ]]" ||
+	diag "$work/pernode.count"
 check "node lost: its ranks are marked lost, naming the node" \
 	has_line lost '\[4-5\]: lost: .*\(node node2\)' || show lost
 check "node lost: the session goes on with the other ranks" \

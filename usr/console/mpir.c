@@ -7,8 +7,8 @@
  * launcher runs (or is attached to) under a gdb of our own: we set
  * MPIR_being_debugged as soon as the object defining it is loaded, stop
  * at MPIR_Breakpoint once the job is spawned, read MPIR_proctable, start
- * one SDM server per rank on the rank's node, attach each server's gdb to
- * its rank by node-local pid, set MPIR_debug_gate in every rank and let
+ * one SDM server per node, attach a gdb of the node's server to each of
+ * its ranks by node-local pid, set MPIR_debug_gate in every rank and let
  * the launcher go on.
  *
  * Launchers carry no debug information: their symbols are read through
@@ -25,8 +25,9 @@
  *  - srun: tasks are stopped at exec and woken by a SIGCONT after
  *    MPIR_Breakpoint; a tracer absorbs it, so a rank we detach from is
  *    continued by its server. Output is labelled with --label.
- *  - Ranks on other nodes: their servers are started inside the job with
- *    srun --overlap --jobid (or the CRDBG_SERVER_LAUNCH template).
+ *  - Ranks on other nodes: their nodes' servers are started inside the
+ *    job with srun --overlap --jobid, one step per node (or the
+ *    CRDBG_SERVER_LAUNCH template, once per node).
  *
  * With crdbg debug --preload the job is made checkpointable (see
  * checkpoint.c): the ranks get the library through the launcher, its
@@ -314,37 +315,82 @@ static void slurm_jobid(struct dbg_mpir *m, char *buf, size_t size)
 }
 
 /*
- * Where each rank's server runs. All ranks here: NULL (forked locally).
- * Else server i on rank i's host: started inside the launcher's Slurm
- * job (srun --overlap), or with the CRDBG_SERVER_LAUNCH template ("ssh
- * {host} {cmd}"). *hosts and *tmpl are malloc'd.
+ * One server per node: the distinct hosts of the table, in rank order,
+ * into where->hosts ("a,b,c", server i on the i-th) and each one's ranks
+ * into where->ranks ("0-1", ...). 0, -EINVAL (err set) or -ENOMEM.
  */
-static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
+static int group_by_node(const struct proc *p, long n,
 			 struct dbg_placement *where, char *err, size_t errlen)
 {
-	const char *user_tmpl = getenv("CRDBG_SERVER_LAUNCH");
-	char jobid[32] = "", *hosts, *q;
-	bool remote = false;
+	struct sdm_idset *set = sdm_set_new();
+	char **ranks = calloc(n, sizeof(*ranks));
+	char *hosts = calloc(n, MPIR_HOST_MAX + 1), *q = hosts;
+	uint32_t ns = 0;
+	int rc = -ENOMEM;
 
-	for (long i = 0; i < n; i++)
-		remote |= !is_local_host(p[i].host);
-	if (!remote)
-		return 0;
-	hosts = calloc(n, MPIR_HOST_MAX + 1);
-	if (!hosts)
-		return -ENOMEM;
-	q = hosts;
+	if (!set || !ranks || !hosts)
+		goto out;
 	for (long i = 0; i < n; i++) {
+		bool seen = false;
+
 		if (strspn(p[i].host, "abcdefghijklmnopqrstuvwxyz"
 			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
 		    strlen(p[i].host)) {
 			snprintf(err, errlen, "rank %ld's host name '%.64s' is not a "
 				 "host name", i, p[i].host);
-			free(hosts);
-			return -EINVAL;
+			rc = -EINVAL;
+			goto out;
 		}
-		q += sprintf(q, "%s%s", i ? "," : "", p[i].host);
+		for (long j = 0; j < i && !seen; j++)
+			seen = !strcmp(p[j].host, p[i].host);
+		if (seen)
+			continue;
+		/* Server ns drives every rank on this host. */
+		sdm_set_clear(set);
+		for (long j = i; j < n; j++)
+			if (!strcmp(p[j].host, p[i].host) &&
+			    sdm_set_add_element(set, j) < 0)
+				goto out;
+		ranks[ns] = sdm_set_to_string(set);
+		if (!ranks[ns])
+			goto out;
+		q += sprintf(q, "%s%s", ns ? "," : "", p[i].host);
+		ns++;
 	}
+	where->nservers = ns;
+	where->ranks = (const char *const *)ranks;
+	where->hosts = hosts;
+	ranks = NULL;
+	hosts = NULL;
+	rc = 0;
+out:
+	for (long i = 0; ranks && i < n; i++)
+		free(ranks[i]);
+	free(ranks);
+	free(hosts);
+	sdm_set_free(set);
+	return rc;
+}
+
+/*
+ * Where the servers run: one per node, driving the node's ranks. All
+ * ranks here: forked locally (no launcher), 0. Else on the nodes, 1:
+ * started inside the launcher's Slurm job (srun --overlap, one step per
+ * node), or with the CRDBG_SERVER_LAUNCH template ("ssh {host} {cmd}").
+ */
+static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
+			 struct dbg_placement *where, char *err, size_t errlen)
+{
+	const char *user_tmpl = getenv("CRDBG_SERVER_LAUNCH");
+	char jobid[32] = "";
+	bool remote = false;
+	int rc;
+
+	for (long i = 0; i < n; i++)
+		remote |= !is_local_host(p[i].host);
+	rc = group_by_node(p, n, where, err, errlen);
+	if (rc < 0 || !remote)
+		return rc;
 	if (user_tmpl && *user_tmpl) {
 		where->launcher = strdup(user_tmpl);
 	} else {
@@ -354,7 +400,6 @@ static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
 				 "(%.64s...) but it is not a Slurm job: set "
 				 "CRDBG_SERVER_LAUNCH to a template that starts {cmd} "
 				 "on {host}", p[0].host);
-			free(hosts);
 			return -EHOSTUNREACH;
 		}
 		/*
@@ -368,12 +413,7 @@ static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
 			     jobid) < 0)
 			where->launcher = NULL;
 	}
-	if (!where->launcher) {
-		free(hosts);
-		return -ENOMEM;
-	}
-	where->hosts = hosts;
-	return 1;
+	return where->launcher ? 1 : -ENOMEM;
 }
 
 /* Attach rank i's gdb to its pid; one request per rank, all in flight. */
@@ -693,15 +733,15 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	if (!rc)
 		rc = place_servers(m, procs, n, &where, err, errlen);
 	if (rc < 0) {
+		dbg_placement_free(&where);
 		free(procs);
 		return rc;
 	}
 	snprintf(s->launcher_name, sizeof(s->launcher_name), "%.31s",
 		 base_name(launching ? argv[0] : m->probe.executable));
 	remote = rc > 0;
-	rc = dbg_session_start(s, n, bindir, remote ? &where : NULL, err, errlen);
-	free((char *)where.launcher);
-	free((char *)where.hosts);
+	rc = dbg_session_start(s, n, bindir, &where, err, errlen);
+	dbg_placement_free(&where);
 	if (!rc && remote)
 		rc = set_hosts(s, procs, n);
 	if (rc < 0) {

@@ -96,7 +96,11 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 	cfg.backend = "gdb";
 	cfg.init_timeout_ms = DBG_INIT_TIMEOUT;
 	cfg.log_path = getenv("CRDBG_SDM_LOG");
-	if (where) {
+	if (where && where->nservers) {
+		cfg.nservers = where->nservers;
+		cfg.ranks = where->ranks;
+	}
+	if (where && where->launcher) {
 		cfg.launcher = where->launcher;
 		cfg.hosts = where->hosts;
 		cfg.secret_stdin = true;
@@ -118,6 +122,16 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 			break;
 	}
 	return rc;
+}
+
+void dbg_placement_free(struct dbg_placement *where)
+{
+	for (uint32_t i = 0; where->ranks && i < where->nservers; i++)
+		free((char *)where->ranks[i]);
+	free((void *)where->ranks);
+	free((char *)where->launcher);
+	free((char *)where->hosts);
+	memset(where, 0, sizeof(*where));
 }
 
 int dbg_session_set_hosts(struct dbg_session *s, char *const *host)

@@ -98,14 +98,26 @@ struct dbg_session {
  * template (sdm/frontend.h: "{host}" and "{cmd}"), which gets the session
  * secret on its stdin.
  */
+/*
+ * Where the servers run: nservers of them (0: one per rank, forked
+ * here), server i driving the ranks ranks[i] ("0-1") on the i-th of
+ * hosts ("a,b"), started through the launcher template (NULL: forked
+ * here).
+ */
 struct dbg_placement {
 	const char *launcher;
 	const char *hosts;
+	uint32_t nservers;
+	const char *const *ranks;
 };
 
+/* Free a placement whose fields are all malloc'd (mpir.c's). */
+void dbg_placement_free(struct dbg_placement *where);
+
 /*
- * Start the SDM tree with n servers (GDB backend); listeners may be
- * registered before. 0 or -errno with err set.
+ * Start the SDM tree for n ranks (GDB backend): one server per rank, or
+ * as where places them; listeners may be registered before. 0 or -errno
+ * with err set.
  */
 int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 		      const struct dbg_placement *where, char *err, size_t errlen);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * crdbg-server: the SDM server of a debug session, one per debugged
- * process (rank), started by the console's front end locally or through
- * the job's launcher. The SDM library does the tree; the backends here
+ * crdbg-server: the SDM server of a debug session, one per node of an
+ * MPI job (driving a gdb per rank of the node) or one per rank of a
+ * crdbg debug -n N job, started by the console's front end locally or
+ * through the job's launcher. The SDM library does the tree; the backends here
  * do the debugging.
  */
 #include "backends.h"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # crdbg-server: the SDM server program (libsdmnet's sdm_server_main) with
-# the debugger's backends. The console's front end starts one per rank.
+# the debugger's backends. The console's front end starts one per node
+# of an MPI job (one per rank for crdbg debug -n N).
 
 DBGSERVER_SRCS := usr/server/main.c usr/server/backend-gdb.c usr/server/mpi-view.c \
 		  usr/server/hook-park.c
