@@ -715,8 +715,14 @@ TEST_F_TIMEOUT(jobs, prompt_event_stops_the_others, 300)
 		TH_LOG("%s", screen);
 	/* Rank 1 crashes now; nothing is typed until it is announced. */
 	ASSERT_EQ(0, close(open(go, O_CREAT | O_WRONLY, 0600)));
-	EXPECT_TRUE(screen_has(&t, "\n[0,2]: stopped: signal SIGINT, ", screen, sizeof(screen)))
-		TH_LOG("%s", screen);
+	/*
+	 * Ranks 0 and 2 spin in Open MPI's barrier: where each interrupt lands
+	 * (opal_progress, sched_yield...) is chance, so their stops are one
+	 * merged line or one line each.
+	 */
+	EXPECT_TRUE(screen_has_line(&t, "^\\[(0,2|2)\\]: stopped: signal SIGINT, ", screen,
+				    sizeof(screen))) TH_LOG("%s", screen);
+	EXPECT_TRUE(has_line(screen, "^\\[(0,2|0)\\]: stopped: signal SIGINT, ")) TH_LOG("%s", screen);
 	unlink(go);
 	EXPECT_TRUE(has_line(screen, "^\\[1\\]: stopped: signal SIGSEGV, crash at "
 			     ".*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", screen);
@@ -725,16 +731,18 @@ TEST_F_TIMEOUT(jobs, prompt_event_stops_the_others, 300)
 	/* Above the prompt, the typed line redrawn under the news. */
 	at = strstr(at, "\n[1]: stopped: signal SIGSEGV, crash at ");
 	ASSERT_NE(NULL, at) TH_LOG("%s", screen);
-	at = strstr(at, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
-		    "[0,2]: stopped: signal SIGINT, ");
+	at = strstr(at, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n[");
+	ASSERT_NE(NULL, at) TH_LOG("%s", screen);
+	at = strstr(at, "]: stopped: signal SIGINT, ");
 	ASSERT_NE(NULL, at) TH_LOG("%s", screen);
 	EXPECT_NE(NULL, strstr(at, "\n(crdbg) print tot\n")) TH_LOG("%s", screen);
 	tmux(&t, "send-keys -t s al Enter");
 	EXPECT_TRUE(screen_has(&t, "\n[0]: total = 3\n[1]: total = 33\n[2]: total = 63\n",
 			       screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "send-keys -t s status Enter");
-	EXPECT_TRUE(screen_has_line(&t, "^\\[0,2\\] +stopped +signal SIGINT, ", screen,
+	EXPECT_TRUE(screen_has_line(&t, "^\\[(0,2|2)\\] +stopped +signal SIGINT, ", screen,
 				    sizeof(screen))) TH_LOG("%s", screen);
+	EXPECT_TRUE(has_line(screen, "^\\[(0,2|0)\\] +stopped +signal SIGINT, ")) TH_LOG("%s", screen);
 	EXPECT_TRUE(screen_has_line(&t, "^\\[1\\] +stopped +signal SIGSEGV, crash at "
 				    ".*mpi_jobs\\.c:[0-9]+$", screen, sizeof(screen)))
 		TH_LOG("%s", screen);

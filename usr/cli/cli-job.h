@@ -16,9 +16,6 @@ int cli_part_stored(const char *root, const char *handle, bool *kill_job);
 /* restart --part: crs_restart_opts.hold. */
 int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase);
 
-/* 64 hex digits. */
-int cli_parse_sha(const char *s, uint8_t sha[32]);
-
 /* checkpoint --job SPEC: "PID", "NODE:PID[:RANKS]", separated by ',' or ' '. */
 int cli_job_targets(const char *spec, struct crs_job_target **ret, size_t *ret_n);
 

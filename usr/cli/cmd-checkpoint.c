@@ -346,7 +346,7 @@ int cmd_restart(int argc, char **argv)
 	} else {
 		uint8_t sha[32];
 
-		if (c.expect_meta && cli_parse_sha(c.expect_meta, sha)) {
+		if (c.expect_meta && !crs_digest_from_hex(c.expect_meta, sha, sizeof(sha))) {
 			cli_error("restart: --expect-meta needs 64 hex digits");
 			return 2;
 		}
@@ -503,7 +503,7 @@ static bool expected_meta(const char *root, const char *handle, const char *hex,
 {
 	uint8_t want[32], got[32];
 
-	if (cli_parse_sha(hex, want)) {
+	if (!crs_digest_from_hex(hex, want, sizeof(want))) {
 		snprintf(err, errlen, "--expect-meta needs 64 hex digits");
 		return false;
 	}

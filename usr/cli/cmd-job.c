@@ -73,20 +73,6 @@ int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase
 	return !strcmp(order, phase == CRS_HOLD_VERIFIED ? "restore" : "release") ? 0 : -1;
 }
 
-int cli_parse_sha(const char *s, uint8_t sha[32])
-{
-	if (strlen(s) != 64)
-		return -EINVAL;
-	for (int i = 0; i < 32; i++) {
-		unsigned int v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		sha[i] = (uint8_t)v;
-	}
-	return 0;
-}
-
 /*
  * "PID", "NODE:PID" or "NODE:PID:RANKS", comma- or space-separated
  * ("4-5" in RANKS is a range; several ranks are "4-5+7").

@@ -30,10 +30,10 @@ static int on_every_part(const struct crs_job_opts *o, const char *root, const s
 	for (i = 0; i < j->nr_parts; i++)
 		ps[i].in = ps[i].out = ps[i].err = ps[i].status = -1;
 	for (i = 0; i < j->nr_parts && !r; i++) {
-		char *argv[] = { "crdbg", (char *)verb, (char *)j->parts[i].handle, "--part",
-				 "--expect-meta", hex, "--store", (char *)root, NULL };
+		char *argv[16], *opts[] = { "--part", "--expect-meta", hex, NULL };
 
 		crs_sha256_hex(j->parts[i].meta_sha, hex);
+		job_part_argv(argv, verb, j->parts[i].handle, opts, root, o);
 		ps[i].index = i;
 		ps[i].ranks = j->parts[i].ranks;
 		r = job_part_start(&ps[i], j->parts[i].node, o->launch, argv, err, errlen);

@@ -29,26 +29,13 @@
  */
 #define ABORT_GRACE_S 120
 
-static bool parse_hex(const char *s, uint8_t out[32])
-{
-	for (int i = 0; i < 64; i++) {
-		char c = s[i];
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (v < 0)
-			return false;
-		out[i / 2] = i % 2 ? (uint8_t)(out[i / 2] | v) : (uint8_t)(v << 4);
-	}
-	return s[64] == 0;
-}
-
 /* "stored handle=H meta=SHA" into a manifest part. */
 static bool parse_stored(const char *step, struct crs_job_part *p)
 {
 	char h[CRS_HANDLE_MAX + 1], sha[65];
 
 	if (sscanf(step, "stored handle=%64s meta=%64s", h, sha) != 2 || !crs_handle_valid(h) ||
-	    !parse_hex(sha, p->meta_sha))
+	    !crs_digest_from_hex(sha, p->meta_sha, sizeof(p->meta_sha)))
 		return false;
 	memcpy(p->handle, h, strlen(h) + 1);	/* valid: shorter than a handle */
 	return true;
@@ -74,31 +61,14 @@ static int start_parts(const struct crs_job_opts *o, const char *root, const cha
 		       const struct crs_job_target *t, size_t n, struct job_part *ps, char *err,
 		       size_t errlen)
 {
-	const char *backend = o->backend == FREEZE_BACKEND_KMOD ? "kmod" :
-			      o->backend == FREEZE_BACKEND_PTRACE ? "ptrace" : "auto";
-
 	for (size_t i = 0; i < n; i++) {
 		char pid[16], part[32], *argv[16];
-		int a = 0, r;
+		char *opts[] = { "--part", part, "--cid", (char *)cid, NULL };
+		int r;
 
 		snprintf(pid, sizeof(pid), "%d", (int)t[i].pid);
 		snprintf(part, sizeof(part), "%zu/%zu", i, n);
-		argv[a++] = "crdbg";
-		argv[a++] = "checkpoint";
-		argv[a++] = pid;
-		argv[a++] = "--part";
-		argv[a++] = part;
-		argv[a++] = "--cid";
-		argv[a++] = (char *)cid;
-		argv[a++] = "--store";
-		argv[a++] = (char *)root;
-		argv[a++] = "--backend";
-		argv[a++] = (char *)backend;
-		if (o->debug)
-			argv[a++] = "--debug";
-		if (o->verbose)
-			argv[a++] = "-v";
-		argv[a] = NULL;
+		job_part_argv(argv, "checkpoint", pid, opts, root, o);
 		ps[i].index = i;
 		ps[i].ranks = t[i].ranks;
 		r = job_part_start(&ps[i], t[i].node, o->launch, argv, err, errlen);

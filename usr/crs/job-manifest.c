@@ -149,26 +149,6 @@ static bool parse_count(const char *s, uint64_t max, uint64_t *ret)
 	return true;
 }
 
-static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
-{
-	size_t i;
-
-	if (strlen(s) != 2 * CRS_SHA256_LEN)
-		return false;
-	for (i = 0; i < 2 * CRS_SHA256_LEN; i++) {
-		char c = s[i];
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (v < 0)
-			return false;
-		if (i % 2 == 0)
-			out[i / 2] = (uint8_t)(v << 4);
-		else
-			out[i / 2] |= (uint8_t)v;
-	}
-	return true;
-}
-
 /* One record; line is modified. */
 static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint64_t *parts,
 			char *err, size_t errlen)
@@ -205,7 +185,7 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 		   crs_handle_valid(f[4])) {
 		struct crs_job_part pt = { 0 };
 
-		if (!parse_sha(f[5], pt.meta_sha))
+		if (!crs_digest_from_hex(f[5], pt.meta_sha, CRS_SHA256_LEN))
 			goto bad;
 		snprintf(pt.node, sizeof(pt.node), "%s", f[2]);
 		snprintf(pt.ranks, sizeof(pt.ranks), "%s", f[3]);
@@ -257,7 +237,7 @@ int crs_job_parse(const char *buf, size_t len, struct crs_job *j, char *err, siz
 		memcpy(line, buf + off, ll);
 		line[ll] = 0;
 		if (!strncmp(line, "end ", 4)) {
-			if (!parse_sha(line + 4, want)) {
+			if (!crs_digest_from_hex(line + 4, want, CRS_SHA256_LEN)) {
 				r = crs_fail(err, errlen, -EBADMSG, "job manifest end line malformed");
 				goto out;
 			}

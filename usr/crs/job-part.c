@@ -164,6 +164,29 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 	return 0;
 }
 
+int job_part_argv(char **argv, const char *verb, const char *arg, char *const opts[],
+		  const char *root, const struct crs_job_opts *o)
+{
+	int a = 0;
+
+	argv[a++] = "crdbg";
+	argv[a++] = (char *)verb;
+	argv[a++] = (char *)arg;
+	while (opts && *opts && a < 10)
+		argv[a++] = *opts++;
+	argv[a++] = "--store";
+	argv[a++] = (char *)root;
+	argv[a++] = "--backend";
+	argv[a++] = o->backend == FREEZE_BACKEND_KMOD ? "kmod" :
+		    o->backend == FREEZE_BACKEND_PTRACE ? "ptrace" : "auto";
+	if (o->debug)
+		argv[a++] = "--debug";
+	if (o->verbose)
+		argv[a++] = "-v";
+	argv[a] = NULL;
+	return a;
+}
+
 int job_part_send(struct job_part *p, const char *line)
 {
 	char buf[256];

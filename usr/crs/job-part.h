@@ -38,6 +38,13 @@ struct job_part {
 int job_part_start(struct job_part *p, const char *node, const char *launch,
 		   char *const argv[], char *err, size_t errlen);
 
+/*
+ * argv for a part: "crdbg VERB ARG OPTS... --store ROOT --backend B
+ * [--debug] [-v]" into argv (at least 16 slots); returns the count.
+ */
+int job_part_argv(char **argv, const char *verb, const char *arg, char *const opts[],
+		  const char *root, const struct crs_job_opts *o);
+
 /* One line to the part's stdin; -EPIPE when it is gone. */
 int job_part_send(struct job_part *p, const char *line);
 

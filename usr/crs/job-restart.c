@@ -118,31 +118,14 @@ static int start_parts(const struct crs_job_opts *o, const char *root, const str
 		       struct job_part *ps, char *err, size_t errlen)
 {
 	char hex[CRS_SHA256_HEX];
-	const char *backend = o->backend == FREEZE_BACKEND_KMOD ? "kmod" :
-			      o->backend == FREEZE_BACKEND_PTRACE ? "ptrace" : "auto";
 	size_t i;
 	int r;
 
 	for (i = 0; i < j->nr_parts; i++) {
-		char *argv[16];
-		int a = 0;
+		char *argv[16], *opts[] = { "--part", "--expect-meta", hex, NULL };
 
 		crs_sha256_hex(j->parts[i].meta_sha, hex);
-		argv[a++] = "crdbg";
-		argv[a++] = "restart";
-		argv[a++] = j->parts[i].handle;
-		argv[a++] = "--part";
-		argv[a++] = "--expect-meta";
-		argv[a++] = hex;
-		argv[a++] = "--store";
-		argv[a++] = (char *)root;
-		argv[a++] = "--backend";
-		argv[a++] = (char *)backend;
-		if (o->debug)
-			argv[a++] = "--debug";
-		if (o->verbose)
-			argv[a++] = "-v";
-		argv[a] = NULL;
+		job_part_argv(argv, "restart", j->parts[i].handle, opts, root, o);
 		ps[i].index = i;
 		ps[i].ranks = j->parts[i].ranks;
 		r = job_part_start(&ps[i], j->parts[i].node, o->launch, argv, err, errlen);

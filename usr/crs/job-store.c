@@ -5,7 +5,6 @@
  * The directory starts with '.', so crs_store_list() never takes it for
  * a checkpoint.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <crdbg/job.h>
 #include "error.h"
 #include "sha256.h"
+#include "store.h"
 
 static int job_path(const char *root, const char *handle, char *out, size_t len)
 {
@@ -188,40 +188,20 @@ int crs_job_remove_manifest(const char *root, const char *handle)
 	return unlink(path) ? -errno : 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int crs_job_list(const char *root, crs_job_list_fn fn, void *arg)
 {
-	char dir[PATH_MAX], why[256], **names = NULL, **nn;
-	size_t nr = 0, i;
-	struct dirent *d;
-	DIR *dp;
+	char dir[PATH_MAX], why[256], **names;
+	size_t nr, i;
+	int r;
 
 	snprintf(dir, sizeof(dir), "%s/" CRS_JOB_DIR, root);
-	dp = opendir(dir);
-	if (!dp)
-		return errno == ENOENT ? 0 : -errno;
-	while ((d = readdir(dp))) {
-		if (!crs_handle_valid(d->d_name))
-			continue;
-		nn = realloc(names, (nr + 1) * sizeof(*names));
-		if (!nn)
-			break;
-		names = nn;
-		names[nr] = strdup(d->d_name);
-		if (names[nr])
-			nr++;
-	}
-	closedir(dp);
-	if (nr)
-		qsort(names, nr, sizeof(*names), cmp_str);
+	r = crs_store_names(dir, &names, &nr);
+	if (r)
+		return r;
 	for (i = 0; i < nr; i++) {
 		struct crs_job j;
-		int r = crs_job_load(root, names[i], &j, why, sizeof(why));
 
+		r = crs_job_load(root, names[i], &j, why, sizeof(why));
 		fn(names[i], r ? NULL : &j, r ? why : NULL, arg);
 		crs_job_free(&j);
 		free(names[i]);

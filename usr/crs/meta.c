@@ -264,30 +264,9 @@ static bool parse_pid(const char *s, pid_t *ret)
 	return true;
 }
 
-/* len bytes of hex digest into out */
-static bool parse_digest(const char *s, uint8_t *out, size_t len)
-{
-	size_t i;
-
-	if (strlen(s) != 2 * len)
-		return false;
-	for (i = 0; i < 2 * len; i++) {
-		char c = s[i];
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (v < 0)
-			return false;
-		if (i % 2 == 0)
-			out[i / 2] = (uint8_t)(v << 4);
-		else
-			out[i / 2] |= (uint8_t)v;
-	}
-	return true;
-}
-
 static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
 {
-	return parse_digest(s, out, CRS_SHA256_LEN);
+	return crs_digest_from_hex(s, out, CRS_SHA256_LEN);
 }
 
 /* Split line (modified in place) into at most max space-separated fields. */
@@ -395,7 +374,7 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		struct crs_file fl = { 0 };
 
 		fl.digest = line[4] ? CRS_DIGEST_XXH128 : CRS_DIGEST_SHA256;
-		if (!parse_digest(f[0], fl.sha, fl.digest == CRS_DIGEST_XXH128 ? 16 : CRS_SHA256_LEN) || !parse_i64(f[1], 0, INT64_MAX, &v) ||
+		if (!crs_digest_from_hex(f[0], fl.sha, fl.digest == CRS_DIGEST_XXH128 ? 16 : CRS_SHA256_LEN) || !parse_i64(f[1], 0, INT64_MAX, &v) ||
 		    strlen(f[2]) >= sizeof(fl.name) || !name_valid(f[2]))
 			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad file record",
 				    lineno);

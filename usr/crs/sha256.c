@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "file-chunks.h"
+#include <crdbg/crs.h>
 #include "sha256.h"
 
 void crs_sha256(const void *data, size_t len, uint8_t out[CRS_SHA256_LEN])
@@ -52,4 +53,24 @@ int crs_sha256_file(int dirfd, const char *name, uint8_t out[CRS_SHA256_LEN],
 		err = -EIO;
 	EVP_MD_CTX_free(ctx);
 	return err;
+}
+
+bool crs_digest_from_hex(const char *s, uint8_t *out, size_t len)
+{
+	size_t i;
+
+	if (strlen(s) != 2 * len)
+		return false;
+	for (i = 0; i < 2 * len; i++) {
+		char c = s[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (v < 0)
+			return false;
+		if (i % 2 == 0)
+			out[i / 2] = (uint8_t)(v << 4);
+		else
+			out[i / 2] |= (uint8_t)v;
+	}
+	return true;
 }

@@ -460,14 +460,16 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int crs_store_list(const char *root, crs_store_list_fn fn, void *arg)
+int crs_store_names(const char *dir, char ***ret, size_t *ret_n)
 {
-	char **names = NULL, **nn, why[512];
-	size_t nr = 0, i, j;
+	char **names = NULL, **nn;
+	size_t nr = 0;
 	struct dirent *d;
 	DIR *dp;
 
-	dp = opendir(root);
+	*ret = NULL;
+	*ret_n = 0;
+	dp = opendir(dir);
 	if (!dp)
 		return errno == ENOENT ? 0 : -errno;
 	while ((d = readdir(dp))) {
@@ -484,6 +486,19 @@ int crs_store_list(const char *root, crs_store_list_fn fn, void *arg)
 	closedir(dp);
 	if (nr)
 		qsort(names, nr, sizeof(*names), cmp_str);
+	*ret = names;
+	*ret_n = nr;
+	return 0;
+}
+
+int crs_store_list(const char *root, crs_store_list_fn fn, void *arg)
+{
+	char **names, why[512];
+	size_t nr, i, j;
+	int r = crs_store_names(root, &names, &nr);
+
+	if (r)
+		return r;
 	for (i = 0; i < nr; i++) {
 		struct crs_meta m;
 		uint64_t bytes = 0;

@@ -34,6 +34,9 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 /* Remove a pending directory (after a failure). */
 void crs_store_abort(struct crs_pending *p);
 
+/* The valid handle names in dir, sorted (malloc'd, each too); none if dir is missing. */
+int crs_store_names(const char *dir, char ***ret, size_t *ret_n);
+
 /* Remove a directory tree below dirfd (no symlinks followed). */
 int crs_rmtree(int dirfd, const char *name);
 

@@ -95,6 +95,9 @@ struct crs_meta {
 void crs_meta_init(struct crs_meta *m);
 void crs_meta_free(struct crs_meta *m);	/* accepts a zeroed or NULL meta */
 
+/* len bytes from exactly 2 * len lowercase hex digits; false if s is not that. */
+bool crs_digest_from_hex(const char *s, uint8_t *out, size_t len);
+
 /* A handle is 1..63 of [A-Za-z0-9._-], not starting with '.'. */
 bool crs_handle_valid(const char *h);
 
