@@ -69,7 +69,7 @@ pcs_ok() {
 
 meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
 
-echo "1..39"
+echo "1..42"
 
 # --- Table 5.2 scenario 1, continue: no debugger before or after --------
 start s1c 1
@@ -395,12 +395,63 @@ else
 fi
 cp -a "$CRDBG_STORE/$h8" "$CRDBG_STORE/corrupt"
 sed -i 's/^handle .*/handle corrupt/' "$CRDBG_STORE/corrupt/metadata"
+# copy_as H NEW: a copy of checkpoint H under the handle NEW, its metadata
+# checksum ("end" line, SHA-256 of every byte before it) made right again,
+# so that only the damage done to it afterwards is wrong
+copy_as() {
+	local m=$CRDBG_STORE/$2/metadata
+	cp -a "$CRDBG_STORE/$1" "$CRDBG_STORE/$2"
+	sed -i -e "s/^handle .*/handle $2/" -e '/^end /d' "$m"
+	echo "end $(sha256sum <"$m" | cut -d' ' -f1)" >>"$m"
+}
 img=$(ls -S "$CRDBG_STORE/$h8"/pages-*.img | head -n 1)
-cp -a "$CRDBG_STORE/$h8" "$CRDBG_STORE/$h8.bad"
+copy_as "$h8" "$h8.bad"
 printf 'X' | dd of="$CRDBG_STORE/$h8.bad/$(basename "$img")" bs=1 seek=100 conv=notrunc 2>/dev/null
-sed -i "s/^handle .*/handle $h8.bad/" "$CRDBG_STORE/$h8.bad/metadata"
-corrupt_refused() { one_line_error "$crdbg" restart "$h8.bad" --backend "$backend" && ! pgrep -f "prog_ckpt 8 $STEPS" >/dev/null; }
-check "corrupt image: restart refuses before restoring anything" corrupt_refused
+# The pages' digests are checked while criu restores (restart.c): a
+# corrupt page is found then, the restored tree is killed before it runs
+# (its output file gets no new line) and the one line names the file.
+# Everything else, and the sizes, are checked before criu starts: such a
+# restart never makes its work directory in $TMPDIR.
+refused_file() { # OUT TMPDIR CMD...: one "crdbg:" line (kept in OUT), non-zero
+	local out=$1 tmp=$2 rc
+	shift 2
+	mkdir -p "$tmp"
+	TMPDIR=$tmp "$@" 2>"$out" >/dev/null
+	rc=$?
+	[[ $rc != 0 && $(wc -l <"$out") == 1 ]] && grep -q '^crdbg:' "$out"
+}
+cp "$work/s1r.at-checkpoint" "$work/s1r.out"
+corrupt_refused() {
+	refused_file "$work/bad.err" "$work/tmp-bad" "$crdbg" restart "$h8.bad" --backend "$backend" &&
+		grep -q "checksum of $(basename "$img") does not match.*killed before running" "$work/bad.err" &&
+		! pgrep -f "prog_ckpt 8 $STEPS" >/dev/null &&
+		cmp -s "$work/s1r.at-checkpoint" "$work/s1r.out"
+}
+check "corrupt pages image: found while criu restores, the tree killed before it ran, one line naming it" corrupt_refused
+diag "$work/bad.err"
+before_criu() { # OUT TMPDIR PATTERN CMD...: refused naming PATTERN, criu never ran
+	local out=$1 tmp=$2 pat=$3
+	shift 3
+	refused_file "$out" "$tmp" "$@" && grep -q "$pat" "$out" && ! grep -q killed "$out" &&
+		[[ -z $(ls -A "$tmp") ]] && ! pgrep -f "prog_ckpt 8 $STEPS" >/dev/null
+}
+check "corrupt pages image, CRDBG_VERIFY=first: refused before criu starts" \
+	before_criu "$work/first.err" "$work/tmp-first" "checksum of $(basename "$img") does not match" \
+		env CRDBG_VERIFY=first "$crdbg" restart "$h8.bad" --backend "$backend"
+diag "$work/first.err"
+copy_as "$h8" "$h8.core"
+core=$(ls "$CRDBG_STORE/$h8.core"/core-*.img | head -n 1)
+printf 'X' | dd of="$core" bs=1 seek=20 conv=notrunc 2>/dev/null
+check "corrupt core image: refused before criu starts, naming it" \
+	before_criu "$work/core.err" "$work/tmp-core" "checksum of $(basename "$core") does not match" \
+		"$crdbg" restart "$h8.core" --backend "$backend"
+diag "$work/core.err"
+copy_as "$h8" "$h8.short"
+truncate -s 4096 "$CRDBG_STORE/$h8.short/$(basename "$img")"
+check "truncated pages image: refused before criu starts, naming it" \
+	before_criu "$work/short.err" "$work/tmp-short" "$(basename "$img") has 4096 bytes" \
+		"$crdbg" restart "$h8.short" --backend "$backend"
+diag "$work/short.err"
 truncate -s 200 "$CRDBG_STORE/$h4/metadata"
 truncated_refused() { one_line_error "$crdbg" restart "$h4" && "$crdbg" list | grep -q "^$h4 *INVALID"; }
 check "truncated metadata: refused, and list shows it INVALID" truncated_refused

@@ -157,6 +157,76 @@ TEST_F(store, truncated_image_refused)
 	EXPECT_EQ(1, s.bad);
 }
 
+/* Flip one byte of name at off. */
+static int flip(const char *dir, const char *name, off_t off)
+{
+	char path[PATH_MAX + 32];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	r = pwrite(fd, "y", 1, off) == 1 ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+static int verify_part(const char *root, const char *handle, enum crs_verify_part part,
+		       char *err, size_t errlen)
+{
+	struct crs_meta m;
+	int r = crs_store_load(root, handle, &m, err, errlen);
+
+	if (r)
+		return r;
+	r = crs_store_verify_chain_part(root, handle, &m, part, err, errlen);
+	crs_meta_free(&m);
+	return r;
+}
+
+/*
+ * A restart checks the structure before criu restore and the pages beside
+ * it: a corrupt page passes the first part and fails the second, naming
+ * the file; a corrupt structural image fails the first.
+ */
+TEST_F(store, parts_split_pages_from_structure)
+{
+	char err[512];
+
+	EXPECT_TRUE(crs_store_is_pages("pages-1.img"));
+	EXPECT_TRUE(crs_store_is_pages("pages-12.img"));
+	EXPECT_FALSE(crs_store_is_pages("pagemap-4242.img"));
+	EXPECT_FALSE(crs_store_is_pages("pages-.img"));
+	EXPECT_FALSE(crs_store_is_pages("core-4242.img"));
+	ASSERT_EQ(0, flip(self->dir, "pages-1.img", 5000));
+	EXPECT_EQ(0, verify_part(self->root, self->handle, CRS_VERIFY_STRUCTURE, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(-EBADMSG, verify_part(self->root, self->handle, CRS_VERIFY_PAGES, err,
+					sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "checksum of pages-1.img")) TH_LOG("%s", err);
+	EXPECT_EQ(-EBADMSG, verify_part(self->root, self->handle, CRS_VERIFY_ALL, err, sizeof(err)));
+}
+
+TEST_F(store, structure_part_refuses_corrupt_core_and_truncated_pages)
+{
+	char path[PATH_MAX + 32], err[512];
+
+	ASSERT_EQ(0, flip(self->dir, "core-4242.img", 1));
+	EXPECT_EQ(0, verify_part(self->root, self->handle, CRS_VERIFY_PAGES, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(-EBADMSG, verify_part(self->root, self->handle, CRS_VERIFY_STRUCTURE, err,
+					sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "checksum of core-4242.img")) TH_LOG("%s", err);
+	/* A truncated pages image is a size: refused by the first part. */
+	put(self->dir, "core-4242.img", "core", 4);
+	snprintf(path, sizeof(path), "%s/pages-1.img", self->dir);
+	ASSERT_EQ(0, truncate(path, 4096));
+	EXPECT_EQ(-EBADMSG, verify_part(self->root, self->handle, CRS_VERIFY_STRUCTURE, err,
+					sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "pages-1.img has 4096 bytes")) TH_LOG("%s", err);
+}
+
 TEST_F(store, truncated_metadata_refused)
 {
 	char path[PATH_MAX + 32], err[512];

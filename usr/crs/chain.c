@@ -204,11 +204,18 @@ void crs_chain_commit(const char *root, const struct crs_meta *m)
 int crs_store_verify_chain(const char *root, const char *handle, const struct crs_meta *m,
 			   bool quick, char *err, size_t errlen)
 {
+	return crs_store_verify_chain_part(root, handle, m,
+					   quick ? CRS_VERIFY_SIZES : CRS_VERIFY_ALL, err, errlen);
+}
+
+int crs_store_verify_chain_part(const char *root, const char *handle, const struct crs_meta *m,
+				enum crs_verify_part part, char *err, size_t errlen)
+{
 	char child[CRS_HANDLE_MAX], parent[CRS_HANDLE_MAX], why[768];
 	struct crs_meta pm;
 	int r, depth;
 
-	r = crs_store_verify(root, handle, m, quick, err, errlen);
+	r = crs_store_verify_part(root, handle, m, part, err, errlen);
 	if (r)
 		return r;
 	snprintf(child, sizeof(child), "%s", handle);
@@ -224,7 +231,7 @@ int crs_store_verify_chain(const char *root, const char *handle, const struct cr
 				    "incremental chain of %s is broken: %s needs its parent %s, which is missing",
 				    handle, child, parent);
 		if (!r)
-			r = crs_store_verify(root, parent, &pm, quick, why, sizeof(why));
+			r = crs_store_verify_part(root, parent, &pm, part, why, sizeof(why));
 		if (r) {
 			crs_meta_free(&pm);
 			return crs_fail(err, errlen, r, "incremental chain of %s is broken: %s", handle,

@@ -190,6 +190,17 @@ static bool images_need_network(const char *dir)
 	return need;
 }
 
+bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m)
+{
+	static const char *const out[] = { "--tcp-established", "--ext-unix-sk", "--external" };
+
+	for (size_t i = 0; i < m->nr_criu_opts; i++)
+		for (size_t j = 0; j < sizeof(out) / sizeof(out[0]); j++)
+			if (!strncmp(m->criu_opts[i], out[j], strlen(out[j])))
+				return true;
+	return images_need_network(dir);
+}
+
 int crs_criu_version(char *buf, size_t len)
 {
 	char *argv[] = { (char *)crs_criu_path(), "--version", NULL };

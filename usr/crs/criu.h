@@ -45,6 +45,13 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
  * With lazy, memory comes on demand from a `criu lazy-pages` server
  * started first in the same workdir (crs_criu_lazy_pages_start).
  */
+/*
+ * Restoring dir connects the tree to something outside it that a kill of
+ * the restored tree could not leave as it found it: a TCP connection (or
+ * a network namespace), an external unix socket, an external resource.
+ */
+bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m);
+
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
 			     bool lazy, const char *pre_resume, char *err, size_t errlen);
 

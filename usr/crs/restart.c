@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "page-check.h"
 #include "pre-resume.h"
 #include "resume.h"
 #include "criu.h"
@@ -196,6 +197,102 @@ static struct freeze_backend *freeze_restored(const struct crs_meta *m, FILE *lo
 	return NULL;
 }
 
+/*
+ * What a restart checks before CRIU starts. Always: the metadata, every
+ * file's presence and size (a truncated or missing image), the chain's
+ * links, and the digest of every file that says what CRIU does on the
+ * system (files, sockets, mappings, pids, tmpfs copies). The memory pages
+ * (pages-*.img, most of the bytes) only ever land in the restored tree's
+ * own memory, which does not run before crdbg releases it: their digests
+ * are checked beside `criu restore` (start_page_check()) and the release
+ * waits for them (check_pages_before_release()). Not when a kill of the
+ * restored tree would be seen outside it (a TCP peer, an external
+ * socket: crs_criu_restore_reaches_out()), nor with CRDBG_VERIFY=first:
+ * then every digest is checked here. *pages_later says which.
+ */
+static int verify_before_restore(const char *root, const char *handle, const char *dir,
+				 const struct crs_meta *m, bool *pages_later, char *err,
+				 size_t errlen)
+{
+	const char *env = getenv("CRDBG_VERIFY");
+
+	*pages_later = !(env && !strcmp(env, "first")) && !crs_criu_restore_reaches_out(dir, m);
+	return crs_store_verify_chain_part(root, handle, m,
+					   *pages_later ? CRS_VERIFY_STRUCTURE : CRS_VERIFY_ALL,
+					   err, errlen);
+}
+
+/*
+ * Check the pages' digests on a thread of their own (the children crdbg
+ * forks from now on only exec). Without a thread, check them now.
+ */
+static int start_page_check(struct crs_page_check *pc, bool pages_later, const char *root,
+			    const char *handle, const struct crs_meta *m, char *err,
+			    size_t errlen)
+{
+	if (!pages_later || crs_page_check_start(pc, root, handle, m) == 0)
+		return 0;
+	return crs_store_verify_chain_part(root, handle, m, CRS_VERIFY_PAGES, err, errlen);
+}
+
+/* Reap whatever of the killed tree (and criu) comes back to us, for a while. */
+static void reap_killed(const struct crs_meta *m, pid_t criu)
+{
+	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
+	time_t deadline = time(NULL) + 10;
+	bool alive;
+	size_t i;
+
+	do {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		alive = criu > 0 && kill(criu, 0) == 0;
+		for (i = 0; i < m->nr_procs && !alive; i++)
+			alive = crs_task_state(m->procs[i].pid, m->procs[i].pid) &&
+				crs_task_state(m->procs[i].pid, m->procs[i].pid) != 'Z';
+		if (alive)
+			nanosleep(&nap, NULL);
+	} while (alive && time(NULL) < deadline);
+}
+
+/*
+ * The restored tree is held (frozen or stopped): it may run only once
+ * its pages are known good. On a mismatch it is killed, with criu, before
+ * any of its own instructions ran, and the restart fails in one line
+ * naming the file.
+ */
+static int check_pages_before_release(struct crs_page_check *pc, const struct crs_meta *m,
+				      pid_t criu, pid_t lazy, char *err, size_t errlen)
+{
+	char why[1024];
+	int r = crs_page_check_join(pc, why, sizeof(why));
+
+	if (!r)
+		return 0;
+	kill_tree(m);
+	kill(criu, SIGKILL);
+	if (lazy > 0)
+		kill(lazy, SIGKILL);
+	reap_killed(m, criu);
+	return crs_fail(err, errlen, r,
+			"%s (found while criu restored it: the restored processes were killed before running any instruction)",
+			why);
+}
+
+/*
+ * The restart failed on its way: the page check still reads m, wait for
+ * it. A corrupt page explains a failure best (CRIU may have choked on it):
+ * its line replaces the failure's.
+ */
+static void page_check_after_failure(struct crs_page_check *pc, int r, char *err,
+				     size_t errlen)
+{
+	char why[1024];
+
+	if (crs_page_check_join(pc, why, sizeof(why)) && r)
+		snprintf(err, errlen, "%s", why);
+}
+
 /* A process of the tree uses libcrdbg (a job's ranks, not its mpirun). */
 static bool any_mpir(const struct crs_meta *m)
 {
@@ -285,6 +382,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	const char *root = crs_store_root(o->store);
 	const char *tmp = getenv("TMPDIR");
 	struct crs_pre_resume pr = { .ready_fd = -1, .go_fd = -1 };
+	struct crs_page_check pc = { .started = false };
 	struct freeze_backend *b, *frozen = NULL;
 	time_t deadline;
 	enum freeze_backend_kind kind;
@@ -292,7 +390,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct crs_meta m;
 	uint64_t arg;
 	pid_t criu, lazy = 0;
-	double t0 = crs_clock_ms(), t_verified, t_restored;
+	double t0 = crs_clock_ms(), t_verified, t_restored, t_pages;
+	bool pages_later;
 	size_t i;
 	int r, st = 0;
 
@@ -311,7 +410,10 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	r = crs_store_load(root, o->handle, &m, err, errlen);
 	if (r)
 		return r;
-	r = crs_store_verify_chain(root, o->handle, &m, false, err, errlen);
+	crs_store_path(root, o->handle, dir, sizeof(dir));
+	r = verify_before_restore(root, o->handle, dir, &m, &pages_later, err, errlen);
+	if (!r)
+		r = start_page_check(&pc, pages_later, root, o->handle, &m, err, errlen);
 	if (r)
 		goto out;
 	t_verified = crs_clock_ms();
@@ -342,7 +444,6 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		goto out;
 	}
 
-	crs_store_path(root, o->handle, dir, sizeof(dir));
 	snprintf(work, sizeof(work), "%s/crdbg-restore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(work)) {
 		r = crs_fail(err, errlen, -errno, "cannot create a work directory in %s: %s",
@@ -395,6 +496,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (r)
 		goto out_lazy;
 	t_restored = crs_clock_ms();
+	/* the pages are checked before the job's part says it is restored */
+	r = check_pages_before_release(&pc, &m, criu, lazy, err, errlen);
+	if (r)
+		goto out;
+	t_pages = crs_clock_ms();
 	if (o->hold && o->hold(o->hold_arg, &m, CRS_HOLD_RESTORED)) {
 		r = crs_fail(err, errlen, -ECANCELED,
 			     "the job's restart was called off: the restored processes were killed before they ran");
@@ -411,10 +517,13 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		fprintf(o->log, "crdbg: warning: %s\n", msg);
 	if (o->debug)
 		announce_parked(&m, stderr, o->log);
+	if (o->verbose && o->log && pages_later)
+		fprintf(o->log, "crdbg: restart: the memory pages' digests were checked beside criu restore, done %.0f ms after the start\n",
+			pc.done_ms ? pc.done_ms - t0 : t_verified - t0);
 	if (o->verbose && o->log)
-		fprintf(o->log, "crdbg: restart released after %.0f ms: verify %.0f, criu restore %.0f, hook and release %.0f\n",
+		fprintf(o->log, "crdbg: restart released after %.0f ms: verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
 			crs_clock_ms() - t0, t_verified - t0, t_restored - t_verified,
-			crs_clock_ms() - t_restored);
+			t_pages - t_restored, crs_clock_ms() - t_pages);
 	freeze_backend_close(frozen);	/* crs_resume() has thawed it */
 	frozen = NULL;
 	crs_pre_resume_close(&pr);
@@ -433,6 +542,7 @@ out_lazy:
 		waitpid(lazy, NULL, 0);
 	}
 out:
+	page_check_after_failure(&pc, r, err, errlen);
 	freeze_backend_close(frozen);
 	crs_pre_resume_close(&pr);
 	crs_meta_free(&m);

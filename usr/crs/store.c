@@ -379,8 +379,37 @@ int crs_store_load(const char *root, const char *handle, struct crs_meta *m, cha
 	return 0;
 }
 
+bool crs_store_is_pages(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(name, "pages-", 6) && n > 10 && !strcmp(name + n - 4, ".img");
+}
+
+/* Whether part reads the digest of file name. */
+static bool part_digests(enum crs_verify_part part, const char *name)
+{
+	switch (part) {
+	case CRS_VERIFY_ALL:
+		return true;
+	case CRS_VERIFY_STRUCTURE:
+		return !crs_store_is_pages(name);
+	case CRS_VERIFY_PAGES:
+		return crs_store_is_pages(name);
+	default:
+		return false;
+	}
+}
+
 int crs_store_verify(const char *root, const char *handle, const struct crs_meta *m,
 		     bool quick, char *err, size_t errlen)
+{
+	return crs_store_verify_part(root, handle, m, quick ? CRS_VERIFY_SIZES : CRS_VERIFY_ALL,
+				     err, errlen);
+}
+
+int crs_store_verify_part(const char *root, const char *handle, const struct crs_meta *m,
+			  enum crs_verify_part part, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
 	uint8_t sha[CRS_FILE_DIGEST_LEN];
@@ -415,7 +444,7 @@ int crs_store_verify(const char *root, const char *handle, const struct crs_meta
 				 (unsigned long long)f->size);
 			break;
 		}
-		if (quick)
+		if (!part_digests(part, f->name))
 			continue;
 		r = digest_file(dfd, f->name, f->digest, sha, &size);
 		if (r) {

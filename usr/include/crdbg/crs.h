@@ -203,6 +203,24 @@ int crs_store_load(const char *root, const char *handle, struct crs_meta *m, cha
 int crs_store_verify(const char *root, const char *handle, const struct crs_meta *m,
 		     bool quick, char *err, size_t errlen);
 
+/*
+ * Which digests crs_store_verify_part() reads; presence, sizes and the
+ * list of files are checked by every part. The memory pages
+ * (CRIU's pages-*.img) only ever land in the restored tree's memory, so
+ * a restart may check them while CRIU restores (restart.c); everything
+ * else says what CRIU does on the system and is checked before.
+ */
+enum crs_verify_part {
+	CRS_VERIFY_SIZES,	/* no digest */
+	CRS_VERIFY_STRUCTURE,	/* every digest but the memory pages' */
+	CRS_VERIFY_PAGES,	/* the memory pages' digests only */
+	CRS_VERIFY_ALL,
+};
+int crs_store_verify_part(const char *root, const char *handle, const struct crs_meta *m,
+			  enum crs_verify_part part, char *err, size_t errlen);
+/* A file of the checkpoint holds memory pages (a CRIU pages-*.img). */
+bool crs_store_is_pages(const char *name);
+
 /* Call fn for every checkpoint (sorted by name); fn gets NULL meta if bad. */
 typedef void (*crs_store_list_fn)(const char *handle, const struct crs_meta *m,
 				  uint64_t bytes, const char *problem, void *arg);
@@ -224,6 +242,8 @@ int crs_store_remove(const char *root, const char *handle);
 #define CRS_CHAIN_MAX		1024
 int crs_store_verify_chain(const char *root, const char *handle, const struct crs_meta *m,
 			   bool quick, char *err, size_t errlen);
+int crs_store_verify_chain_part(const char *root, const char *handle, const struct crs_meta *m,
+				enum crs_verify_part part, char *err, size_t errlen);
 int crs_store_dependents(const char *root, const char *handle, char *out, size_t outlen);
 
 #endif /* CRDBG_CRS_H */
