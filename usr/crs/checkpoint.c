@@ -263,6 +263,79 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 }
 
 /* What CRIU needs for this tree (criu-opts.h), then the user's options. */
+/*
+ * CRIU has let go of every thread of the tree: untraced, and held again,
+ * parked by crdbg.ko (kmod) or in the group stop (ptrace backend, a
+ * process that was stopped, or the kmod fallback).
+ */
+static bool let_go(struct freeze_backend *kmod, const struct crs_meta *m)
+{
+	struct freeze_thread th[256];
+	char msg[256];
+	size_t i;
+	int n, j;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		const struct crs_proc *p = &m->procs[i];
+
+		if (p->zombie)
+			continue;
+		if (crs_proc_tracer(p->pid))
+			return false;
+		if (!kmod || p->stopped) {
+			if (!crs_proc_stopped(p->pid))
+				return false;
+			continue;
+		}
+		n = query_process(kmod, p->pid, th, 256, msg, sizeof(msg));
+		if (n < 0 || n > 256)
+			return false;
+		for (j = 0; j < n; j++)
+			if (th[j].state == FREEZE_THREAD_RUNNING)
+				return false;
+	}
+	return true;
+}
+
+#define LET_GO_TIMEOUT_S 60
+
+/*
+ * Let CRIU dump the frozen tree. A checkpoint that continues does not
+ * wait for criu to exit: CRIU's post-dump action (the gate script) says
+ * the images are written, and once CRIU has let go of the tree it may
+ * be released (*early); criu's own cleanup and exit (freeing, stats,
+ * closing) then run beside the program, and crs_criu_dump_finish()
+ * collects its status before the checkpoint is stored. kmod: crdbg.ko's
+ * handle when it holds the tree, else NULL.
+ */
+static int run_dump(struct crs_criu_dump *d, struct freeze_backend *kmod,
+		    const struct crs_meta *m, bool continues, bool *early, char *err,
+		    size_t errlen)
+{
+	struct timespec ms = { .tv_nsec = 1000 * 1000 };
+	time_t deadline;
+	int r;
+
+	*early = false;
+	if (!continues)
+		return crs_criu_dump_finish(d, err, errlen);
+	r = crs_criu_dump_go(d, err, errlen);
+	if (r)
+		return r;
+	if (crs_criu_dump_wait_written(d) <= 0)
+		return crs_criu_dump_finish(d, err, errlen);	/* criu exited: why */
+	deadline = time(NULL) + LET_GO_TIMEOUT_S;
+	while (!let_go(kmod, m)) {
+		if (time(NULL) > deadline)
+			return crs_criu_dump_finish(d, err, errlen);
+		nanosleep(&ms, NULL);
+	}
+	r = crs_criu_dump_save_tmpfs(d, err, errlen);
+	if (!r)
+		*early = true;
+	return r;
+}
+
 static int add_criu_opts(const struct crs_checkpoint_opts *o, const pid_t *pids, size_t nr,
 			 struct crs_meta *m, char *err, size_t errlen)
 {
@@ -306,6 +379,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	size_t nr = 0, i, frozen = 0;
 	bool criu_kills = false, in_stop = false;
 	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
+	double t_exited = 0;
+	bool early = false;
 	char msg[256];
 	sigset_t set;
 	int r;
@@ -454,7 +529,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		goto out_thaw;
 	}
 
-	r = crs_criu_dump_finish(&dump, msg, sizeof(msg));
+	r = run_dump(&dump, kind == FREEZE_BACKEND_KMOD && !in_stop ? b : NULL, &m,
+		     o->after == CRS_AFTER_CONTINUE, &early, msg, sizeof(msg));
 	if (r) {
 		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
 		goto out_thaw;
@@ -475,11 +551,23 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 			fprintf(o->log, "crdbg: warning: %s\n", msg);
 	}
 	t_released = crs_clock_ms();
+	if (early) {
+		/* released before criu's exit: its status decides the checkpoint */
+		r = crs_criu_dump_finish(&dump, msg, sizeof(msg));
+		if (r) {
+			r = crs_fail(err, errlen, r, "criu dump of pid %d failed after the release: %s",
+				     o->pid, msg);
+			crs_store_abort(&pend);
+			goto out;
+		}
+	}
+	t_exited = crs_clock_ms();
 	r = crs_store_commit(&pend, &m, err, errlen);
 	if (o->verbose && o->log && !r)
-		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request and criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), checksums and metadata %.0f\n",
+		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request and criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, checksums and metadata %.0f\n",
 			crs_clock_ms() - t0, t_req - t0, t_frozen - t_req, t_dumped - t_frozen,
-			t_released - t_dumped, t_released - t_req, crs_clock_ms() - t_released);
+			t_released - t_dumped, t_released - t_req, t_exited - t_released,
+			crs_clock_ms() - t_exited);
 	if (r) {
 		crs_store_abort(&pend);
 		if (criu_kills) {

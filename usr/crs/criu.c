@@ -253,6 +253,24 @@ void crs_criu_log_error(const char *log, char *out, size_t len)
 	fclose(f);
 }
 
+/*
+ * CRIU's log level for crdbg's dumps and restores: CRIU's own default
+ * (2: errors and warnings, all crs_criu_log_error() needs) unless
+ * $CRDBG_CRIU_VERBOSITY says 0-4. Its debug level (4) writes a line per
+ * mapping, file and page run, about a thousand for a small process, one
+ * write() each, much of it while the tree is stopped: measured in the
+ * TCG guest it made a raw dump stop longer (Documentation/performance.md).
+ */
+static const char *criu_verbosity(void)
+{
+	static const char *const level[] = { "-v0", "-v1", "-v2", "-v3", "-v4" };
+	const char *env = getenv("CRDBG_CRIU_VERBOSITY");
+
+	if (env && env[0] >= '0' && env[0] <= '4' && !env[1])
+		return level[env[0] - '0'];
+	return level[2];
+}
+
 /* The recorded options (automatic and the user's), for dump and restore alike. */
 static int add_recorded(char **argv, int i, const struct crs_meta *m)
 {
@@ -276,10 +294,12 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
  */
 static const char gate_script[] =
 	"#!/bin/sh\n"
-	"# crdbg's dump gate (usr/crs/criu.c): wait for the frozen tree\n"
-	"[ \"$CRTOOLS_SCRIPT_ACTION\" = pre-dump ] || exit 0\n"
-	": > \"$0.ready\"\n"
-	"read go < \"$0.fifo\" && [ \"$go\" = go ]\n";
+	"# crdbg's dump gate (usr/crs/criu.c): wait for the frozen tree;\n"
+	"# say when the images are written\n"
+	"case \"$CRTOOLS_SCRIPT_ACTION\" in\n"
+	"pre-dump) : > \"$0.ready\" && read go < \"$0.fifo\" && [ \"$go\" = go ] ;;\n"
+	"post-dump) : > \"$0.dumped\" ;;\n"
+	"esac\n";
 
 static int gate_open(struct crs_criu_dump *d)
 {
@@ -318,6 +338,8 @@ static void gate_close(struct crs_criu_dump *d)
 	snprintf(fifo, sizeof(fifo), "%s.fifo", d->script);
 	unlink(fifo);
 	snprintf(fifo, sizeof(fifo), "%s.ready", d->script);
+	unlink(fifo);
+	snprintf(fifo, sizeof(fifo), "%s.dumped", d->script);
 	unlink(fifo);
 	unlink(d->script);
 	rmdir(d->gatedir);
@@ -382,7 +404,7 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	argv[i++] = (char *)dir;
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_DUMP_LOG;
-	argv[i++] = "-v4";
+	argv[i++] = (char *)criu_verbosity();
 	argv[i++] = "--action-script";
 	argv[i++] = d->script;
 	if (leave_running)
@@ -416,25 +438,62 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 
 void crs_criu_dump_cancel(struct crs_criu_dump *d)
 {
-	if (d->child <= 0)
+	if (d->child <= 0 || d->exited) {
+		gate_close(d);
+		d->child = 0;
 		return;
+	}
 	gate_close(d);	/* the script fails: CRIU gives up before touching a task */
 	while (waitpid(d->child, NULL, 0) < 0 && errno == EINTR)
 		;
 	d->child = 0;
 }
 
-int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen)
+int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen)
 {
-	char log[4200];
-	int st;
-
+	if (d->went)
+		return 0;
 	if (write(d->fifo_fd, "go\n", 3) != 3) {
 		snprintf(err, errlen, "cannot let criu go on: %s", strerror(errno));
 		crs_criu_dump_cancel(d);
 		return -EIO;
 	}
-	while (waitpid(d->child, &st, 0) < 0) {
+	d->went = true;
+	return 0;
+}
+
+int crs_criu_dump_wait_written(struct crs_criu_dump *d)
+{
+	struct timespec ms = { .tv_nsec = 1000 * 1000 };
+	char dumped[sizeof(d->script) + 8];
+
+	snprintf(dumped, sizeof(dumped), "%s.dumped", d->script);
+	for (;;) {
+		if (access(dumped, F_OK) == 0)
+			return 1;
+		if (waitpid(d->child, &d->status, WNOHANG) == d->child) {
+			d->exited = true;
+			return 0;
+		}
+		nanosleep(&ms, NULL);
+	}
+}
+
+int crs_criu_dump_save_tmpfs(struct crs_criu_dump *d, char *err, size_t errlen)
+{
+	d->tmpfs_saved = true;
+	return crs_tmpfs_save(d->pid, d->dir, err, errlen) ? -EIO : 0;
+}
+
+int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen)
+{
+	char log[4200];
+	int st = d->status, r;
+
+	r = crs_criu_dump_go(d, err, errlen);
+	if (r)
+		return r;
+	while (!d->exited && waitpid(d->child, &st, 0) < 0) {
 		if (errno != EINTR) {
 			gate_close(d);
 			return -errno;
@@ -443,7 +502,7 @@ int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen)
 	d->child = 0;
 	gate_close(d);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return crs_tmpfs_save(d->pid, d->dir, err, errlen) ? -EIO : 0;
+		return d->tmpfs_saved ? 0 : crs_criu_dump_save_tmpfs(d, err, errlen);
 	snprintf(log, sizeof(log), "%s/%s", d->dir, CRS_CRIU_DUMP_LOG);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
 		snprintf(err, errlen, "cannot run %s", crs_criu_path());
@@ -480,7 +539,7 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	argv[i++] = (char *)workdir;
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_RESTORE_LOG;
-	argv[i++] = "-v4";
+	argv[i++] = (char *)criu_verbosity();
 	if (pre_resume) {
 		argv[i++] = "--action-script";
 		argv[i++] = (char *)pre_resume;
@@ -535,7 +594,7 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err,
 	argv[i++] = (char *)workdir;
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_LAZY_LOG;
-	argv[i++] = "-v4";
+	argv[i++] = (char *)criu_verbosity();
 	argv[i++] = "--status-fd";
 	argv[i++] = fdstr;
 	argv[i] = NULL;

@@ -71,6 +71,10 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err,
 struct crs_criu_dump {
 	pid_t child, pid;
 	int fifo_fd;
+	bool went;		/* "go" written: CRIU seizes the tree */
+	bool exited;		/* criu reaped, its wait status in status */
+	bool tmpfs_saved;	/* crs_criu_dump_save_tmpfs() ran */
+	int status;
 	char dir[PATH_MAX];
 	char gatedir[PATH_MAX - 64];
 	char script[PATH_MAX];
@@ -79,6 +83,19 @@ struct crs_criu_dump {
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
 			struct crs_criu_dump *d, char *err, size_t errlen);
 int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen);
+
+/*
+ * The parts of crs_criu_dump_finish(), for a checkpoint that releases
+ * the tree before criu exits (checkpoint.c, run_dump()): let CRIU seize
+ * the frozen tree; wait until its post-dump action says the images are
+ * written and flushed (1; CRIU still holds the tree and lets it go next)
+ * or criu exited first (0: crs_criu_dump_finish() gives its error); copy
+ * the tmpfs files the tree maps while it is still held. finish() then
+ * waits for criu and checks its status.
+ */
+int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen);
+int crs_criu_dump_wait_written(struct crs_criu_dump *d);
+int crs_criu_dump_save_tmpfs(struct crs_criu_dump *d, char *err, size_t errlen);
 void crs_criu_dump_cancel(struct crs_criu_dump *d);
 
 /* First "Error" line of a CRIU log, for a one-line message. */
