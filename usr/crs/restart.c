@@ -124,6 +124,44 @@ static bool failed(int st)
 }
 
 /*
+ * The lazy-pages server (wait status st) failed while the tree lived:
+ * kill the tree, say so in one line.
+ */
+static int lazy_lost(const struct crs_meta *m, int st, const char *work, char *err,
+		     size_t errlen)
+{
+	char log[PATH_MAX + 32], why[512];
+
+	kill_tree(m);
+	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_LAZY_LOG);
+	crs_criu_log_error(log, why, sizeof(why));
+	if (WIFSIGNALED(st))
+		snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(st));
+	return crs_fail(err, errlen, -EIO,
+			"lazy restore: criu lazy-pages failed (%s); the restored processes were killed so that none runs on without its memory",
+			why);
+}
+
+/*
+ * The release failed (a process vanished under it) on a lazy restore:
+ * if the server died, that is why (a thread ran on a page it could no
+ * longer serve), and it is the one error to report. Returns 1 then.
+ */
+static int lazy_lost_at_release(const struct crs_meta *m, pid_t *lazy, const char *work,
+				char *err, size_t errlen)
+{
+	int st;
+
+	if (*lazy <= 0 || waitpid(*lazy, &st, WNOHANG) != *lazy)
+		return 0;
+	*lazy = 0;
+	if (!failed(st))
+		return 0;
+	lazy_lost(m, st, work, err, errlen);
+	return 1;
+}
+
+/*
  * Wait for criu restore (which waits for the root) and, on a lazy
  * restore, for the lazy-pages server. If the server fails while the tree
  * lives, some page of it can no longer be served: the tree is killed
@@ -133,7 +171,6 @@ static bool failed(int st)
 static int wait_done(const struct crs_meta *m, pid_t criu, pid_t lazy, const char *work,
 		     int *ret_st, char *err, size_t errlen)
 {
-	char log[PATH_MAX + 32], why[512];
 	int st, r = 0;
 	pid_t p;
 
@@ -148,16 +185,8 @@ static int wait_done(const struct crs_meta *m, pid_t criu, pid_t lazy, const cha
 			criu = 0;
 		} else if (p == lazy) {
 			lazy = 0;
-			if (failed(st) && criu > 0) {
-				kill_tree(m);
-				snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_LAZY_LOG);
-				crs_criu_log_error(log, why, sizeof(why));
-				if (WIFSIGNALED(st))
-					snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(st));
-				r = crs_fail(err, errlen, -EIO,
-					 "lazy restore: criu lazy-pages failed (%s); the restored processes were killed so that none runs on without its memory",
-					 why);
-			}
+			if (failed(st) && criu > 0)
+				r = lazy_lost(m, st, work, err, errlen);
 		}
 	}
 	return r;
@@ -513,6 +542,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
+	if (r && lazy_lost_at_release(&m, &lazy, work, err, errlen)) {
+		wait_done(&m, criu, 0, work, &st, msg, sizeof(msg));
+		r = -EIO;
+		goto out;
+	}
 	if (r && o->log)
 		fprintf(o->log, "crdbg: warning: %s\n", msg);
 	if (o->debug)
