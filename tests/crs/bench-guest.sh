@@ -6,7 +6,8 @@
 # in $CKPT_BENCH_MB (MiB, default "64"), $CKPT_BENCH_ROUNDS rounds each;
 # the stop each causes and where crdbg's time goes; first vs incremental
 # checkpoint at 1% dirty and full vs lazy restart at $CKPT_BENCH_INCR_MB
-# MiB (default 256). Prints Markdown sections on stdout.
+# MiB (default 256); the SHA-256 comparison at $CKPT_BENCH_DIGEST_MB
+# (default: the sizes of $CKPT_BENCH_MB). Prints Markdown sections on stdout.
 set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
@@ -41,53 +42,12 @@ released() { # running again: the program's image, not stopped, not traced
 	[[ $st != T && $st != t ]] && grep -q '^TracerPid:	0$' "/proc/$pid/status"
 }
 wait_released() { for _ in $(seq 6000); do released && return 0; sleep 0.01; done; return 1; }
+# phases LOG: crdbg restart -v's "verify V, criu restore R, wait for the
+# page digests W, hook and release H" (ms)
+phases() {
+	sed -n 's/.*released after .*verify \([0-9]*\), criu restore \([0-9]*\), wait for the page digests \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3 \4/p' "$1"
+}
 mean() { awk '{ s += $1 } END { if (NR) printf "%.3f", s / NR; else print "n/a" }'; }
-
-echo "### Checkpoint and restart: crdbg vs raw CRIU"
-echo
-echo "Program: tests/crs/prog_ckpt (1 worker thread, libcrdbg preloaded) holding"
-echo "the given RSS; $rounds rounds each; crdbg used the ptrace freeze backend, and"
-echo "CRIU 3.17.1 in both columns. Restart is timed until the process runs again."
-echo
-echo "| RSS | crdbg checkpoint (s) | criu dump (s) | ratio | crdbg restart (s) | criu restore (s) | ratio | image size / RSS |"
-echo "|---|---|---|---|---|---|---|---|"
-for mb in ${CKPT_BENCH_MB:-64}; do
-	: >"$work/cd"; : >"$work/rd"; : >"$work/cr"; : >"$work/rr"; : >"$work/sz"
-	for r in $(seq "$rounds"); do
-		rm -rf "$work/raw" && mkdir -p "$work/raw"
-		start "$mb" || { echo "| $mb MiB | program did not start |"; continue 2; }
-		t=$(now)
-		criu dump -t "$pid" -D "$work/raw" -o dump.log --leave-running >/dev/null 2>&1 || echo "# criu dump failed" >&2
-		since "$t" >>"$work/rd"
-		stop
-		t=$(now)
-		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1 || echo "# criu restore failed" >&2
-		wait_released
-		since "$t" >>"$work/rr"
-		stop
-
-		start "$mb"
-		t=$(now)
-		h=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
-		since "$t" >>"$work/cd"
-		du -sb "$CRDBG_STORE/$h" | awk -v mb="$mb" '{ print $1 / (mb * 1048576) }' >>"$work/sz"
-		stop
-		t=$(now)
-		"$crdbg" restart "$h" --backend ptrace >/dev/null 2>&1 &
-		wait_released
-		since "$t" >>"$work/cr"
-		stop
-		wait
-		"$crdbg" rm "$h"
-	done
-	cd=$(mean <"$work/cd"); rd=$(mean <"$work/rd"); cr=$(mean <"$work/cr"); rr=$(mean <"$work/rr")
-	printf '| %s MiB | %s | %s | %s | %s | %s | %s | %s |\n' "$mb" "$cd" "$rd" \
-		"$(ratio "$cd" "$rd")" "$cr" "$rr" "$(ratio "$cr" "$rr")" "$(mean <"$work/sz")"
-done
-echo
-echo "crdbg's extra cost: the MPIR request/answer, the freeze and hand-over,"
-echo "the XXH3-128 digest of every image (after the release), the metadata, and"
-echo "on restart the verification, the hook push on every thread and the release."
 
 # --- Incremental checkpoints: first vs incremental at 1% dirty ----------
 # prog_incr holds $CKPT_BENCH_INCR_MB MiB and writes 1% of its pages
@@ -140,6 +100,55 @@ incr_round() {
 }
 col() { awk -v c="$1" '{ s += $c } END { if (NR) printf "%.3f", s / NR; else print "n/a" }' "$2"; }
 echo
+sec_commands() {
+echo "### Checkpoint and restart: crdbg vs raw CRIU"
+echo
+echo "Program: tests/crs/prog_ckpt (1 worker thread, libcrdbg preloaded) holding"
+echo "the given RSS; $rounds rounds each; crdbg used the ptrace freeze backend, and"
+echo "CRIU 3.17.1 in both columns. Restart is timed until the process runs again."
+echo
+echo "| RSS | crdbg checkpoint (s) | criu dump (s) | ratio | crdbg restart (s) | criu restore (s) | ratio | image size / RSS |"
+echo "|---|---|---|---|---|---|---|---|"
+for mb in ${CKPT_BENCH_MB:-64}; do
+	: >"$work/cd"; : >"$work/rd"; : >"$work/cr"; : >"$work/rr"; : >"$work/sz"
+	for r in $(seq "$rounds"); do
+		rm -rf "$work/raw" && mkdir -p "$work/raw"
+		start "$mb" || { echo "| $mb MiB | program did not start |"; continue 2; }
+		t=$(now)
+		criu dump -t "$pid" -D "$work/raw" -o dump.log --leave-running >/dev/null 2>&1 || echo "# criu dump failed" >&2
+		since "$t" >>"$work/rd"
+		stop
+		t=$(now)
+		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1 || echo "# criu restore failed" >&2
+		wait_released
+		since "$t" >>"$work/rr"
+		stop
+
+		start "$mb"
+		t=$(now)
+		h=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
+		since "$t" >>"$work/cd"
+		du -sb "$CRDBG_STORE/$h" | awk -v mb="$mb" '{ print $1 / (mb * 1048576) }' >>"$work/sz"
+		stop
+		t=$(now)
+		"$crdbg" restart "$h" --backend ptrace >/dev/null 2>&1 &
+		wait_released
+		since "$t" >>"$work/cr"
+		stop
+		wait
+		"$crdbg" rm "$h"
+	done
+	cd=$(mean <"$work/cd"); rd=$(mean <"$work/rd"); cr=$(mean <"$work/cr"); rr=$(mean <"$work/rr")
+	printf '| %s MiB | %s | %s | %s | %s | %s | %s | %s |\n' "$mb" "$cd" "$rd" \
+		"$(ratio "$cd" "$rd")" "$cr" "$rr" "$(ratio "$cr" "$rr")" "$(mean <"$work/sz")"
+done
+echo
+echo "crdbg's extra cost: the MPIR request/answer, the freeze and hand-over,"
+echo "the XXH3-128 digest of every image (after the release), the metadata, and"
+echo "on restart the verification, the hook push on every thread and the release."
+
+}
+sec_incr() {
 echo "### Incremental checkpoints: first vs incremental at 1% dirty"
 echo
 echo "Program: tests/crs/prog_incr holding $imb MiB (libcrdbg preloaded), 1% of"
@@ -167,6 +176,8 @@ for kind in criu crdbg; do
 		"$(col 5 "$f")" "$(col 6 "$f")"
 done
 
+}
+sec_stop() {
 # --- Stop time, and where crdbg's time goes (crdbg -v phase marks) ------
 echo
 echo "### Checkpoint stop time and restart to released: crdbg vs raw CRIU"
@@ -176,10 +187,27 @@ echo "$rounds rounds, means. Stop = the longest time its millisecond thread did"
 echo "not run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
 echo "ptrace backend). Released = from the command's start until the restored"
 echo "process runs untraced (\`criu restore -d\`; \`crdbg restart\`). The phases are"
-echo "crdbg's own -v marks. Goal (issue 16): both ratios <= 1.10."
+echo "crdbg's own -v marks. Goal (issue 16): both ratios <= 1.10. crdbg checks"
+echo "the memory pages' digests while criu restores and releases once they"
+echo "passed; \"all digests first\" is the same restart with CRDBG_VERIFY=first"
+echo "(every digest before \`criu restore\`, as before issue 16's last step)."
 echo
-echo "| RSS | criu stop (ms) | crdbg stop (ms) | ratio | crdbg: freeze / criu dump / release (ms) | crdbg: checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify / criu restore / hook+release (ms) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| RSS | criu stop (ms) | crdbg stop (ms) | ratio | crdbg: freeze / criu dump / release (ms) | crdbg: checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+# crdbg_restart H [ENV...]: restart H (ptrace, -v) in the background with
+# the program's files as at checkpoint 2, wait until released; prints the
+# seconds and the four phases
+crdbg_restart() {
+	local h=$1 t el
+	shift
+	cp "$work/o.at2" "$work/i.out"; cp "$work/e.at2" "$work/i.err"
+	t=$(now)
+	env "$@" "$crdbg" restart "$h" --backend ptrace -v >/dev/null 2>"$work/rv.log" &
+	prog=$incr wait_released
+	el=$(since "$t")
+	stop; wait
+	echo "$el $(phases "$work/rv.log")"
+}
 for mb in ${CKPT_BENCH_MB:-64}; do
 	: >"$work/st"
 	for r in $(seq "$rounds"); do
@@ -204,25 +232,24 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		prog=$incr wait_released
 		rr=$(since "$t")
 		stop
-		cp "$work/o.at2" "$work/i.out"; cp "$work/e.at2" "$work/i.err"
-		t=$(now)
-		"$crdbg" restart "$h" --backend ptrace -v >/dev/null 2>"$work/rv.log" &
-		prog=$incr wait_released
-		cr=$(since "$t")
-		stop; wait
-		rph=$(sed -n 's/.*released after .*verify \([0-9]*\), criu restore \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3/p' "$work/rv.log")
+		cr=$(crdbg_restart "$h")
+		cf=$(crdbg_restart "$h" CRDBG_VERIFY=first)
 		"$crdbg" rm "$h"
-		echo "$g1 $g2 ${ph:-0 0 0 0} $rr $cr ${rph:-0 0 0}" >>"$work/st"
+		[[ $(wc -w <<<"$cr") == 5 ]] || cr="$cr 0 0 0 0 0"
+		echo "$g1 $g2 ${ph:-0 0 0 0} $rr $cr ${cf%% *}" >>"$work/st"
 		imb=$imb_save
 	done
 	f=$work/st
-	printf '| %s MiB | %.0f | %.0f | %s | %.0f / %.0f / %.0f | %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f |\n' "$mb" \
+	printf '| %s MiB | %.0f | %.0f | %s | %.0f / %.0f / %.0f | %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f / %.0f | %.3f | %s |\n' "$mb" \
 		"$(col 1 "$f")" "$(col 2 "$f")" "$(ratio "$(col 2 "$f")" "$(col 1 "$f")")" \
 		"$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" "$(col 6 "$f")" \
 		"$(col 7 "$f")" "$(col 8 "$f")" "$(ratio "$(col 8 "$f")" "$(col 7 "$f")")" \
-		"$(col 9 "$f")" "$(col 10 "$f")" "$(col 11 "$f")"
+		"$(col 9 "$f")" "$(col 10 "$f")" "$(col 11 "$f")" "$(col 12 "$f")" \
+		"$(col 13 "$f")" "$(ratio "$(col 13 "$f")" "$(col 7 "$f")")"
 done
 
+}
+sec_lazy() {
 # --- Lazy restart: full vs lazy to released ----------------------------
 echo
 echo "### Restart: full vs lazy (\`--lazy\`, criu lazy-pages) to released"
@@ -231,7 +258,7 @@ echo "Program: tests/crs/prog_incr holding $imb MiB, checkpointed with --kill;"
 echo "$rounds rounds, means; ptrace backend. Released as above; the lazy restart's"
 echo "pages come on demand and the rest is copied behind. Goal (issue 16): lazy <= 0.2x full."
 echo
-echo "| RSS | full restart to released (s) | lazy restart to released (s) | ratio | full: verify / criu restore / hook+release (ms) | lazy: verify / criu restore / hook+release (ms) |"
+echo "| RSS | full restart to released (s) | lazy restart to released (s) | ratio | full: verify before / criu restore / wait for page digests / hook+release (ms) | lazy: verify before / criu restore / wait for page digests / hook+release (ms) |"
 echo "|---|---|---|---|---|---|"
 : >"$work/lz"
 for r in $(seq "$rounds"); do
@@ -247,17 +274,20 @@ for r in $(seq "$rounds"); do
 		prog=$incr wait_released
 		el=$(since "$t")
 		stop; wait
-		rph=$(sed -n 's/.*released after .*verify \([0-9]*\), criu restore \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3/p' "$work/rv.log")
-		line="$line $el ${rph:-0 0 0}"
+		rph=$(phases "$work/rv.log")
+		line="$line $el ${rph:-0 0 0 0}"
 	done
 	"$crdbg" rm "$h"
 	echo "$line" >>"$work/lz"
 done
 f=$work/lz
-printf '| %s MiB | %.3f | %.3f | %s | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f |\n' "$imb" \
-	"$(col 1 "$f")" "$(col 5 "$f")" "$(ratio "$(col 5 "$f")" "$(col 1 "$f")")" \
-	"$(col 2 "$f")" "$(col 3 "$f")" "$(col 4 "$f")" "$(col 6 "$f")" "$(col 7 "$f")" "$(col 8 "$f")"
+printf '| %s MiB | %.3f | %.3f | %s | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f / %.0f / %.0f |\n' "$imb" \
+	"$(col 1 "$f")" "$(col 6 "$f")" "$(ratio "$(col 6 "$f")" "$(col 1 "$f")")" \
+	"$(col 2 "$f")" "$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" \
+	"$(col 7 "$f")" "$(col 8 "$f")" "$(col 9 "$f")" "$(col 10 "$f")"
 
+}
+sec_digests() {
 # --- The digest: XXH3-128 vs SHA-256 -------------------------------------
 echo
 echo "### Image digests: XXH3-128 (default) vs SHA-256 (CRDBG_DIGEST=sha256)"
@@ -269,7 +299,7 @@ echo "verify HANDLE\\\`, which is what a restart does before \\\`criu restore\\\
 echo
 echo "| RSS | XXH3-128: after the release (ms) | SHA-256: after the release (ms) | XXH3-128: verify (s) | SHA-256: verify (s) |"
 echo "|---|---|---|---|---|"
-for mb in ${CKPT_BENCH_MB:-64}; do
+for mb in ${CKPT_BENCH_DIGEST_MB:-${CKPT_BENCH_MB:-64}}; do
 	imb_save=$imb; imb=$mb
 	incr_start || { imb=$imb_save; continue; }
 	hx=$("$crdbg" checkpoint "$pid" --backend ptrace --full -v 2>"$work/dx.log")
@@ -284,4 +314,11 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 	printf '| %s MiB | %s | %s | %.3f | %.3f |\n' "$mb" "${cx:-n/a}" "${cs:-n/a}" "$vx" "$vs"
 	"$crdbg" rm "$hs"; "$crdbg" rm "$hx"
 	imb=$imb_save
+done
+
+}
+# Sections in the order of $CKPT_BENCH_SECTIONS (default: all, as listed).
+for sec in ${CKPT_BENCH_SECTIONS:-commands incr stop lazy digests}; do
+	"sec_$sec"
+	echo
 done
