@@ -2,13 +2,16 @@
 # Guest group "debugckpt": the console's checkpoint and restart of a whole
 # job on crdbg.ko: crdbg debug -n N jobs (tests/debug/test_debugckpt.sh)
 # and an Open MPI job acquired through MPIR (test_debugmpi.sh, on either
-# freeze backend).
+# freeze backend), and the console's checkpoint timeline (auto-checkpoint,
+# restart N, back, checkpoint-keep: test_timeline.sh, on either backend).
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then
 	run_tap debugckpt "$CRDBG_TOP/tests/debug/test_debugckpt.sh"
 	run_tap debugmpi-kmod "$CRDBG_TOP/tests/debug/test_debugmpi.sh" kmod
 	run_tap debugmpi-ptrace "$CRDBG_TOP/tests/debug/test_debugmpi.sh" ptrace
+	run_tap timeline-kmod "$CRDBG_TOP/tests/debug/test_timeline.sh" kmod
+	run_tap timeline-ptrace "$CRDBG_TOP/tests/debug/test_timeline.sh" ptrace
 else
 	tap_result debugckpt 1 "crdbg.ko loads for the console checkpoint tests"
 fi

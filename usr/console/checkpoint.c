@@ -635,9 +635,12 @@ static void drop_parts(struct dbg_ckpt *ck, const struct sdm_idset *set, unsigne
  * its ranks, once our gdb has let go of mpirun; the ranks' info lines
  * come through mpirun's output. Returns whether mpirun was detached.
  */
-static bool checkpoint_job(struct dbg_ckpt *ck)
+static bool checkpoint_job(struct dbg_ckpt *ck, unsigned int flags)
 {
-	char pid[16], err[256], *args[] = { "checkpoint", pid, "--debug", NULL };
+	char pid[16], err[256], *args[] = { "checkpoint", pid, "--debug", NULL, NULL };
+
+	if (flags & DBG_CKPT_FULL)
+		args[3] = "--full";
 
 	if (dbg_mpir_detach(ck->mpir, err, sizeof(err))) {
 		child_failed(&ck->job, err);
@@ -651,7 +654,7 @@ static bool checkpoint_job(struct dbg_ckpt *ck)
 	return true;
 }
 
-void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
+int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen)
 {
 	struct dbg_session *s = ck->s;
 	struct sdm_idset *live = checkable_ranks(ck);
@@ -662,8 +665,10 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 	size_t hl = 0;
 	sdm_id id;
 
+	if (out && outlen)
+		out[0] = 0;
 	if (!live)
-		return;
+		return -1;
 	sdm_set_for_each(id, live) {
 		ck->rank[id].pid = rank_pid(s, id);
 		ck->rank[id].info_pid = 0;
@@ -686,11 +691,13 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 		goto out;
 	}
 	if (ck->mpir) {
-		mpirun_detached = checkpoint_job(ck);
+		mpirun_detached = checkpoint_job(ck, flags);
 	} else {
 		sdm_set_for_each(id, live) {
-			char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL };
+			char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL, NULL };
 
+			if (flags & DBG_CKPT_FULL)
+				args[3] = "--full";
 			snprintf(pid, sizeof(pid), "%d", ck->rank[id].pid);
 			if (child_start(&ck->rank[id].child, false, args))
 				dbg_error(s, "checkpoint: rank %u: cannot run crdbg: %s", id,
@@ -714,7 +721,9 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 		sdm_set_for_each(id, live) {
 			if (failed)
 				break;
-			dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id, ck->rank[id].handle);
+			if (!(flags & DBG_CKPT_QUIET))
+				dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id,
+					 ck->rank[id].handle);
 			hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s",
 				       hl ? "," : "", ck->rank[id].handle);
 		}
@@ -727,11 +736,20 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 	}
 	attach_and_release(ck, live, "checkpoint");
 	if (hl) {
-		dbg_info(s, CRS_HANDLE_PREFIX "%s", handles);
+		if (!(flags & DBG_CKPT_QUIET))
+			dbg_info(s, CRS_HANDLE_PREFIX "%s", handles);
 		snprintf(ck->last, sizeof(ck->last), "%s", handles);
+		if (out && outlen)
+			snprintf(out, outlen, "%s", handles);
 	}
 out:
 	sdm_set_free(live);
+	return hl ? 0 : -1;
+}
+
+void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
+{
+	dbg_ckpt_take(ck, 0, NULL, 0);
 }
 
 /* Up to 5 s for a killed process to be gone (its pid free for CRIU). */

@@ -9,6 +9,8 @@
 #ifndef CRDBG_CONSOLE_CHECKPOINT_H
 #define CRDBG_CONSOLE_CHECKPOINT_H
 
+#include <stddef.h>
+
 struct dbg_session;
 struct dbg_mpir;
 struct dbg_ckpt;
@@ -24,6 +26,16 @@ void dbg_ckpt_free(struct dbg_ckpt *ck);
 
 /* "checkpoint": every rank, left where it was; prints the handles. */
 void dbg_ckpt_checkpoint(struct dbg_ckpt *ck);
+
+/*
+ * The same, for the timeline (timeline.c): DBG_CKPT_FULL asks for full
+ * images (crdbg checkpoint --full: a new incremental chain), DBG_CKPT_QUIET
+ * leaves the handle lines out. The job's handles (comma-separated, rank
+ * order) go to out. 0, or -1 when no complete checkpoint was kept (said).
+ */
+#define DBG_CKPT_FULL	1u
+#define DBG_CKPT_QUIET	2u
+int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen);
 /* "restart [H,...]": default, the handles of the last checkpoint. */
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *handles);
 

@@ -24,6 +24,7 @@
 #include "mpir.h"
 #include "pstep.h"
 #include "session.h"
+#include "timeline.h"
 
 #define DBG_CMD_MAX	3900	/* fits DBGP_CMD_MAX with the verb */
 #define DBG_HELP_MAX	16384	/* the whole table, never cut */
@@ -99,7 +100,7 @@ static void announce(struct dbg_console *c, const char *display, uint8_t type,
  * stopall on); the rest is one merged report.
  */
 static void run_control(struct dbg_console *c, const struct sdm_idset *set,
-			const char *display, const struct dbgp_cmd *first)
+			const char *display, const struct dbgp_cmd *first, bool user)
 {
 	struct dbg_session *s = c->s;
 	struct sdm_fe_result acc = { 0 }, r;
@@ -163,6 +164,9 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	dbg_print_result(s, display, &acc);
 	dbg_bp_settle(c->bp);
 	show_displays(c, set);
+	/* A stop the user's run command brought: the timeline's moment. */
+	if (user)
+		dbg_tl_after_stop(c->tl, &acc);
 	sdm_fe_result_free(&acc);
 	sdm_set_free(pending);
 }
@@ -203,7 +207,7 @@ void dbg_watch(struct dbg_console *c)
 	if (sdm_set_is_empty(changed))
 		goto out;
 	/* Asked again, they answer at once; the others are then stopped. */
-	run_control(c, fault && c->stopall ? running : changed, "wait", &wait);
+	run_control(c, fault && c->stopall ? running : changed, "wait", &wait, false);
 out:
 	sdm_fe_result_free(&r);
 	sdm_set_free(running);
@@ -605,7 +609,8 @@ static int run_wait(struct dbg_console *c, const struct dbg_call *call,
 {
 	struct dbgp_cmd cmd = { .verb = verb, .wait_ms = DBG_SLICE_MS };
 
-	run_control(c, call->set, call->display, &cmd);
+	/* start is the session's own first run to main: not the user's stop */
+	run_control(c, call->set, call->display, &cmd, verb != DBGP_START);
 	return 0;
 }
 
@@ -1034,9 +1039,10 @@ static int cmd_exec(struct dbg_console *c, const struct dbg_call *call)
 	if ((kind == DBGP_EXEC_STEP || kind == DBGP_EXEC_NEXT) && c->pstep &&
 	    c->pstep->mpi) {
 		dbg_pstep_run(c->pstep, call->set, kind, call->display);
+		dbg_tl_after_stop(c->tl, NULL);
 		return 0;
 	}
-	run_control(c, call->set, call->display, &cmd);
+	run_control(c, call->set, call->display, &cmd, true);
 	return 0;
 }
 
@@ -1164,23 +1170,43 @@ static int cmd_input(struct dbg_console *c, const struct dbg_call *call)
 	return send_text(c, call, DBGP_INPUT);
 }
 
+/* checkpoint, checkpoints, restart, back: the timeline (timeline.c). */
 static int cmd_checkpoint(struct dbg_console *c, const struct dbg_call *call)
 {
-	(void)call;
-	if (!c->ckpt)
-		dbg_error(c->s, "checkpoint: not available in this session (out of memory)");
+	const char *name = call->cmd->name;
+
+	if (!c->tl) {
+		dbg_error(c->s, "%s: not available in this session (out of memory)", name);
+		return 0;
+	}
+	if (!strcmp(name, "checkpoints"))
+		dbg_tl_list(c->tl);
+	else if (!strcmp(name, "back"))
+		dbg_tl_back(c->tl);
+	else if (!strcmp(name, "restart"))
+		dbg_tl_restart(c->tl, call->arg);
 	else
-		dbg_ckpt_checkpoint(c->ckpt);
+		dbg_tl_checkpoint(c->tl);
 	return 0;
 }
 
-static int cmd_restart(struct dbg_console *c, const struct dbg_call *call)
+/*
+ * set: the timeline's settings (auto-checkpoint, checkpoint-keep); any
+ * other set goes to gdb as it was typed (set var x = 3).
+ */
+static int cmd_set(struct dbg_console *c, const struct dbg_call *call)
 {
-	if (!c->ckpt)
-		dbg_error(c->s, "restart: not available in this session (out of memory)");
-	else
-		dbg_ckpt_restart(c->ckpt, call->arg);
-	return 0;
+	struct dbg_call to_gdb = *call;
+
+	if (c->tl && !strncmp(call->arg, "auto-checkpoint", 15) && c->mpir &&
+	    !dbg_mpir_launched(c->mpir)) {
+		dbg_error(c->s, "set auto-checkpoint: a job joined with crdbg attach cannot be checkpointed from the console");
+		return 0;
+	}
+	if (c->tl && dbg_tl_set(c->tl, call->arg))
+		return 0;
+	to_gdb.arg = call->display;
+	return send_text(c, &to_gdb, DBGP_CLI);
 }
 
 static int cmd_gdb(struct dbg_console *c, const struct dbg_call *call)
@@ -1247,8 +1273,14 @@ static const struct dbg_command commands[] = {
 	  cmd_input },
 	{ "checkpoint", { NULL }, NULL, "checkpoint every rank (libcrdbg, crdbg.ko); prints the handles",
 	  cmd_checkpoint },
-	{ "restart", { NULL }, "[H[,H..]]", "restart the ranks (default: last checkpoint), same place",
-	  cmd_restart },
+	{ "checkpoints", { NULL }, NULL, "the session's checkpoints: number, stop, size, handles",
+	  cmd_checkpoint },
+	{ "restart", { NULL }, "[N|H[,H..]]", "back to checkpoint N or handles (default: the last "
+	  "checkpoint), breakpoints kept", cmd_checkpoint },
+	{ "back", { NULL }, NULL, "restart the checkpoint before the job's position", cmd_checkpoint },
+	{ "set", { NULL }, "auto-checkpoint on|off | checkpoint-keep K | ...",
+	  "checkpoint at every stop; keep at most K checkpoints (0: all); other set: gdb's",
+	  cmd_set },
 	{ "echo", { NULL }, "TEXT", "print TEXT", cmd_echo },
 	{ "sdm", { NULL }, NULL, "messages and bytes the previous command brought the front end",
 	  cmd_sdm },

@@ -17,6 +17,7 @@ struct dbg_ckpt;
 struct dbg_pstep;
 struct dbg_gate;
 struct dbg_bptab;
+struct dbg_timeline;
 
 #define DBG_MAX_DISPLAYS	16
 
@@ -31,6 +32,7 @@ struct dbg_console {
 	struct dbg_session *s;
 	struct dbg_mpir *mpir;	/* a job acquired through MPIR, else NULL */
 	struct dbg_ckpt *ckpt;	/* checkpoint and restart; NULL: refused */
+	struct dbg_timeline *tl; /* the session's checkpoints; NULL: refused */
 	struct dbg_pstep *pstep; /* the parallel step; NULL: plain step */
 	struct dbg_gate *gate;	/* a job held by libcrdbg-mpi (--mpi-hold) */
 	struct dbg_bptab *bp;	/* the breakpoint table; NULL: refused */

@@ -33,6 +33,7 @@
 #include "gate.h"
 #include "pstep.h"
 #include "session.h"
+#include "timeline.h"
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
 #define DBG_LINE_BYTES		4096
@@ -595,6 +596,8 @@ int dbg_main(const struct dbg_opts *o)
 		goto out;
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
+	if (c.ckpt)
+		c.tl = dbg_tl_new(&s, c.ckpt);
 	c.pstep = dbg_pstep_new(&s);
 	if (c.pstep) {
 		c.pstep->bp = c.bp;
@@ -608,6 +611,7 @@ out:
 	dbg_session_stop(&s);
 	dbg_pstep_free(c.pstep);
 	dbg_gate_free(c.gate);
+	dbg_tl_free(c.tl);
 	dbg_ckpt_free(c.ckpt);
 	dbg_bp_free(c.bp);
 	for (unsigned int i = 0; i < c.ndisplay; i++)

@@ -13,3 +13,19 @@ $(B)/tests/debug/prog_ckpt: tests/debug/prog_ckpt.c
 	$(CC) -O2 -g -pthread -Wall -Wextra -Werror -o $@ $<
 
 ALL_TARGETS += $(B)/tests/debug/prog_ckpt
+
+# The timeline tests' programs (tests/debug/test_timeline.sh): a loop of
+# stops, and the same with the ranks meeting in MPI_Allreduce.
+$(B)/tests/debug/prog_timeline: tests/debug/prog_timeline.c
+	@mkdir -p $(@D)
+	$(CC) -g -O0 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(B)/tests/debug/prog_timeline
+
+ifneq ($(shell command -v mpicc 2>/dev/null),)
+$(B)/tests/debug/mpi_timeline: tests/debug/mpi_timeline.c
+	@mkdir -p $(@D)
+	mpicc -g -O0 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(B)/tests/debug/mpi_timeline
+endif
