@@ -85,6 +85,32 @@ step crdbg debug --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-mpi-
 	"$CRDBG_BUILD/tests/debug/mpi_debug"
 step crdbg list
 
+bold "9. the checkpoint timeline: auto-checkpoint at every stop, then restart 2 and back (2 ranks)"
+cat >/tmp/demo-timeline <<'EOS'
+set auto-checkpoint on
+set checkpoint-keep 4
+break tl_step
+continue
+print i
+continue
+print i
+continue
+print i
+checkpoints
+restart 2
+print i
+back
+print i
+set auto-checkpoint off
+delete
+continue
+EOS
+cat /tmp/demo-timeline
+export CRDBG_STORE=/tmp/demo-timeline-store
+step crdbg debug -n 2 --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-timeline \
+	"$CRDBG_BUILD/tests/debug/prog_timeline"
+step crdbg list
+
 step rmmod crdbg
 echo
 echo "demo: done"

@@ -4,6 +4,8 @@
 # and an Open MPI job acquired through MPIR (test_debugmpi.sh, on either
 # freeze backend), and the console's checkpoint timeline (auto-checkpoint,
 # restart N, back, checkpoint-keep: test_timeline.sh, on either backend).
+# About 35 min of TCG on this loaded machine: more than the default 900 s.
+# vm-options: --timeout 2400
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then

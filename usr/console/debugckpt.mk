@@ -29,3 +29,6 @@ $(B)/tests/debug/mpi_timeline: tests/debug/mpi_timeline.c
 
 ALL_TARGETS += $(B)/tests/debug/mpi_timeline
 endif
+
+# make bench: the per-stop cost of auto-checkpoint (boots a guest).
+BENCH_CMDS += tests/debug/bench_timeline.sh
