@@ -40,6 +40,7 @@
  * GDB/MI): one command for the whole set of ranks, and the frame is the
  * UAPI's, the one crdbg.ko and the ptrace backend push.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -514,6 +515,46 @@ out:
 	sdm_set_free(one);
 }
 
+/*
+ * Up to 10 s for every thread of pid to have no tracer: a restored
+ * rank's own "MPIR debug info)" line can come while crdbg restart (the
+ * ptrace backend) still has a thread of it, and gdb cannot attach then
+ * ("already traced"). Seen in the guest on the ptrace backend.
+ */
+static void wait_untraced(pid_t pid)
+{
+	char path[64], line[256];
+
+	for (int i = 0; i < 200; i++) {
+		bool traced = false;
+		struct dirent *d;
+		DIR *dp;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dp = opendir(path);
+		if (!dp)
+			return;
+		while (!traced && (d = readdir(dp))) {
+			char status[sizeof(path) + 300];
+			FILE *f;
+
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(status, sizeof(status), "%s/%s/status", path, d->d_name);
+			f = fopen(status, "re");
+			while (f && fgets(line, sizeof(line), f))
+				if (!strncmp(line, "TracerPid:", 10) && atoi(line + 10))
+					traced = true;
+			if (f)
+				fclose(f);
+		}
+		closedir(dp);
+		if (!traced)
+			return;
+		usleep(50 * 1000);
+	}
+}
+
 /* Each rank of set: attach its gdb to the pid of its info line, release. */
 static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const char *what)
 {
@@ -530,6 +571,7 @@ static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const
 			goto next;
 		if (ck->rank[id].info_pid != ck->rank[id].pid)
 			dbg_info(s, "%s: rank %u is now pid %d", what, id, ck->rank[id].info_pid);
+		wait_untraced(ck->rank[id].info_pid);
 		if (one && !ranks_cli(s, one, NULL, "attach %d", ck->rank[id].info_pid))
 			sdm_set_add_element(ok, id);
 		else
