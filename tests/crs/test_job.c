@@ -31,6 +31,11 @@ static void sample(struct crs_job *j, size_t parts)
 		snprintf(p.ranks, sizeof(p.ranks), "%zu-%zu", 2 * i, 2 * i + 1);
 		snprintf(p.handle, sizeof(p.handle), "20261125T030000-%zu", 100 + i);
 		memset(p.meta_sha, (int)i + 1, sizeof(p.meta_sha));
+		if (i) {	/* part 0 a full image, the others incremental */
+			snprintf(p.parent, sizeof(p.parent), "20261125T020000-%zu", 100 + i);
+			p.bytes = 4096 * i + 17;
+		}
+		p.pid = 4711 + (int)i;
 		if (crs_job_add_part(j, &p))
 			abort();
 	}
@@ -54,6 +59,11 @@ TEST(round_trip)
 	EXPECT_STREQ("4-5", back.parts[2].ranks);
 	EXPECT_STREQ("20261125T030000-102", back.parts[2].handle);
 	EXPECT_EQ(0, memcmp(j.parts[1].meta_sha, back.parts[1].meta_sha, 32));
+	EXPECT_STREQ("", back.parts[0].parent);
+	EXPECT_EQ(0, back.parts[0].bytes);
+	EXPECT_STREQ("20261125T020000-102", back.parts[2].parent);
+	EXPECT_EQ(4096 * 2 + 17, back.parts[2].bytes);
+	EXPECT_EQ(4713, back.parts[2].pid);
 	ASSERT_EQ(0, crs_job_format(&back, &buf2, &len2));
 	EXPECT_EQ(len, len2);
 	EXPECT_EQ(0, memcmp(buf, buf2, len));
@@ -99,6 +109,13 @@ TEST(malformed_refused)
 		"crdbg-job 1\npart 0 n/0 0 h 0000000000000000000000000000000000000000000000000000000000000000\n",
 		"crdbg-job 1\npart 0 n0 0;1 h 0000000000000000000000000000000000000000000000000000000000000000\n",
 		"crdbg-job 1\njob a\x01\n",
+		/* parent, size and pid come together, numbers where numbers go */
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 -\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - x\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 ../p 1\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 -2\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 3\n",
 		"crdbg-job 1\nbogus 1\n",
 	};
 	struct crs_job back;
@@ -109,6 +126,27 @@ TEST(malformed_refused)
 			TH_LOG("accepted: %s", bad[i]);
 		EXPECT_NE(0, strlen(err));
 	}
+}
+
+/* A manifest written before parts recorded their parent and size. */
+TEST(manifest_without_parent_and_size)
+{
+	static const char body[] = "crdbg-job 1\nhandle job-1\ncid c-1\ntime 1\njob -\nparts 1\n"
+		"part 0 node0 0 h0 0101010101010101010101010101010101010101010101010101010101010101\n";
+	struct crs_job back;
+	char *out, hex[65], err[256];
+	uint8_t d[32];
+
+	crs_sha256(body, strlen(body), d);
+	crs_sha256_hex(d, hex);
+	ASSERT_LT(0, asprintf(&out, "%send %s\n", body, hex));
+	ASSERT_EQ(0, crs_job_parse(out, strlen(out), &back, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(1, back.nr_parts);
+	EXPECT_STREQ("h0", back.parts[0].handle);
+	EXPECT_STREQ("", back.parts[0].parent);
+	EXPECT_EQ(0, back.parts[0].bytes);
+	crs_job_free(&back);
+	free(out);
 }
 
 TEST(part_count_must_match)

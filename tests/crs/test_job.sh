@@ -71,7 +71,7 @@ rewind() {
 }
 same_end() { local r; for r in "$@"; do cmp -s "$work/plain.out" "$work/$r.out" || return 1; done; }
 
-echo "1..14"
+echo "1..15"
 
 touch "$work/plain.go.1" "$work/plain.go.2"
 run plain
@@ -100,7 +100,7 @@ parts_ok() {
 	done
 }
 check "the manifest names 3 parts; each part records the CID, the count and its index" parts_ok
-list_ok() { "$crdbg" list >"$work/list" && grep -q "^$job .* 3 .*$cid\$" "$work/list"; }
+list_ok() { "$crdbg" list >"$work/list" && grep -Eq "^$job .* 3 .*$cid +-\$" "$work/list"; }
 check "crdbg list shows the job with its parts and CID" list_ok
 list_ok || diag "$work/list"
 
@@ -139,6 +139,26 @@ markers_ok() {
 		grep -q "^MPIR debug info) .*:$pid_c\$" "$work/debug.err"
 }
 check "restart --debug of the job prints one MPIR debug info line per restored process" markers_ok
+wait_for all_gone "$pid_a" "$pid_b" "$pid_c"
+
+# From a fresh shell, with the debugger: crdbg debug --restart JOB restores
+# the job through the barrier and attaches a console to its ranks (rank i:
+# part i), every thread back at its pc; the ranks then run to their end.
+adopt_ok() {
+	rewind a b c
+	go_all a b c
+	printf 'status -p\necho === stacks\nstacks\necho === end\ncontinue\nquit\n' >"$work/adopt.script"
+	CRDBG_BACKEND=$backend timeout 600 "$crdbg" debug --restart "$job" --batch "$work/adopt.script" \
+		>"$work/adopt.out" 2>&1 || return 1
+	awk '/=== stacks/ { on = 1; next } /=== end/ { on = 0 } on' "$work/adopt.out" |
+		grep -Eq '\[0-2\].*(wait_go|main)' &&
+		grep -q "^restart: job $job: ranks 0-2 are where the checkpoint left them" \
+			"$work/adopt.out" &&
+		grep -q '^\[0-2\]: exited: code 0' "$work/adopt.out" && same_end a b c
+}
+check "debug --restart JOB: the console attaches to the restored ranks at wait_go; they end as uninterrupted" \
+	adopt_ok
+grep -q '^\[0-2\]: exited: code 0' "$work/adopt.out" || diag "$work/adopt.out"
 wait_for all_gone "$pid_a" "$pid_b" "$pid_c"
 
 # A corrupt part: refused before anything is restored, naming the part.

@@ -60,8 +60,20 @@ cmp -s "$work/s1" "$work/s2"
 ok $? "stacks, rank, pc, sp, rbp after the checkpoint are identical"
 cmp -s "$work/s1" "$work/s3"
 ok $? "stacks, rank, pc, sp, rbp after the restart are identical"
-[ "$(grep -c 'MPIR checkpoint handle) ' "$work/out")" -ge 3 ]
-ok $? "a handle per rank and a merged line"
+# One job checkpoint: one handle, its manifest a part per rank, each part
+# recording the job's CID.
+job=$(grep -o 'MPIR checkpoint handle) job-[^ ]*' "$work/out" | tail -n 1 | cut -d' ' -f4)
+m=$CRDBG_STORE/.jobs/$job
+cid=$(sed -n 's/^cid //p' "$m" 2>/dev/null)
+parts_carry_cid() {
+	local h
+	for h in $(awk '$1 == "part" { print $5 }' "$m"); do
+		grep -q "^cid $cid 2 " "$CRDBG_STORE/$h/metadata" || return 1
+	done
+}
+[ "$(grep -c 'MPIR checkpoint handle) ' "$work/out")" = 1 ] && [ -n "$cid" ] &&
+	[ "$(awk '$1 == "part" { print $4 }' "$m" | tr '\n' ' ')" = "0 1 " ] && parts_carry_cid
+ok $? "one job handle; its manifest has a part per rank, each with the job's CID"
 [ "$(grep -c 'hello from rank 0 x=4' "$work/out")" = 1 ] &&
 	[ "$(grep -c 'hello from rank 1 x=9' "$work/out")" = 1 ] &&
 	sed -n '/=== stacks 3/,$p' "$work/out" | grep -q 'hello from rank 1 x=9'
@@ -118,8 +130,9 @@ diff "$work/expected2" "$work/got2" | sed 's/^/# /'
 # A damaged part refuses the restart before anything happens: the first
 # session's checkpoint with rank 1's pages truncated, restarted into a
 # new session: the refusal names rank 1 and the ranks stay as they were.
-hs=$(grep -o 'MPIR checkpoint handle) [^ ,]*,[^ ,]*' "$work/out" | tail -n 1 | cut -d' ' -f4)
-h1=${hs#*,}
+hs=$(grep -o 'MPIR checkpoint handle) job-[^ ,]*' "$work/out" | tail -n 1 | cut -d' ' -f4)
+# The job checkpoint's part for rank 1 (its manifest: part K NODE RANKS HANDLE SHA).
+h1=$(awk '$1 == "part" && $4 == "1" { print $5 }' "$CRDBG_STORE/.jobs/$hs" 2>/dev/null)
 pages=$(ls "$CRDBG_STORE/$h1"/pages-*.img 2>/dev/null | head -n 1)
 if [ -n "$pages" ]; then
 	truncate -s -1 "$pages"
@@ -130,9 +143,9 @@ if [ -n "$pages" ]; then
 	rc=$?
 	sed 's/^/# /' "$work/out4" "$work/err4" | head -40
 	part4() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out4"; }
-	[ "$rc" = 1 ] && grep -q "^restart: refused, nothing was changed: rank 1: .*$h1" "$work/out4" "$work/err4"
+	[ "$rc" = 1 ] && grep -q "^restart: refused, nothing was changed: .*(part 1, ranks 1): .*$h1" "$work/out4" "$work/err4"
 	ok $? "a damaged part refuses the restart, naming its rank, and the run exits 1"
-	! grep -q 'MPIR debug info) \|rank 0: .*verify' "$work/out4" "$work/err4"
+	! grep -q 'MPIR debug info) \|part 0, .*verify' "$work/out4" "$work/err4"
 	ok $? "... before anything was restored"
 	cmp -s <(part4 1) <(part4 2) && grep -q compute <(part4 1) &&
 		grep -q '\[0-1\]: exited: code 0' "$work/out4"
@@ -167,10 +180,10 @@ if [ -c /dev/crdbg ]; then
 	rc=$?
 	sed 's/^/# /' "$work/out3" "$work/err3" | head -60
 	part3() { awk -v k="=== stacks $1" '$0 ~ k { on = 1; next } /=== end/ { on = 0 } on' "$work/out3"; }
-	[ "$rc" = 1 ] && grep -q '^checkpoint: rank 1: ' "$work/out3" "$work/err3" &&
-		! grep -q '^checkpoint: rank 0: ' "$work/out3" "$work/err3"
+	[ "$rc" = 1 ] && grep -q '^checkpoint: failed on .*(part 1, ranks 1): ' "$work/out3" "$work/err3" &&
+		! grep -q 'failed on .*(part 0, ranks 0)' "$work/out3" "$work/err3"
 	ok $? "one rank's part fails: the run says so for that rank only and exits 1"
-	grep -q 'checkpoint: failed on 1 rank: nothing was kept' "$work/out3" "$work/err3" &&
+	grep -q 'checkpoint: failed on .*nothing was kept, the job goes on' "$work/out3" "$work/err3" &&
 		! grep -q 'MPIR checkpoint handle) ' "$work/out3"
 	ok $? "... no handle is printed"
 	[ -z "$(ls "$CRDBG_STORE" 2>/dev/null | grep -v '^\.')" ]

@@ -12,7 +12,11 @@
 #   there at the next iteration;
 # - back returns to the checkpoint before the job's position (1 again);
 # - with checkpoint-keep 4 the oldest chain is removed whole: checkpoints
-#   and crdbg list show the same 3 checkpoints, the others are gone;
+#   shows 3 checkpoints, the others are gone;
+# - with checkpoint-budget 1K only the newest chain (5, a full checkpoint:
+#   the one after a restart is full) stays: checkpoints and
+#   crdbg list show the same job checkpoint (and its 2 parts), every
+#   other one is gone from the store;
 # - the second checkpoint is incremental on the first (a chain);
 # - the job then runs to the output of an uninterrupted run.
 set -u
@@ -33,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 backend="timeline, $freeze"
 . "$top/tests/guest/tap.sh"
-echo "1..14"
+echo "1..15"
 
 # block NAME: what is compared at stop 1 and after going back to it.
 block() {
@@ -51,6 +55,7 @@ no_error() { ! grep -Eq 'cannot|could not|not back|no handle|error|did not|lost|
 	printf 'continue\necho === after\nprint i\necho === end\nback\n'
 	printf 'echo === back\nprint i\nprint total\necho === end\ncontinue\n'
 	printf 'echo === list 2\ncheckpoints\necho === end\n'
+	printf 'set checkpoint-budget 1K\necho === list 3\ncheckpoints\necho === end\n'
 	printf 'set auto-checkpoint off\ndelete\ncontinue\nquit\n'
 } >"$work/script"
 timeout 900 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
@@ -96,19 +101,25 @@ check "checkpoint-keep 4: checkpoints lists 3 4 5 after the oldest chain went" \
 	eval '[[ "$(nums 2)" == "3 4 5 " ]] && grep -q "^checkpoint-keep 4: removed checkpoints 1-2" "$out"'
 echo "# list 1: $(nums 1), list 2: $(nums 2)"
 "$build/crdbg" list | sed 's/^/# crdbg list: /'
-check "... crdbg list holds exactly their handles" \
-	eval '[[ $(handles 2 | wc -l) == 6 ]] &&
-	      cmp -s <(handles 2) <("$build/crdbg" list | awk "/^[0-9]/ { print \$1 }" | sort)'
+budget() {
+	[[ "$(nums 3)" == "5 " ]] &&
+		grep -q "^checkpoint-budget 1 KiB: removed checkpoint 3\$" "$out" &&
+		grep -q "^checkpoint-budget 1 KiB: removed checkpoint 4\$" "$out" &&
+		[[ $(handles 3 | wc -l) == 1 ]] &&
+		cmp -s <(handles 3) <("$build/crdbg" list | awk "/^job-/ { print \$1 }" | sort) &&
+		[[ $("$build/crdbg" list | grep -c "^[0-9]") == 2 ]]
+}
+check "checkpoint-budget 1K: only the newest chain (5) stays, in checkpoints and crdbg list" budget
 gone_all() {
 	local h n=0
-	for h in $(handles 1); do
-		handles 2 | grep -qx "$h" && continue
+	for h in $( (handles 1; handles 2) | sort -u); do
+		handles 3 | grep -qx "$h" && continue
 		n=$((n + 1))
-		[[ ! -e $CRDBG_STORE/$h ]] || return 1
+		[[ ! -e $CRDBG_STORE/.jobs/$h ]] || return 1
 	done
-	[[ $n == 4 ]]
+	[[ $n == 4 && $(ls "$CRDBG_STORE" | grep -c .) == 2 ]]
 }
-check "... and the removed checkpoints' directories are gone" gone_all
+check "... and every removed job checkpoint is gone: manifest and parts" gone_all
 expected() { for r in 0 1; do CRDBG_RANK=$r "$prog" | sed "s/^/[$r] /"; done; }
 check "the job runs to the output of an uninterrupted run" \
 	eval 'cmp -s <(expected) <(grep "timeline rank" "$out" | sort)'

@@ -12,8 +12,9 @@ if insmod_crdbg 2>/dev/null; then
 	run_tap debugckpt "$CRDBG_TOP/tests/debug/test_debugckpt.sh"
 	run_tap debugmpi-kmod "$CRDBG_TOP/tests/debug/test_debugmpi.sh" kmod
 	run_tap debugmpi-ptrace "$CRDBG_TOP/tests/debug/test_debugmpi.sh" ptrace
-	run_tap timeline-kmod "$CRDBG_TOP/tests/debug/test_timeline.sh" kmod
-	run_tap timeline-ptrace "$CRDBG_TOP/tests/debug/test_timeline.sh" ptrace
+	# About 7 min each on an idle machine; over 10 under load.
+	CRDBG_TEST_TIMEOUT=1200 run_tap timeline-kmod "$CRDBG_TOP/tests/debug/test_timeline.sh" kmod
+	CRDBG_TEST_TIMEOUT=1200 run_tap timeline-ptrace "$CRDBG_TOP/tests/debug/test_timeline.sh" ptrace
 else
 	tap_result debugckpt 1 "crdbg.ko loads for the console checkpoint tests"
 fi

@@ -163,6 +163,7 @@ static int checkpoint_job(const struct common_opts *c, const struct crs_checkpoi
 	o.what = what;
 	o.kill = co->after == CRS_AFTER_KILL;
 	o.debug = co->debug == CRS_DEBUG_SET;
+	o.full = co->full;
 	r = crs_job_checkpoint(&o, t, n, handle, sizeof(handle), err, sizeof(err));
 	free(t);
 	if (r) {

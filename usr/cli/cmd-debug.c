@@ -72,6 +72,12 @@ static int parse(const char *cmd, int argc, char **argv, struct dbg_opts *o, int
 			o->json = true;
 		} else if (!strcmp(a, "--mpi-hold")) {
 			o->mpi_hold = true;
+		} else if (!strcmp(a, "--restart") && !strcmp(cmd, "debug")) {
+			if (++i >= argc) {
+				cli_error("debug: --restart needs a job checkpoint's handle");
+				return 2;
+			}
+			o->restart_job = argv[i];
 		} else {
 			cli_error("debug: unknown option '%s'", a);
 			cli_print_help(stderr, cmd);
@@ -90,6 +96,13 @@ int cmd_debug(int argc, char **argv)
 	rc = parse("debug", argc, argv, &o, &i);
 	if (rc >= 0)
 		return rc;
+	if (o.restart_job) {
+		if (i < argc || o.nranks || o.mpi_hold) {
+			cli_error("debug: --restart JOB takes its ranks from the job checkpoint: no program, -n or --mpi-hold with it");
+			return 2;
+		}
+		return dbg_main(&o);
+	}
 	if (i >= argc) {
 		cli_error("debug: no program given");
 		cli_print_help(stderr, "debug");

@@ -35,6 +35,8 @@ int cli_part_frozen(void *arg)
 int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 {
 	char order[64], hex[65], err[512];
+	unsigned long long bytes = 0;
+	struct crs_meta m;
 	uint8_t sha[32];
 	int r;
 
@@ -46,7 +48,14 @@ int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 	}
 	for (int i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
-	printf("crdbg-part stored handle=%s meta=%s\n", handle, hex);
+	/* Its chain link and size, for readers of the manifest on other nodes. */
+	crs_meta_init(&m);
+	if (!crs_store_load(root, handle, &m, err, sizeof(err)))
+		for (size_t i = 0; i < m.nr_files; i++)
+			bytes += m.files[i].size;
+	printf("crdbg-part stored handle=%s meta=%s parent=%s bytes=%llu\n", handle, hex,
+	       m.parent[0] ? m.parent : "-", bytes);
+	crs_meta_free(&m);
 	fflush(stdout);
 	if (read_order(order, sizeof(order)) && (!strcmp(order, "commit") || !strcmp(order, "kill"))) {
 		*kill_job = !strcmp(order, "kill");
@@ -131,14 +140,28 @@ bad:
 }
 
 struct job_list_ctx {
+	const char *root;
 	bool json;
-	int n;
+	bool comma;	/* JSON: an element came before */
+	int n;		/* rows so far */
 };
+
+/* The job checkpoint an incremental job checkpoint builds on, or "-". */
+static void parent_job(const char *root, const struct crs_job *j, char *out, size_t len)
+{
+	snprintf(out, len, "-");
+	for (size_t i = 0; i < j->nr_parts; i++)
+		if (j->parts[i].parent[0] &&
+		    !crs_job_owning(root, j->parts[i].parent, out, len) && out[0])
+			return;
+	snprintf(out, len, "-");
+}
 
 static void job_row(const char *handle, const struct crs_job *j, const char *problem, void *arg)
 {
 	struct job_list_ctx *c = arg;
-	char when[32] = "-", nodes[256] = "", ranks[256] = "";
+	char when[32] = "-", nodes[256] = "", ranks[256] = "", parent[CRS_HANDLE_MAX] = "-";
+	uint64_t bytes = 0;
 	size_t i, nl = 0, rl = 0;
 
 	if (j) {
@@ -159,27 +182,33 @@ static void job_row(const char *handle, const struct crs_job *j, const char *pro
 			if (strcmp(j->parts[i].ranks, "-") && rl < sizeof(ranks) - 2)
 				rl += (size_t)snprintf(ranks + rl, sizeof(ranks) - rl, "%s%s",
 						       rl ? "," : "", j->parts[i].ranks);
+			bytes += j->parts[i].bytes;
 		}
+		parent_job(c->root, j, parent, sizeof(parent));
 	}
 	if (c->json) {
-		printf("%s\n  {\"job\": \"%s\", \"valid\": %s", c->n ? "," : "", handle,
+		printf("%s\n  {\"job\": \"%s\", \"valid\": %s", c->comma ? "," : "", handle,
 		       j ? "true" : "false");
 		if (j) {
-			printf(", \"time\": \"%s\", \"cid\": \"%s\", \"parts\": [", when, j->cid);
+			printf(", \"time\": \"%s\", \"cid\": \"%s\", \"bytes\": %llu, \"parent\": ",
+			       when, j->cid, (unsigned long long)bytes);
+			printf(strcmp(parent, "-") ? "\"%s\"" : "null", parent);
+			printf(", \"parts\": [");
 			for (i = 0; i < j->nr_parts; i++)
-				printf("%s{\"node\": \"%s\", \"ranks\": \"%s\", \"handle\": \"%s\"}",
+				printf("%s{\"node\": \"%s\", \"ranks\": \"%s\", \"handle\": \"%s\", \"bytes\": %llu}",
 				       i ? ", " : "", j->parts[i].node, j->parts[i].ranks,
-				       j->parts[i].handle);
+				       j->parts[i].handle, (unsigned long long)j->parts[i].bytes);
 			printf("]");
 		}
 		printf("}");
+		c->comma = true;
 	} else {
 		if (!c->n)
-			printf("\n%-32s %-20s %5s  %-24s %-12s %s\n", "JOB", "TIME", "PARTS", "NODES",
-			       "RANKS", "CID");
+			printf("\n%-32s %-20s %5s  %-24s %-12s %-40s %s\n", "JOB", "TIME", "PARTS",
+			       "NODES", "RANKS", "CID", "PARENT");
 		if (j)
-			printf("%-32s %-20s %5zu  %-24s %-12s %s\n", handle, when, j->nr_parts, nodes,
-			       rl ? ranks : "-", j->cid);
+			printf("%-32s %-20s %5zu  %-24s %-12s %-40s %s\n", handle, when, j->nr_parts,
+			       nodes, rl ? ranks : "-", j->cid, parent);
 		else
 			printf("%-32s INVALID: %s\n", handle, problem);
 	}
@@ -188,11 +217,7 @@ static void job_row(const char *handle, const struct crs_job *j, const char *pro
 
 int cli_list_jobs(const char *root, bool json, bool any_before)
 {
-	struct job_list_ctx c = { .json = json, .n = any_before ? 1 : 0 };
-	int r;
+	struct job_list_ctx c = { .root = root, .json = json, .comma = json && any_before };
 
-	if (!json)
-		c.n = 0;
-	r = crs_job_list(root, job_row, &c);
-	return r;
+	return crs_job_list(root, job_row, &c);
 }

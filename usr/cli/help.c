@@ -170,14 +170,19 @@ const struct cli_help cli_helps[] = {
 		.name = "debug", .args = "-n N PROGRAM",
 		.summary = "debug N processes in one console",
 		.synopsis = { "debug [-n N] [OPTIONS] [--] PROGRAM [ARGS...]",
-			      "debug [OPTIONS] -- mpirun -n N PROGRAM [ARGS...]" },
+			      "debug [OPTIONS] -- mpirun -n N PROGRAM [ARGS...]",
+			      "debug [OPTIONS] --restart JOB" },
 		.description = "Start N copies of PROGRAM (CRDBG_RANK=0..N-1 in their "
 			       "environment), each under its own gdb and stopped at main, and "
 			       "open the console (its help command lists its commands). With "
-			       "mpirun (Open MPI) the ranks are acquired through MPIR and held "
-			       "in MPI_Init.",
+			       "a launcher that implements MPIR (mpirun, mpiexec.hydra, srun) "
+			       "the ranks are acquired through it. With --restart, the job "
+			       "checkpoint JOB is restarted (crdbg restart JOB --debug, every "
+			       "part on its node) and the console attaches to its ranks where "
+			       "they were.",
 		.options = {
 			{ "-n, --nprocs N", "number of processes, 1 to 4096 (default 1)" },
+			{ "--restart JOB", "restart job checkpoint JOB and debug its ranks (rank i: part i); parts on other nodes start inside the Slurm allocation or with CRDBG_SERVER_LAUNCH" },
 			OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD, OPT_MPI_HOLD,
 		},
 	},

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include <crdbg/dbgproto.h>
+#include <crdbg/job.h>
 #include <crdbg/mpir-checkpoint.h>
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
@@ -84,12 +85,18 @@ struct ck_rank {
 	int pid;
 	pid_t info_pid;		/* from the last "MPIR debug info)" line */
 	char handle[256];	/* of its part of the checkpoint being taken */
+	bool attached;		/* its gdb attached at the last restart */
 	struct ck_child child;
 };
 
 struct dbg_ckpt {
 	struct dbg_session *s;
 	struct dbg_mpir *mpir;	/* an MPIR job: one child (job) for all ranks */
+	bool parts;		/* a job checkpoint of the ranks: one child too */
+	const char *launch;	/* starts a part on another node, or NULL */
+	char *adopted;		/* crdbg debug --restart: its launch template */
+	bool adopt;		/* ...and the job is ours to end */
+	bool first_attach;	/* the ranks' gdbs have no program yet */
 	struct ck_rank *rank;
 	uint32_t n;
 	struct ck_child job;
@@ -98,7 +105,31 @@ struct dbg_ckpt {
 
 static struct ck_child *child_of(struct dbg_ckpt *ck, sdm_id id)
 {
-	return ck->mpir ? &ck->job : &ck->rank[id].child;
+	return ck->mpir || ck->parts ? &ck->job : &ck->rank[id].child;
+}
+
+/* Whether rank id runs on this host (its pid is one of ours). */
+static bool rank_here(const struct dbg_ckpt *ck, sdm_id id)
+{
+	const char *node = ck->s->host ? ck->s->host[id] : NULL;
+	char here[256] = "";
+
+	if (!node || !*node || !strcmp(node, "localhost"))
+		return true;
+	gethostname(here, sizeof(here) - 1);
+	return !strcmp(node, here);
+}
+
+/*
+ * How the job is checkpointed: one job checkpoint with a part per rank
+ * (crdbg debug -n N jobs; MPIR jobs whose ranks are not in the
+ * launcher's tree: srun, or ranks on other nodes), or one image of the
+ * launcher's tree (mpirun or hydra with every rank on this host).
+ */
+static void choose_mode(struct dbg_ckpt *ck)
+{
+	ck->launch = ck->adopted;
+	ck->parts = !ck->mpir || dbg_mpir_ranks_apart(ck->mpir, &ck->launch);
 }
 
 /*
@@ -121,9 +152,13 @@ static void on_line(void *priv, uint32_t id, const char *line, size_t len)
 		ck->rank[id].info_pid = pid;
 		return;
 	}
-	/* Through mpirun: the rank whose process this is (restored: same pid). */
+	/*
+	 * Through mpirun, unlabelled: the rank whose process this is
+	 * (restored: same pid), on that node (pids are the node's own).
+	 */
 	for (uint32_t i = 0; i < ck->n; i++)
-		if (ck->rank[i].pid == pid)
+		if (ck->rank[i].pid == pid &&
+		    (!ck->s->host || !ck->s->host[i] || !strcmp(ck->s->host[i], host)))
 			ck->rank[i].info_pid = pid;
 }
 
@@ -247,8 +282,11 @@ static int self_exe(char *buf, size_t len)
 	return 0;
 }
 
-/* Run crdbg ARGS... with its output on a pipe (or a new pty when pty). */
-static int child_start(struct ck_child *c, bool pty, char *const args[])
+/*
+ * Run crdbg ARGS... [--launch LAUNCH] with its output on a pipe (or a new
+ * pty when pty).
+ */
+static int child_start(struct ck_child *c, bool pty, char *const args[], const char *launch)
 {
 	char self[4096];
 	int fds[2] = { -1, -1 };
@@ -293,8 +331,12 @@ static int child_start(struct ck_child *c, bool pty, char *const args[])
 		}
 		dup2(out, 1);
 		dup2(out, 2);
-		for (i = 0; args[i] && i < 14; i++)
+		for (i = 0; args[i] && i < 12; i++)
 			argv[i + 1] = args[i];
+		if (launch) {	/* the job's parts on its other nodes */
+			argv[++i] = "--launch";
+			argv[++i] = (char *)launch;
+		}
 		argv[i + 1] = NULL;
 		execv(self, argv);
 		_exit(127);
@@ -381,6 +423,44 @@ static void child_last_line(const struct ck_child *c, char *buf, size_t len)
 		snprintf(buf, len, "crdbg exited with status %d", c->status);
 }
 
+/* The child's last line without crdbg's "crdbg: COMMAND: " in front. */
+static void child_reason(const struct ck_child *c, char *buf, size_t len)
+{
+	static const char *const cmds[] = { "checkpoint: ", "restart: ", "verify: ", "rm: " };
+	char line[512], *p = line;
+
+	child_last_line(c, line, sizeof(line));
+	if (!strncmp(p, "crdbg: ", 7))
+		p += 7;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strncmp(p, cmds[i], strlen(cmds[i])))
+			p += strlen(cmds[i]);
+	snprintf(buf, len, "%s", p);
+}
+
+/*
+ * A job restart's coordinator prints every part's "MPIR debug info)
+ * host:pid" lines on its own stderr (a restored rank's own line may go to
+ * a file nobody reads): each names a rank by its node and node-local pid.
+ */
+static void markers_from_job(struct dbg_ckpt *ck)
+{
+	char *copy = strndup(ck->job.out, ck->job.len), *save = NULL, *line;
+	char host[256];
+	pid_t pid;
+
+	for (line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (crs_parse_debug_info(line, host, sizeof(host), &pid))
+			continue;
+		for (uint32_t i = 0; i < ck->n; i++)
+			if (ck->rank[i].pid == pid &&
+			    (!ck->s->host || !ck->s->host[i] || !strcmp(ck->s->host[i], host)))
+				ck->rank[i].info_pid = pid;
+	}
+	free(copy);
+}
+
 /*
  * Wait until every rank of set has printed its "MPIR debug info)" line.
  * A rank whose child fails first, or that is silent for CK_WAIT_S, is
@@ -404,9 +484,11 @@ static void wait_info_lines(struct dbg_ckpt *ck, struct sdm_idset *set, bool wan
 			struct ck_child *c = child_of(ck, id);
 
 			child_poll(s, id, c);
+			if (ck->parts)
+				markers_from_job(ck);
 			if (c->status > 0) {
-				if (!c->reported && ck->mpir) {
-					child_last_line(c, line, sizeof(line));
+				if (!c->reported && (ck->mpir || ck->parts)) {
+					child_reason(c, line, sizeof(line));
 					dbg_error(s, "%s: %s", what, line);
 				} else if (!c->reported) {
 					child_last_line(c, line, sizeof(line));
@@ -555,6 +637,23 @@ static void wait_untraced(pid_t pid)
 	}
 }
 
+/*
+ * gdb attaches the rank's gdb to pid: a gdb that has the program already
+ * (any restart inside a session), or the server's first attach (a
+ * session adopting a restarted job), which starts gdb on the program the
+ * process runs, as its node sees it.
+ */
+static int attach_rank(struct dbg_ckpt *ck, const struct sdm_idset *one, pid_t pid)
+{
+	char exe[64];
+	struct dbgp_cmd c = { .verb = DBGP_ATTACH, .pid = pid, .arg = exe };
+
+	if (!ck->first_attach)
+		return ranks_cli(ck->s, one, NULL, "attach %d", (int)pid);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	return ranks_cmd(ck->s, one, NULL, &c);
+}
+
 /* Each rank of set: attach its gdb to the pid of its info line, release. */
 static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const char *what)
 {
@@ -567,13 +666,17 @@ static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const
 	sdm_set_for_each(id, set) {
 		struct sdm_idset *one = one_rank(id);
 
+		ck->rank[id].attached = false;
 		if (!ck->rank[id].info_pid)
 			goto next;
 		if (ck->rank[id].info_pid != ck->rank[id].pid)
 			dbg_info(s, "%s: rank %u is now pid %d", what, id, ck->rank[id].info_pid);
-		wait_untraced(ck->rank[id].info_pid);
-		if (one && !ranks_cli(s, one, NULL, "attach %d", ck->rank[id].info_pid))
+		if (rank_here(ck, id))
+			wait_untraced(ck->rank[id].info_pid);
+		if (one && !attach_rank(ck, one, ck->rank[id].info_pid)) {
 			sdm_set_add_element(ok, id);
+			ck->rank[id].attached = true;
+		}
 		else
 			dbg_error(s, "%s: rank %u: gdb cannot attach to pid %d", what, id,
 				  ck->rank[id].info_pid);
@@ -594,7 +697,7 @@ static struct sdm_idset *checkable_ranks(struct dbg_ckpt *ck)
 	struct dbg_session *s = ck->s;
 	struct sdm_idset *all = sdm_set_new(), *live = NULL;
 
-	if (ck->mpir && !dbg_mpir_launched(ck->mpir)) {
+	if (ck->mpir && !ck->parts && !dbg_mpir_launched(ck->mpir)) {
 		dbg_error(s, "a job joined with crdbg attach cannot be checkpointed from the console: its ranks announce themselves on mpirun's output, which does not come here (start it with crdbg debug --preload LIB -- mpirun ...)");
 		sdm_set_free(all);
 		return NULL;
@@ -635,41 +738,46 @@ static void child_handle(struct dbg_session *s, struct ck_child *c, const char *
 }
 
 /*
- * A job's checkpoint is all its parts or nothing: when a rank's part
- * failed, the parts the others stored are removed (crdbg rm), so no
- * handle that looks valid names a job that cannot come back whole.
+ * The ranks' checkpoint is one job checkpoint (<crdbg/job.h>): one
+ * `crdbg checkpoint --job NODE:PID:RANK,... --debug` takes every rank's
+ * tree at one cut, each on its node, and prints one handle; a part that
+ * fails calls off every part (no handle is left anywhere) and says which.
  */
-static void drop_parts(struct dbg_ckpt *ck, const struct sdm_idset *set, unsigned int failed)
+static void checkpoint_parts(struct dbg_ckpt *ck, const struct sdm_idset *live,
+			     unsigned int flags)
 {
 	struct dbg_session *s = ck->s;
-	unsigned int kept = 0;
+	char *targets = NULL;
+	char *args[] = { "checkpoint", "--job", NULL, "--debug", NULL, NULL };
+	char here[256] = "localhost", err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&targets, &len);
+	bool first = true;
 	sdm_id id;
 
-	sdm_set_for_each(id, set) {
-		struct ck_child *c = &ck->rank[id].child;
-		char *args[] = { "rm", ck->rank[id].handle, NULL };
-		char line[512];
-
-		if (!ck->rank[id].handle[0])
-			continue;
-		if (child_start(c, false, args)) {
-			kept++;
-			dbg_error(s, "checkpoint: rank %u: cannot remove %s: %s", id,
-				  ck->rank[id].handle, strerror(errno));
-			continue;
-		}
-		child_wait(s, id, c);
-		if (c->status) {
-			kept++;
-			child_last_line(c, line, sizeof(line));
-			dbg_error(s, "checkpoint: rank %u: cannot remove %s: %s", id,
-				  ck->rank[id].handle, line);
-		}
-		ck->rank[id].handle[0] = 0;
+	gethostname(here, sizeof(here) - 1);
+	if (!f) {
+		child_failed(&ck->job, "out of memory");
+		return;
 	}
-	dbg_error(s, "checkpoint: failed on %u rank%s: %s", failed, failed == 1 ? "" : "s",
-		  kept ? "some other ranks' images could not be removed (see above)"
-		       : "nothing was kept; the job goes on");
+	sdm_set_for_each(id, live) {
+		const char *node = s->host && s->host[id] ? s->host[id] : here;
+
+		fprintf(f, "%s%s:%d:%u", first ? "" : ",", node, ck->rank[id].pid, id);
+		first = false;
+	}
+	if (fclose(f) || !targets) {
+		child_failed(&ck->job, "out of memory");
+		return;
+	}
+	args[2] = targets;
+	if (flags & DBG_CKPT_FULL)
+		args[4] = "--full";
+	if (child_start(&ck->job, false, args, ck->launch)) {
+		snprintf(err, sizeof(err), "cannot run crdbg: %s", strerror(errno));
+		child_failed(&ck->job, err);
+	}
+	free(targets);
 }
 
 /*
@@ -689,7 +797,7 @@ static bool checkpoint_job(struct dbg_ckpt *ck, unsigned int flags)
 		return false;
 	}
 	snprintf(pid, sizeof(pid), "%d", dbg_mpir_pid(ck->mpir));
-	if (child_start(&ck->job, false, args)) {
+	if (child_start(&ck->job, false, args, ck->launch)) {
 		snprintf(err, sizeof(err), "cannot run crdbg: %s", strerror(errno));
 		child_failed(&ck->job, err);
 	}
@@ -699,16 +807,17 @@ static bool checkpoint_job(struct dbg_ckpt *ck, unsigned int flags)
 int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen)
 {
 	struct dbg_session *s = ck->s;
-	struct sdm_idset *live = checkable_ranks(ck);
-	char handles[4096] = "", h[256], who[32];
+	struct sdm_idset *live;
+	char handles[4096] = "", h[256];
 	char park[64];
 	bool mpirun_detached = false;
-	unsigned int failed = 0;
 	size_t hl = 0;
 	sdm_id id;
 
 	if (out && outlen)
 		out[0] = 0;
+	choose_mode(ck);
+	live = checkable_ranks(ck);
 	if (!live)
 		return -1;
 	sdm_set_for_each(id, live) {
@@ -732,44 +841,13 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		dbg_error(s, "checkpoint: a rank's gdb cannot detach");
 		goto out;
 	}
-	if (ck->mpir) {
+	if (!ck->parts)
 		mpirun_detached = checkpoint_job(ck, flags);
-	} else {
-		sdm_set_for_each(id, live) {
-			char pid[16], *args[] = { "checkpoint", pid, "--debug", NULL, NULL };
-
-			if (flags & DBG_CKPT_FULL)
-				args[3] = "--full";
-			snprintf(pid, sizeof(pid), "%d", ck->rank[id].pid);
-			if (child_start(&ck->rank[id].child, false, args))
-				dbg_error(s, "checkpoint: rank %u: cannot run crdbg: %s", id,
-					  strerror(errno));
-		}
-	}
+	else
+		checkpoint_parts(ck, live, flags);
 	wait_info_lines(ck, live, true, true, "checkpoint");
-	if (ck->mpir) {
-		child_handle(s, &ck->job, "", h, sizeof(h));
-		hl = snprintf(handles, sizeof(handles), "%s", h);
-	} else {
-		sdm_set_for_each(id, live) {
-			snprintf(who, sizeof(who), "rank %u: ", id);
-			child_handle(s, &ck->rank[id].child, who, ck->rank[id].handle,
-				     sizeof(ck->rank[id].handle));
-			if (!ck->rank[id].handle[0])
-				failed++;
-		}
-		if (failed)
-			drop_parts(ck, live, failed);
-		sdm_set_for_each(id, live) {
-			if (failed)
-				break;
-			if (!(flags & DBG_CKPT_QUIET))
-				dbg_info(s, "[%u] " CRS_HANDLE_PREFIX "%s", id,
-					 ck->rank[id].handle);
-			hl += snprintf(handles + hl, sizeof(handles) - hl, "%s%s",
-				       hl ? "," : "", ck->rank[id].handle);
-		}
-	}
+	child_handle(s, &ck->job, "", h, sizeof(h));
+	hl = snprintf(handles, sizeof(handles), "%s", h);
 	if (mpirun_detached) {
 		char err[256];
 
@@ -792,6 +870,24 @@ out:
 void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 {
 	dbg_ckpt_take(ck, 0, NULL, 0);
+}
+
+int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size_t errlen)
+{
+	struct ck_child c = { .fd = -1, .status = -1 };
+	char *args[] = { "rm", (char *)handle, NULL };
+
+	if (child_start(&c, false, args, ck->launch)) {
+		snprintf(err, errlen, "cannot run crdbg rm: %s", strerror(errno));
+		return -errno;
+	}
+	child_wait(ck->s, 0, &c);
+	if (c.fd >= 0)
+		close(c.fd);
+	if (!c.status)
+		return 0;
+	child_reason(&c, err, errlen);
+	return -EIO;
 }
 
 /* Up to 5 s for a killed process to be gone (its pid free for CRIU). */
@@ -817,17 +913,19 @@ static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char 
 	sdm_set_for_each(id, set) {
 		char *args[] = { "verify", handle[id], NULL };
 
-		if (ck->mpir && once)
-			continue;	/* one image for the whole job */
+		if ((ck->mpir || ck->parts) && once)
+			continue;	/* one handle for the whole job */
 		once = true;
-		if (child_start(c, false, args)) {
+		if (child_start(c, false, args, ck->launch)) {
 			dbg_error(s, "restart: cannot run crdbg verify: %s", strerror(errno));
 			return false;
 		}
 		child_wait(s, id, c);
 		if (c->status) {
 			child_last_line(c, line, sizeof(line));
-			if (ck->mpir)
+			if (ck->parts)
+				child_reason(c, line, sizeof(line));
+			if (ck->mpir || ck->parts)
 				dbg_error(s, "restart: refused, nothing was changed: %s", line);
 			else
 				dbg_error(s, "restart: refused, nothing was changed: rank %u: %s", id,
@@ -841,10 +939,13 @@ static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char 
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 {
 	struct dbg_session *s = ck->s;
-	struct sdm_idset *live = checkable_ranks(ck);
+	struct sdm_idset *live;
 	char *list = strdup(*arg ? arg : ck->last), *save = NULL, **handle = NULL, *h;
+	const char *why;
 	sdm_id id;
 
+	choose_mode(ck);
+	live = checkable_ranks(ck);
 	if (!live || !list)
 		goto out;
 	if (!*list) {
@@ -855,6 +956,20 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	if (!handle)
 		goto out;
 	h = strtok_r(list, ", \t", &save);
+	/*
+	 * One job handle for every rank, or one image of mpirun's tree, or
+	 * (older) one handle per rank.
+	 */
+	if (ck->parts && ck->mpir && !(h && crs_job_exists(crs_store_root(NULL), h))) {
+		dbg_error(s, "restart: %s is not a job checkpoint: this job's ranks come back as the parts of one",
+			  h ? h : "-");
+		goto out;
+	}
+	if (ck->parts && ck->mpir && (why = dbg_mpir_restart_problem(ck->mpir))) {
+		dbg_error(s, "restart: refused, nothing was changed: %s", why);
+		goto out;
+	}
+	ck->parts = h && crs_job_exists(crs_store_root(NULL), h);
 	sdm_set_for_each(id, live) {
 		if (!h) {
 			dbg_error(s, "restart: no handle for rank %u (one per rank, in rank order)", id);
@@ -863,11 +978,11 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		handle[id] = h;
 		ck->rank[id].pid = rank_pid(s, id);
 		ck->rank[id].info_pid = 0;
-		if (!ck->mpir)
+		if (!ck->mpir && !ck->parts)
 			h = strtok_r(NULL, ", \t", &save);
 	}
-	if (ck->mpir && strtok_r(NULL, ", \t", &save)) {
-		dbg_error(s, "restart: an MPI job has one checkpoint handle, not one per rank");
+	if ((ck->mpir || ck->parts) && strtok_r(NULL, ", \t", &save)) {
+		dbg_error(s, "restart: a job checkpoint has one handle, not one per rank");
 		goto out;
 	}
 	if (!parts_intact(ck, live, handle))
@@ -877,8 +992,15 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		kill(dbg_mpir_pid(ck->mpir), SIGKILL);
 	ranks_cli(s, live, NULL, "kill");
 	sdm_set_for_each(id, live)
-		wait_gone(ck->rank[id].pid);
-	if (ck->mpir) {
+		if (rank_here(ck, id))
+			wait_gone(ck->rank[id].pid);
+	if (ck->parts) {
+		char *args[] = { "restart", h, "--debug", NULL };
+
+		/* The coordinator restores every part, releases them together. */
+		if (child_start(&ck->job, false, args, ck->launch))
+			dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
+	} else if (ck->mpir) {
 		char *args[] = { "restart", h, "--debug", NULL };
 
 		/*
@@ -887,19 +1009,21 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		 * their old indexes back.
 		 */
 		wait_gone(dbg_mpir_pid(ck->mpir));
-		if (child_start(&ck->job, false, args))
+		if (child_start(&ck->job, false, args, ck->launch))
 			dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
 	} else {
 		sdm_set_for_each(id, live) {
 			char *args[] = { "restart", handle[id], "--debug", NULL };
 
-			if (child_start(&ck->rank[id].child, true, args))
+			if (child_start(&ck->rank[id].child, true, args, NULL))
 				dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
 					  strerror(errno));
 		}
 	}
 	wait_info_lines(ck, live, false, false, "restart");
-	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0 && !kill(dbg_mpir_pid(ck->mpir), 0)) {
+	/* mpirun's tree came back with the ranks: our gdb takes it again. */
+	if (ck->mpir && !ck->parts && dbg_mpir_pid(ck->mpir) > 0 &&
+	    !kill(dbg_mpir_pid(ck->mpir), 0)) {
 		char err[256];
 
 		if (dbg_mpir_reattach(ck->mpir, err, sizeof(err)))
@@ -910,6 +1034,75 @@ out:
 	free(handle);
 	free(list);
 	sdm_set_free(live);
+}
+
+int dbg_ckpt_adopt(struct dbg_ckpt *ck, const char *handle, char *launch)
+{
+	struct dbg_session *s = ck->s;
+	char *args[] = { "restart", (char *)handle, "--debug", NULL };
+	struct sdm_idset *all = sdm_set_new();
+	struct crs_job j;
+	char err[512];
+	int rc = -1;
+
+	ck->adopted = launch;
+	ck->adopt = true;
+	choose_mode(ck);
+	if (!all || sdm_set_add_range(all, 0, s->n - 1) ||
+	    crs_job_load(crs_store_root(NULL), handle, &j, err, sizeof(err))) {
+		dbg_error(s, "restart: %s", all ? err : "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < ck->n && i < j.nr_parts; i++)
+		ck->rank[i].pid = j.parts[i].pid;
+	crs_job_free(&j);
+	if (child_start(&ck->job, false, args, ck->launch)) {
+		dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
+		goto out;
+	}
+	wait_info_lines(ck, all, false, false, "restart");
+	ck->first_attach = true;
+	attach_and_release(ck, all, "restart");
+	ck->first_attach = false;
+	snprintf(ck->last, sizeof(ck->last), "%s", handle);
+	rc = 0;
+	for (uint32_t i = 0; i < ck->n; i++) {
+		struct sdm_idset *one = one_rank(i);
+
+		/* A rank that did not come back is said so, then taken as lost. */
+		if (one)
+			dbg_set_state(s, one, ck->rank[i].attached ? DBG_STOPPED : DBG_LOST);
+		if (!ck->rank[i].attached)
+			rc = -1;
+		sdm_set_free(one);
+	}
+	if (!rc)
+		dbg_info(s, "restart: job %s: ranks 0-%u are where the checkpoint left them",
+			 handle, s->n - 1);
+out:
+	sdm_set_free(all);
+	return rc;
+}
+
+/* A job the session restarted for itself ends with it. */
+static void on_stop(void *priv)
+{
+	struct dbgp_cmd kill_cmd = { .verb = DBGP_CLI, .arg = "kill" };
+	struct dbg_ckpt *ck = priv;
+	struct sdm_idset *all, *live;
+	struct sdm_fe_result r;
+
+	if (!ck->adopt || !ck->s->fe)
+		return;
+	all = sdm_set_new();
+	if (all && sdm_set_add_range(all, 0, ck->s->n - 1) == 0) {
+		live = dbg_live(ck->s, all);
+		if (live && sdm_set_size(live) &&
+		    dbg_send(ck->s, live, &kill_cmd, DBG_CMD_TIMEOUT, &r) == 0)
+			sdm_fe_result_free(&r);
+		sdm_set_free(live);
+	}
+	sdm_set_free(all);
 }
 
 /* Forward what restarted ranks write on the terminals CRIU gave them. */
@@ -925,6 +1118,7 @@ static void on_pump(void *priv)
 static const struct dbg_listener ckpt_listener = {
 	.pump = on_pump,
 	.line = on_line,
+	.stop = on_stop,
 };
 
 static void child_init(struct ck_child *c)
@@ -966,6 +1160,7 @@ void dbg_ckpt_free(struct dbg_ckpt *ck)
 			close(ck->rank[i].child.fd);
 	if (ck->job.fd >= 0)
 		close(ck->job.fd);
+	free(ck->adopted);
 	free(ck->rank);
 	free(ck);
 }

@@ -36,6 +36,19 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck);
 #define DBG_CKPT_FULL	1u
 #define DBG_CKPT_QUIET	2u
 int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen);
+/*
+ * Remove job checkpoint handle, every part on its node (crdbg rm), for
+ * the timeline's retention. 0, or -errno with the reason in err.
+ */
+int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size_t errlen);
+/*
+ * crdbg debug --restart JOB (adopt.c placed the ranks): restart job
+ * checkpoint handle, attach every rank's gdb to its restored process and
+ * take every thread back to its pc. launch (or NULL) starts a part on
+ * another node; ck keeps it. The job ends with the session. 0, or -1
+ * when a rank did not come back (said).
+ */
+int dbg_ckpt_adopt(struct dbg_ckpt *ck, const char *handle, char *launch);
 /* "restart [H,...]": default, the handles of the last checkpoint. */
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *handles);
 

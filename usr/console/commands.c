@@ -1191,8 +1191,9 @@ static int cmd_checkpoint(struct dbg_console *c, const struct dbg_call *call)
 }
 
 /*
- * set: the timeline's settings (auto-checkpoint, checkpoint-keep); any
- * other set goes to gdb as it was typed (set var x = 3).
+ * set: the timeline's settings (auto-checkpoint, checkpoint-keep,
+ * checkpoint-budget); any other set goes to gdb as it was typed
+ * (set var x = 3).
  */
 static int cmd_set(struct dbg_console *c, const struct dbg_call *call)
 {
@@ -1278,7 +1279,7 @@ static const struct dbg_command commands[] = {
 	{ "restart", { NULL }, "[N|H[,H..]]", "back to checkpoint N or handles (default: the last "
 	  "checkpoint), breakpoints kept", cmd_checkpoint },
 	{ "back", { NULL }, NULL, "restart the checkpoint before the job's position", cmd_checkpoint },
-	{ "set", { NULL }, "auto-checkpoint on|off | checkpoint-keep K | ...",
+	{ "set", { NULL }, "auto-checkpoint on|off | checkpoint-keep K | checkpoint-budget SIZE | ...",
 	  "checkpoint at every stop; keep at most K checkpoints (0: all); other set: gdb's",
 	  cmd_set },
 	{ "echo", { NULL }, "TEXT", "print TEXT", cmd_echo },

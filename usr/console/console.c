@@ -28,6 +28,7 @@
 #include "breakpoints.h"
 #include "checkpoint.h"
 #include "commands.h"
+#include "adopt.h"
 #include "mpir.h"
 #include "mpir-probe.h"
 #include "gate.h"
@@ -477,9 +478,27 @@ static bool is_launcher(const char *prog)
  */
 static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 {
-	char err[512] = "";
+	char err[512] = "", *launch = NULL;
 	int rc;
 
+	if (o->restart_job) {
+		rc = dbg_adopt_start(c->s, o->restart_job, o->bindir, &launch, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "crdbg: debug --restart %s: %s\n", o->restart_job,
+				err[0] ? err : strerror(-rc));
+			return -1;
+		}
+		c->ckpt = dbg_ckpt_new(c->s, NULL);
+		c->bp = dbg_bp_new(c->s);
+		if (!c->ckpt) {
+			free(launch);
+			fprintf(stderr, "crdbg: debug --restart: out of memory\n");
+			return -1;
+		}
+		/* The ranks as they were (or lost, said); the session goes on. */
+		dbg_ckpt_adopt(c->ckpt, o->restart_job, launch);
+		return 0;
+	}
 	if (o->mpi_hold && !o->attach_pid) {
 		c->gate = dbg_gate_new(c->s);
 		rc = c->gate ? dbg_gate_start(c->gate, o->argv, o->bindir, err, sizeof(err))
@@ -569,7 +588,7 @@ int dbg_main(const struct dbg_opts *o)
 	struct sigaction sa = { 0 };
 	bool started = false;
 
-	if (!o->attach_pid && strchr(o->argv[0], '/') &&
+	if (!o->attach_pid && !o->restart_job && strchr(o->argv[0], '/') &&
 	    access(o->argv[0], X_OK) < 0) {
 		fprintf(stderr, "crdbg: cannot run %s: %s\n", o->argv[0],
 			strerror(errno));

@@ -49,6 +49,7 @@
 #include "sdm/message.h"
 #include "mpir.h"
 #include "mpir-probe.h"
+#include "ranks.h"
 #include "session.h"
 
 #define MPIR_TIMEOUT_MS		180000
@@ -67,6 +68,8 @@ struct dbg_mpir {
 	bool job_launched;		/* we started the job */
 	bool tagged;			/* its output carries rank labels */
 	int launcher_pid;
+	bool ranks_apart;		/* not in the launcher's tree (srun, other nodes) */
+	char *node_launch;		/* starts {cmd} on {host}: ranks on other nodes */
 	struct sdm_idset *held;		/* Open MPI ranks before their debugger wait */
 	struct sdm_idset *inside;	/* ...and in it */
 	char label_buf[4096];		/* a partial labelled line */
@@ -176,17 +179,11 @@ static int launch(struct dbg_mpir *m, char *err, size_t errlen)
 			     err, errlen);
 }
 
-struct proc {
-	int pid;
-	char exe[MPIR_PATH_MAX];
-	char host[MPIR_HOST_MAX];
-};
-
-static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
+static int read_proctable(struct mi_driver *d, struct dbg_proc **ret, long *ret_n,
 			  char *err, size_t errlen)
 {
 	char expr[160];
-	struct proc *p;
+	struct dbg_proc *p;
 	long n;
 	int rc;
 
@@ -229,34 +226,19 @@ static int read_proctable(struct mi_driver *d, struct proc **ret, long *ret_n,
 	return 0;
 }
 
-/* Whether host (a proctable entry) names this machine. */
-static bool is_local_host(const char *host)
-{
-	char self[256];
-
-	if (!*host || !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1"))
-		return true;
-	if (gethostname(self, sizeof(self)) < 0)
-		return false;
-	self[sizeof(self) - 1] = 0;
-	/* "node1" and "node1.cluster" are one machine. */
-	return !strncmp(host, self, strcspn(self, ".")) &&
-	       (host[strcspn(self, ".")] == 0 || host[strcspn(self, ".")] == '.');
-}
-
 /*
  * The launcher may reach MPIR_Breakpoint while a local rank is still the
  * forked launcher, before its exec: gdb would attach to that image. Wait
  * (a while) until each local pid runs the executable its entry names.
  * A remote rank's server attaches by pid on its node.
  */
-static void wait_exec(const struct proc *p, long n)
+static void wait_exec(const struct dbg_proc *p, long n)
 {
 	char link[64], exe[MPIR_PATH_MAX], want[MPIR_PATH_MAX];
 	struct timespec nap = { 0, 20 * 1000 * 1000 };
 
 	for (long i = 0; i < n; i++) {
-		if (!is_local_host(p[i].host) || !realpath(p[i].exe, want))
+		if (!dbg_host_is_local(p[i].host) || !realpath(p[i].exe, want))
 			continue;
 		snprintf(link, sizeof(link), "/proc/%d/exe", p[i].pid);
 		for (int k = 0; k < MPIR_EXEC_WAIT_MS / 20; k++) {
@@ -315,70 +297,12 @@ static void slurm_jobid(struct dbg_mpir *m, char *buf, size_t size)
 }
 
 /*
- * One server per node: the distinct hosts of the table, in rank order,
- * into where->hosts ("a,b,c", server i on the i-th) and each one's ranks
- * into where->ranks ("0-1", ...). 0, -EINVAL (err set) or -ENOMEM.
- */
-static int group_by_node(const struct proc *p, long n,
-			 struct dbg_placement *where, char *err, size_t errlen)
-{
-	struct sdm_idset *set = sdm_set_new();
-	char **ranks = calloc(n, sizeof(*ranks));
-	char *hosts = calloc(n, MPIR_HOST_MAX + 1), *q = hosts;
-	uint32_t ns = 0;
-	int rc = -ENOMEM;
-
-	if (!set || !ranks || !hosts)
-		goto out;
-	for (long i = 0; i < n; i++) {
-		bool seen = false;
-
-		if (strspn(p[i].host, "abcdefghijklmnopqrstuvwxyz"
-			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
-		    strlen(p[i].host)) {
-			snprintf(err, errlen, "rank %ld's host name '%.64s' is not a "
-				 "host name", i, p[i].host);
-			rc = -EINVAL;
-			goto out;
-		}
-		for (long j = 0; j < i && !seen; j++)
-			seen = !strcmp(p[j].host, p[i].host);
-		if (seen)
-			continue;
-		/* Server ns drives every rank on this host. */
-		sdm_set_clear(set);
-		for (long j = i; j < n; j++)
-			if (!strcmp(p[j].host, p[i].host) &&
-			    sdm_set_add_element(set, j) < 0)
-				goto out;
-		ranks[ns] = sdm_set_to_string(set);
-		if (!ranks[ns])
-			goto out;
-		q += sprintf(q, "%s%s", ns ? "," : "", p[i].host);
-		ns++;
-	}
-	where->nservers = ns;
-	where->ranks = (const char *const *)ranks;
-	where->hosts = hosts;
-	ranks = NULL;
-	hosts = NULL;
-	rc = 0;
-out:
-	for (long i = 0; ranks && i < n; i++)
-		free(ranks[i]);
-	free(ranks);
-	free(hosts);
-	sdm_set_free(set);
-	return rc;
-}
-
-/*
  * Where the servers run: one per node, driving the node's ranks. All
  * ranks here: forked locally (no launcher), 0. Else on the nodes, 1:
  * started inside the launcher's Slurm job (srun --overlap, one step per
  * node), or with the CRDBG_SERVER_LAUNCH template ("ssh {host} {cmd}").
  */
-static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
+static int place_servers(struct dbg_mpir *m, const struct dbg_proc *p, long n,
 			 struct dbg_placement *where, char *err, size_t errlen)
 {
 	const char *user_tmpl = getenv("CRDBG_SERVER_LAUNCH");
@@ -387,8 +311,8 @@ static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
 	int rc;
 
 	for (long i = 0; i < n; i++)
-		remote |= !is_local_host(p[i].host);
-	rc = group_by_node(p, n, where, err, errlen);
+		remote |= !dbg_host_is_local(p[i].host);
+	rc = dbg_ranks_by_node(p, n, where, err, errlen);
 	if (rc < 0 || !remote)
 		return rc;
 	if (user_tmpl && *user_tmpl) {
@@ -414,73 +338,6 @@ static int place_servers(struct dbg_mpir *m, const struct proc *p, long n,
 			where->launcher = NULL;
 	}
 	return where->launcher ? 1 : -ENOMEM;
-}
-
-/* Attach rank i's gdb to its pid; one request per rank, all in flight. */
-static int attach_ranks(struct dbg_session *s, const struct proc *p, long n)
-{
-	struct sdm_fe_result acc = { 0 };
-	uint32_t *req = calloc(n, sizeof(*req));
-	struct sdm_idset *one = sdm_set_new();
-	char cmd[DBGP_CMD_MAX + 1];
-	int rc = 0;
-
-	if (!req || !one) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (long i = 0; i < n; i++) {
-		struct dbgp_cmd c = { .verb = DBGP_ATTACH, .pid = p[i].pid, .arg = p[i].exe };
-		int len = dbgp_encode(cmd, sizeof(cmd), &c);
-
-		if (len < 0) {
-			rc = len;
-			goto out;
-		}
-		sdm_set_clear(one);
-		sdm_set_add_element(one, i);
-		rc = sdm_fe_submit(s->fe, one, cmd, len, DBG_LOAD_TIMEOUT, &req[i]);
-		if (rc < 0)
-			goto out;
-	}
-	for (long i = 0; i < n; i++) {
-		struct sdm_fe_result r;
-
-		if (sdm_fe_collect(s->fe, req[i], &r) < 0)
-			continue;
-		for (unsigned int k = 0; k < r.nev; k++) {
-			struct sdm_fe_event *ev = &r.ev[k];
-			unsigned int j;
-
-			for (j = 0; j < acc.nev; j++) {
-				if (acc.ev[j].type == ev->type &&
-				    !strcmp((char *)acc.ev[j].payload,
-					    (char *)ev->payload)) {
-					sdm_set_union(acc.ev[j].src, ev->src);
-					break;
-				}
-			}
-			if (j < acc.nev)
-				continue;
-			/* Move the event into acc. */
-			struct sdm_fe_event *v = realloc(acc.ev, (acc.nev + 1) *
-							 sizeof(*v));
-
-			if (!v)
-				continue;
-			acc.ev = v;
-			acc.ev[acc.nev++] = *ev;
-			ev->src = NULL;
-			ev->payload = NULL;
-		}
-		sdm_fe_result_free(&r);
-	}
-	dbg_print_result(s, "attach", &acc);
-out:
-	sdm_fe_result_free(&acc);
-	sdm_set_free(one);
-	free(req);
-	return rc;
 }
 
 /*
@@ -622,20 +479,6 @@ static void release_orte_ranks(struct dbg_mpir *m)
 	m->held = m->inside = NULL;
 }
 
-static int set_hosts(struct dbg_session *s, const struct proc *p, long n)
-{
-	char **host = calloc(n, sizeof(*host));
-	int rc;
-
-	if (!host)
-		return -ENOMEM;
-	for (long i = 0; i < n; i++)
-		host[i] = (char *)p[i].host;
-	rc = dbg_session_set_hosts(s, host);
-	free(host);
-	return rc;
-}
-
 /* Probe what we launch or attach to; one line if it implements no MPIR. */
 static int probe(struct dbg_mpir *m, char *const *argv, int pid, char *err,
 		 size_t errlen)
@@ -670,7 +513,7 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	struct sdm_fe_result r;
 	const char *preload = s->preload;
 	struct sdm_idset *all;
-	struct proc *procs = NULL;
+	struct dbg_proc *procs = NULL;
 	char **largv = NULL, *made = NULL;
 	bool launching = argv != NULL;	/* else attach to pid */
 	bool remote;
@@ -740,16 +583,22 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	snprintf(s->launcher_name, sizeof(s->launcher_name), "%.31s",
 		 base_name(launching ? argv[0] : m->probe.executable));
 	remote = rc > 0;
+	m->ranks_apart = remote || m->probe.family == MPIR_FAMILY_SLURM;
+	if (remote && where.launcher && !(m->node_launch = strdup(where.launcher))) {
+		dbg_placement_free(&where);
+		free(procs);
+		return -ENOMEM;
+	}
 	rc = dbg_session_start(s, n, bindir, &where, err, errlen);
 	dbg_placement_free(&where);
 	if (!rc && remote)
-		rc = set_hosts(s, procs, n);
+		rc = dbg_ranks_set_hosts(s, procs, n);
 	if (rc < 0) {
 		free(procs);
 		return rc;
 	}
 	wait_exec(procs, n);
-	rc = attach_ranks(s, procs, n);
+	rc = dbg_attach_ranks(s, procs, n);
 	free(procs);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot attach the ranks: %s", strerror(-rc));
@@ -1022,6 +871,7 @@ void dbg_mpir_free(struct dbg_mpir *m)
 	mi_driver_free(m->launcher);
 	sdm_set_free(m->held);
 	sdm_set_free(m->inside);
+	free(m->node_launch);
 	free(m);
 }
 
@@ -1033,4 +883,19 @@ bool dbg_mpir_launched(const struct dbg_mpir *m)
 int dbg_mpir_pid(const struct dbg_mpir *m)
 {
 	return m->launcher_pid;
+}
+
+bool dbg_mpir_ranks_apart(const struct dbg_mpir *m, const char **launch)
+{
+	*launch = m->node_launch;
+	return m->ranks_apart;
+}
+
+const char *dbg_mpir_restart_problem(const struct dbg_mpir *m)
+{
+	const char *alloc = getenv("SLURM_JOB_ID");
+
+	if (m->probe.family == MPIR_FAMILY_SLURM && m->job_launched && (!alloc || !*alloc))
+		return "this srun made its own allocation, which ends with the job and the session's servers in it: start the session inside an allocation (salloc -N... crdbg debug -- srun ...) to restart an srun job";
+	return NULL;
 }

@@ -43,6 +43,23 @@ int dbg_mpir_pid(const struct dbg_mpir *m);
 void dbg_mpir_input(struct dbg_mpir *m, const struct sdm_idset *set, const char *text);
 
 /*
+ * Whether the ranks live outside the launcher's process tree (srun's
+ * tasks are slurmstepd's children; ranks on other nodes): a checkpoint
+ * then takes each rank as a part of a job checkpoint, on its node, and
+ * *launch is the template ("... {host} ... {cmd}") that starts a command
+ * on a node of the job, or NULL when every rank is on this host.
+ */
+bool dbg_mpir_ranks_apart(const struct dbg_mpir *m, const char **launch);
+
+/*
+ * Why the job's ranks cannot be restored as the parts of a job
+ * checkpoint in this session, or NULL: the launcher is killed first, and
+ * an srun that made its own allocation takes it, and the session's
+ * servers in it, along.
+ */
+const char *dbg_mpir_restart_problem(const struct dbg_mpir *m);
+
+/*
  * For a checkpoint of the whole job: stop mpirun in our gdb and detach
  * (CRIU cannot take a traced process), and attach again afterwards, to
  * the same pid (the original, or its restored copy). 0 or -errno, err set.

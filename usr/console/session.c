@@ -244,8 +244,8 @@ void dbg_pass_launcher_signals(struct dbg_session *s, const struct sdm_idset *se
 	}
 }
 
-static void set_state(struct dbg_session *s, const struct sdm_idset *src,
-		      enum dbg_rank_state st)
+void dbg_set_state(struct dbg_session *s, const struct sdm_idset *src,
+		   enum dbg_rank_state st)
 {
 	sdm_id id;
 
@@ -272,7 +272,7 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
 	/* Made by the SDM: the server (and so its gdb) is gone. */
 	char nodes[256];
 
-	set_state(s, src, DBG_LOST);
+	dbg_set_state(s, src, DBG_LOST);
 	nodes_of(s, src, nodes, sizeof(nodes));
 	snprintf(buf, sizeof(buf), DBGP_LOST "%s%s", payload, nodes);
 	return buf;
@@ -284,19 +284,19 @@ static void note_state(struct dbg_session *s, const struct sdm_idset *src,
 {
 	switch (dbgp_reply_kind(text)) {
 	case DBGP_REPLY_LOST:
-		set_state(s, src, DBG_LOST);
+		dbg_set_state(s, src, DBG_LOST);
 		break;
 	case DBGP_REPLY_STOPPED:
 		if (!error)
-			set_state(s, src, DBG_STOPPED);
+			dbg_set_state(s, src, DBG_STOPPED);
 		break;
 	case DBGP_REPLY_RUNNING:
 		if (!error)
-			set_state(s, src, DBG_RUNNING);
+			dbg_set_state(s, src, DBG_RUNNING);
 		break;
 	case DBGP_REPLY_EXITED:
 		if (!error)
-			set_state(s, src, DBG_EXITED);
+			dbg_set_state(s, src, DBG_EXITED);
 		break;
 	default:
 		break;

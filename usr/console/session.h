@@ -127,6 +127,10 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
  */
 int dbg_session_set_hosts(struct dbg_session *s, char *const *host);
 
+/* The state of the ranks of src (but those lost stay lost). */
+void dbg_set_state(struct dbg_session *s, const struct sdm_idset *src,
+		   enum dbg_rank_state st);
+
 /* The listeners' stop hooks, then the SDM tree. */
 void dbg_session_stop(struct dbg_session *s);
 

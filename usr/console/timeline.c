@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include <crdbg/crs.h>
+#include <crdbg/job.h>
 #include <crdbg/dbgproto.h>
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
@@ -57,7 +58,9 @@ struct tl_entry {
 	double secs;		/* how long the job was held for it */
 	uint64_t bytes;		/* on disk, every part */
 	char stop[TL_STOP_MAX];
-	char handles[TL_HANDLES_MAX];	/* comma-separated, rank order */
+	char handles[TL_HANDLES_MAX];	/* a job handle, or one per rank (rank order) */
+	bool job;			/* handles is a job checkpoint */
+	char parts[TL_HANDLES_MAX];	/* its parts' handles, comma-separated */
 	char parents[TL_HANDLES_MAX];	/* each part's parent, "" for none */
 };
 
@@ -66,6 +69,7 @@ struct dbg_timeline {
 	struct dbg_ckpt *ck;
 	bool autockpt;
 	unsigned int keep;	/* 0: no limit */
+	uint64_t budget;	/* bytes in the store, 0: no limit */
 	struct tl_entry *e;	/* e[i].no == i + 1; removed ones stay */
 	unsigned int n, cap;
 	unsigned int current;	/* the entry the job was last at, 0: none */
@@ -120,14 +124,48 @@ static bool word_is(const char **p, const char *w)
 	return true;
 }
 
+static void size_text(uint64_t b, char *buf, size_t len);
+
 static void show_settings(struct dbg_timeline *tl)
 {
+	char keep[64], budget[48] = "0 (no limit)";
+
 	if (tl->keep)
-		dbg_info(tl->s, "auto-checkpoint %s; checkpoint-keep %u (chains of at most %u)",
-			 tl->autockpt ? "on" : "off", tl->keep, chain_cap(tl));
+		snprintf(keep, sizeof(keep), "%u (chains of at most %u)", tl->keep, chain_cap(tl));
 	else
-		dbg_info(tl->s, "auto-checkpoint %s; checkpoint-keep 0 (no limit)",
-			 tl->autockpt ? "on" : "off");
+		snprintf(keep, sizeof(keep), "0 (no limit)");
+	if (tl->budget)
+		size_text(tl->budget, budget, sizeof(budget));
+	dbg_info(tl->s, "auto-checkpoint %s; checkpoint-keep %s; checkpoint-budget %s",
+		 tl->autockpt ? "on" : "off", keep, budget);
+}
+
+/* "512M", "2G", "1.5GiB", "100000" (bytes), "0": a size; false if not one. */
+static bool parse_size(const char *p, uint64_t *ret)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)*p))
+		return false;
+	errno = 0;
+	v = strtod(p, &end);
+	if (errno || v < 0)
+		return false;
+	if (*end && (u = strchr(units, toupper((unsigned char)*end)))) {
+		v *= (double)(1ull << (10 * (u - units + 1)));
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B"))
+			end += strlen(end);
+	} else if (!strcmp(end, "B")) {
+		end++;
+	}
+	if (*end || v >= 18e18)
+		return false;
+	*ret = (uint64_t)v;
+	return true;
 }
 
 static void retain(struct dbg_timeline *tl);
@@ -146,6 +184,21 @@ bool dbg_tl_set(struct dbg_timeline *tl, const char *arg)
 		else if (*p) {
 			dbg_error(tl->s, "set auto-checkpoint: want on or off, not '%.40s'", p);
 			return true;
+		}
+		show_settings(tl);
+		return true;
+	}
+	if (word_is(&p, "checkpoint-budget")) {
+		if (*p) {
+			uint64_t b;
+
+			if (!parse_size(p, &b)) {
+				dbg_error(tl->s, "set checkpoint-budget: want a size such as 512M or 2G (0: no limit), not '%.40s'",
+					  p);
+				return true;
+			}
+			tl->budget = b;
+			retain(tl);
 		}
 		show_settings(tl);
 		return true;
@@ -213,7 +266,40 @@ static uint64_t dir_bytes(const char *root, const char *handle)
 	return sum;
 }
 
-/* Each part's parent (from its metadata) and the size of all parts. */
+/*
+ * A job checkpoint (the console's, <crdbg/job.h>): its parts, their
+ * parents and sizes, from the manifest, which records them because a
+ * part may live in another node's store. false if handle is no job.
+ */
+static bool describe_job(struct tl_entry *e, const char *root)
+{
+	struct crs_job j;
+	char err[256];
+	size_t pl = 0, ql = 0;
+
+	if (!crs_job_exists(root, e->handles) || crs_job_load(root, e->handles, &j, err, sizeof(err)))
+		return false;
+	for (size_t i = 0; i < j.nr_parts; i++) {
+		const struct crs_job_part *p = &j.parts[i];
+
+		pl += snprintf(e->parts + pl, sizeof(e->parts) - pl, "%s%s", i ? "," : "", p->handle);
+		ql += snprintf(e->parents + ql, sizeof(e->parents) - ql, "%s%s", i ? "," : "",
+			       p->parent);
+		if (pl >= sizeof(e->parts) || ql >= sizeof(e->parents))
+			break;	/* too many parts to follow: taken as a chain of its own */
+		if (p->parent[0])
+			e->full = false;
+		e->bytes += p->bytes;
+	}
+	crs_job_free(&j);
+	return true;
+}
+
+/*
+ * The parts of e (the job's, or e's own comma-separated handles: an MPIR
+ * job's one tree, or one checkpoint per rank), each part's parent and
+ * the size of all parts.
+ */
 static void describe(struct tl_entry *e)
 {
 	const char *root = crs_store_root(NULL);
@@ -224,6 +310,11 @@ static void describe(struct tl_entry *e)
 	e->full = true;
 	e->bytes = 0;
 	e->parents[0] = 0;
+	e->parts[0] = 0;
+	e->job = describe_job(e, root);
+	if (e->job)
+		return;
+	snprintf(e->parts, sizeof(e->parts), "%s", e->handles);
 	while (*p) {
 		size_t l = strcspn(p, ",");
 		struct crs_meta m;
@@ -253,7 +344,7 @@ static bool depends_on(struct dbg_timeline *tl, const struct tl_entry *e, const 
 		size_t l = strcspn(p, ",");	/* "" for a full part */
 
 		for (unsigned int i = 0; l && i < tl->n; i++)
-			if (mark[i] && has_item(tl->e[i].handles, p, l))
+			if (mark[i] && has_item(tl->e[i].parts, p, l))
 				return true;
 		p += l;
 		if (*p != ',')
@@ -274,6 +365,20 @@ static void size_text(uint64_t b, char *buf, size_t len)
 
 /* ---- retention ---- */
 
+/* Remove a job checkpoint: every part on its node, then the manifest. */
+static bool remove_job(struct dbg_timeline *tl, struct tl_entry *e)
+{
+	char err[512];
+	int rc = dbg_ckpt_remove_job(tl->ck, e->handles, err, sizeof(err));
+
+	if (rc && rc != -ENOENT) {
+		dbg_error(tl->s, "checkpoint-keep: checkpoint %u: cannot remove %s: %s", e->no,
+			  e->handles, err);
+		return false;
+	}
+	return true;
+}
+
 /* Remove e's parts from the store (crdbg rm). false: a part stays (said). */
 static bool remove_entry(struct dbg_timeline *tl, struct tl_entry *e)
 {
@@ -282,6 +387,10 @@ static bool remove_entry(struct dbg_timeline *tl, struct tl_entry *e)
 	bool ok = true;
 	int rc;
 
+	if (e->job) {
+		e->removed = remove_job(tl, e);
+		return e->removed;
+	}
 	while (*p) {
 		size_t l = strcspn(p, ",");
 
@@ -316,26 +425,57 @@ static unsigned int kept(const struct dbg_timeline *tl)
 	return k;
 }
 
+static uint64_t kept_bytes(const struct dbg_timeline *tl)
+{
+	uint64_t b = 0;
+
+	for (unsigned int i = 0; i < tl->n; i++)
+		if (!tl->e[i].removed)
+			b += tl->e[i].bytes;
+	return b;
+}
+
+static bool over_limit(const struct dbg_timeline *tl)
+{
+	return (tl->keep && kept(tl) > tl->keep) ||
+	       (tl->budget && kept_bytes(tl) > tl->budget);
+}
+
+/* Which limit: "checkpoint-keep 4", "checkpoint-budget 512.0 MiB". */
+static void limit_text(const struct dbg_timeline *tl, char *buf, size_t len)
+{
+	char size[32];
+
+	if (tl->keep && kept(tl) > tl->keep) {
+		snprintf(buf, len, "checkpoint-keep %u", tl->keep);
+		return;
+	}
+	size_text(tl->budget, size, sizeof(size));
+	snprintf(buf, len, "checkpoint-budget %s", size);
+}
+
 /*
- * Over the limit: remove the oldest chain whole (its oldest entry and
- * every entry that depends on it), newest link first, never the chain
- * of the newest checkpoint.
+ * Over a limit (count or bytes): remove the oldest chain whole (its
+ * oldest entry and every entry that depends on it), newest link first,
+ * never the chain of the newest checkpoint.
  */
 static void retain(struct dbg_timeline *tl)
 {
 	bool *mark;
 
-	if (!tl->keep || !tl->n)
+	if ((!tl->keep && !tl->budget) || !tl->n)
 		return;
 	if (tl->chain >= chain_cap(tl))
 		tl->need_full = true;
 	mark = calloc(tl->n, sizeof(*mark));
 	if (!mark)
 		return;
-	while (kept(tl) > tl->keep) {
+	while (over_limit(tl)) {
 		unsigned int first = 0, last = 0, i;
+		char what[64];
 		bool ok = true;
 
+		limit_text(tl, what, sizeof(what));	/* before: which limit is passed */
 		memset(mark, 0, tl->n * sizeof(*mark));
 		while (first < tl->n && tl->e[first].removed)
 			first++;
@@ -354,11 +494,10 @@ static void retain(struct dbg_timeline *tl)
 		if (!ok)
 			break;
 		if (last > first)
-			dbg_info(tl->s, "checkpoint-keep %u: removed checkpoints %u-%u (one chain)",
-				 tl->keep, first + 1, last + 1);
+			dbg_info(tl->s, "%s: removed checkpoints %u-%u (one chain)", what,
+				 first + 1, last + 1);
 		else
-			dbg_info(tl->s, "checkpoint-keep %u: removed checkpoint %u", tl->keep,
-				 first + 1);
+			dbg_info(tl->s, "%s: removed checkpoint %u", what, first + 1);
 	}
 	free(mark);
 }

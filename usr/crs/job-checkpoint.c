@@ -5,7 +5,7 @@
  *
  *   part  -> "crdbg-part frozen"          every thread of its tree frozen
  *   coord -> "dump"                       (only once every part is frozen)
- *   part  -> "crdbg-part stored handle=H meta=SHA256"
+ *   part  -> "crdbg-part stored handle=H meta=SHA256 parent=P|- bytes=N"
  *   coord -> "commit" | "kill" | "abort"  (abort: the part removes H)
  *
  * Phase 1 freezes every part, phase 2 dumps them all, phase 3 keeps the
@@ -29,15 +29,22 @@
  */
 #define ABORT_GRACE_S 120
 
-/* "stored handle=H meta=SHA" into a manifest part. */
+/* "stored handle=H meta=SHA parent=P|- bytes=N" into a manifest part. */
 static bool parse_stored(const char *step, struct crs_job_part *p)
 {
-	char h[CRS_HANDLE_MAX + 1], sha[65];
+	char h[CRS_HANDLE_MAX + 1], sha[65], parent[CRS_HANDLE_MAX + 1];
+	unsigned long long bytes;
+	int end = 0;
 
-	if (sscanf(step, "stored handle=%64s meta=%64s", h, sha) != 2 || !crs_handle_valid(h) ||
+	if (sscanf(step, "stored handle=%64s meta=%64s parent=%64s bytes=%llu%n", h, sha, parent,
+		   &bytes, &end) != 4 || step[end] || !crs_handle_valid(h) ||
+	    !crs_handle_valid(parent) ||
 	    !crs_digest_from_hex(sha, p->meta_sha, sizeof(p->meta_sha)))
 		return false;
 	memcpy(p->handle, h, strlen(h) + 1);	/* valid: shorter than a handle */
+	if (strcmp(parent, "-"))
+		memcpy(p->parent, parent, strlen(parent) + 1);
+	p->bytes = bytes;
 	return true;
 }
 
@@ -133,6 +140,7 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 		}
 		snprintf(p.node, sizeof(p.node), "%s", t[i].node[0] ? t[i].node : host);
 		snprintf(p.ranks, sizeof(p.ranks), "%s", t[i].ranks[0] ? t[i].ranks : "-");
+		p.pid = (int)t[i].pid;
 		r = crs_job_add_part(&j, &p);
 		if (r)
 			goto abort;

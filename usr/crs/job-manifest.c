@@ -100,7 +100,8 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 		return -EINVAL;
 	for (i = 0; i < j->nr_parts; i++)
 		if (!crs_cid_valid(j->parts[i].node) || !ranks_valid(j->parts[i].ranks) ||
-		    !crs_handle_valid(j->parts[i].handle))
+		    !crs_handle_valid(j->parts[i].handle) ||
+		    (j->parts[i].parent[0] && !crs_handle_valid(j->parts[i].parent)))
 			return -EINVAL;
 	f = open_memstream(&buf, &len);
 	if (!f)
@@ -115,7 +116,8 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 		const struct crs_job_part *p = &j->parts[i];
 
 		crs_sha256_hex(p->meta_sha, hex);
-		fprintf(f, "part %zu %s %s %s %s\n", i, p->node, p->ranks, p->handle, hex);
+		fprintf(f, "part %zu %s %s %s %s %s %" PRIu64 " %d\n", i, p->node, p->ranks,
+			p->handle, hex, p->parent[0] ? p->parent : "-", p->bytes, p->pid);
 	}
 	if (fflush(f)) {
 		fclose(f);
@@ -153,7 +155,7 @@ static bool parse_count(const char *s, uint64_t max, uint64_t *ret)
 static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint64_t *parts,
 			char *err, size_t errlen)
 {
-	char *f[6], *p = line;
+	char *f[9], *p = line;
 	uint64_t v;
 	int n = 0;
 
@@ -163,7 +165,7 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 		snprintf(j->what, sizeof(j->what), "%s", line + 4);
 		return 0;
 	}
-	while (n < 6 && p) {
+	while (n < 9 && p) {
 		f[n++] = p;
 		p = strchr(p, ' ');
 		if (p)
@@ -180,13 +182,23 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 	} else if (!strcmp(f[0], "parts") && n == 2 && parse_count(f[1], CRS_JOB_MAX_PARTS, &v) &&
 		   v > 0 && *parts == 0) {
 		*parts = v;
-	} else if (!strcmp(f[0], "part") && n == 6 && parse_count(f[1], CRS_JOB_MAX_PARTS, &v) &&
-		   v == j->nr_parts && crs_cid_valid(f[2]) && ranks_valid(f[3]) &&
-		   crs_handle_valid(f[4])) {
+	} else if (!strcmp(f[0], "part") && (n == 6 || n == 9) &&
+		   parse_count(f[1], CRS_JOB_MAX_PARTS, &v) && v == j->nr_parts &&
+		   crs_cid_valid(f[2]) && ranks_valid(f[3]) && crs_handle_valid(f[4])) {
 		struct crs_job_part pt = { 0 };
 
 		if (!crs_digest_from_hex(f[5], pt.meta_sha, CRS_SHA256_LEN))
 			goto bad;
+		/* Since parent, size and root pid are recorded: "-" is a full image. */
+		if (n == 9) {
+			if ((strcmp(f[6], "-") && !crs_handle_valid(f[6])) ||
+			    !parse_count(f[7], UINT64_MAX, &pt.bytes) ||
+			    !parse_count(f[8], INT32_MAX, &v))
+				goto bad;
+			pt.pid = (int)v;
+			if (strcmp(f[6], "-"))
+				snprintf(pt.parent, sizeof(pt.parent), "%s", f[6]);
+		}
 		snprintf(pt.node, sizeof(pt.node), "%s", f[2]);
 		snprintf(pt.ranks, sizeof(pt.ranks), "%s", f[3]);
 		snprintf(pt.handle, sizeof(pt.handle), "%s", f[4]);
@@ -209,7 +221,7 @@ int crs_job_parse(const char *buf, size_t len, struct crs_job *j, char *err, siz
 	unsigned int lineno = 1;
 	size_t off, end_off = 0;
 	bool ended = false;
-	char line[512];
+	char line[1024];
 	int r;
 
 	crs_job_init(j);

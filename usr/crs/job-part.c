@@ -181,6 +181,8 @@ int job_part_argv(char **argv, const char *verb, const char *arg, char *const op
 		    o->backend == FREEZE_BACKEND_PTRACE ? "ptrace" : "auto";
 	if (o->debug)
 		argv[a++] = "--debug";
+	if (o->full && !strcmp(verb, "checkpoint"))
+		argv[a++] = "--full";
 	if (o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;

@@ -23,6 +23,8 @@ struct dbg_opts {
 					 * only, and a checkpointable job */
 	bool mpi_hold;			/* --mpi-hold: argv is a launcher whose ranks
 					 * libcrdbg-mpi holds in MPI_Init (gate.h) */
+	const char *restart_job;	/* --restart JOB: the ranks are the processes
+					 * of a job checkpoint, restarted (adopt) */
 };
 
 /*

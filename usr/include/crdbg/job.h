@@ -13,8 +13,8 @@
  * A manifest lives in the store as <root>/.jobs/<handle> (never listed
  * as a checkpoint): the job, its CID, and for every part its node, the
  * ranks it holds, its handle and the SHA-256 of its metadata file, which
- * seals the part's image digests. Text, one record a line, sealed by an
- * "end SHA256" line like the metadata.
+ * seals the part's image digests, then its parent and size. Text, one
+ * record a line, sealed by an "end SHA256" line like the metadata.
  */
 #ifndef CRDBG_JOB_H
 #define CRDBG_JOB_H
@@ -38,6 +38,16 @@ struct crs_job_part {
 	char ranks[CRS_RANKS_MAX];	/* "0-1,4" (display form), "-" if not known */
 	char handle[CRS_HANDLE_MAX];
 	uint8_t meta_sha[32];		/* SHA-256 of the part's metadata file */
+	/*
+	 * The part's incremental parent ("" for a full image) and the bytes
+	 * its own images take: what a reader on another node cannot look up
+	 * in a node-local store (list, the console's timeline). Manifests
+	 * written before they were recorded load with "" and 0.
+	 */
+	char parent[CRS_HANDLE_MAX];
+	uint64_t bytes;
+	/* Root of the part's tree, which a restart gives the same pid (0: not recorded). */
+	int pid;
 };
 
 struct crs_job {
@@ -108,6 +118,7 @@ struct crs_job_opts {
 	const char *what;		/* the job, for the manifest */
 	bool kill;			/* end the job once every part is stored */
 	bool debug;			/* checkpoint --debug / restart --debug */
+	bool full;			/* checkpoint --full: no part is incremental */
 	/* restart */
 	const char *handle;
 };
