@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 backend="timeline, $freeze"
 . "$top/tests/guest/tap.sh"
-echo "1..15"
+echo "1..16"
 
 # block NAME: what is compared at stop 1 and after going back to it.
 block() {
@@ -56,7 +56,9 @@ no_error() { ! grep -Eq 'cannot|could not|not back|no handle|error|did not|lost|
 	printf 'echo === back\nprint i\nprint total\necho === end\ncontinue\n'
 	printf 'echo === list 2\ncheckpoints\necho === end\n'
 	printf 'set checkpoint-budget 1K\necho === list 3\ncheckpoints\necho === end\n'
-	printf 'set auto-checkpoint off\ndelete\ncontinue\nquit\n'
+	printf 'set auto-checkpoint off\ndelete\ncontinue\n'
+	# The job has ended: checkpoint 5 (stop 5, i = 1) brings it back.
+	printf 'restart 5\necho === after end\nprint i\necho === end\ncontinue\nquit\n'
 } >"$work/script"
 timeout 900 "$build/crdbg" debug -n 2 --preload "$build/usr/libcrdbg.so" \
 	--batch "$work/script" "$prog" >"$work/out" 2>"$work/err"
@@ -121,8 +123,16 @@ gone_all() {
 }
 check "... and every removed job checkpoint is gone: manifest and parts" gone_all
 expected() { for r in 0 1; do CRDBG_RANK=$r "$prog" | sed "s/^/[$r] /"; done; }
+ended() { sed -n "/=== after end/q;p" "$out"; }
 check "the job runs to the output of an uninterrupted run" \
-	eval 'cmp -s <(expected) <(grep "timeline rank" "$out" | sort)'
+	eval 'cmp -s <(expected) <(ended | grep "timeline rank" | sort)'
+after_end() {
+	grep -q "^restart: the job is at checkpoint 5: " "$out" &&
+		part "$out" "after end" | grep -q "^\[0-1\]: i = 1\$" &&
+		cmp -s <(expected) <(sed -n "/=== after end/,\$p" "$out" | grep "timeline rank" | sort) &&
+		[[ $(grep -c "^\[0-1\]: exited: code 0" "$out") == 2 ]]
+}
+check "restart 5 once the job has ended: i as at stop 5, then the same end again" after_end
 check "no error from the timeline" no_error "$out" "$work/err"
 
 # An MPI job: one image per checkpoint (mpirun's tree), the ranks meet in

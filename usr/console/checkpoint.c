@@ -717,6 +717,43 @@ fail:
 	return NULL;
 }
 
+/*
+ * The ranks a restart brings back: the stopped ones, and those that have
+ * exited since (their gdbs stay; their pids are free again) when the job
+ * checkpoint has a part per rank. An mpirun tree's image needs mpirun's
+ * own gdb, gone with the job. NULL (said) if a rank runs or none is left.
+ */
+static struct sdm_idset *restartable_ranks(struct dbg_ckpt *ck)
+{
+	struct dbg_session *s = ck->s;
+	struct sdm_idset *set = sdm_set_new();
+	bool exited = false;
+
+	for (uint32_t id = 0; set && id < s->n; id++) {
+		if (s->state[id] == DBG_LOST || s->state[id] == DBG_NONE)
+			continue;
+		if (s->state[id] == DBG_RUNNING) {
+			dbg_error(s, "rank %u is not stopped: interrupt it first", id);
+			goto fail;
+		}
+		exited |= s->state[id] == DBG_EXITED;
+		if (sdm_set_add_element(set, id) < 0)
+			goto fail;
+	}
+	if (!set || !sdm_set_size(set)) {
+		dbg_error(s, "no rank to restart");
+		goto fail;
+	}
+	if (exited && ck->mpir && !ck->parts) {
+		dbg_error(s, "restart: the job has ended, and mpirun's tree cannot be brought back without mpirun's debugger: restart it from a shell (crdbg restart H)");
+		goto fail;
+	}
+	return set;
+fail:
+	sdm_set_free(set);
+	return NULL;
+}
+
 /* The handle a checkpoint child printed, or "" (reported) if it failed. */
 static void child_handle(struct dbg_session *s, struct ck_child *c, const char *who,
 			 char *h, size_t len)
@@ -939,13 +976,18 @@ static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char 
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 {
 	struct dbg_session *s = ck->s;
-	struct sdm_idset *live;
+	struct sdm_idset *live, *stopped = NULL;
 	char *list = strdup(*arg ? arg : ck->last), *save = NULL, **handle = NULL, *h;
 	const char *why;
 	sdm_id id;
 
 	choose_mode(ck);
-	live = checkable_ranks(ck);
+	if (ck->mpir && !ck->parts) {
+		live = checkable_ranks(ck);	/* mpirun's tree: the job still runs */
+	} else {
+		live = restartable_ranks(ck);
+		stopped = live ? dbg_live(s, live) : NULL;
+	}
 	if (!live || !list)
 		goto out;
 	if (!*list) {
@@ -990,7 +1032,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	/* mpirun first: it must not see its ranks die and end the job. */
 	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0)
 		kill(dbg_mpir_pid(ck->mpir), SIGKILL);
-	ranks_cli(s, live, NULL, "kill");
+	/* Those that exited have nothing to kill (gdb would say so as an error). */
+	ranks_cli(s, stopped ? stopped : live, NULL, "kill");
 	sdm_set_for_each(id, live)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);
@@ -1030,9 +1073,18 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 			dbg_error(s, "restart: %s", err);
 	}
 	attach_and_release(ck, live, "restart");
+	/* Ranks that had exited are stopped again where the checkpoint was. */
+	sdm_set_for_each(id, live) {
+		struct sdm_idset *one = one_rank(id);
+
+		if (one && ck->rank[id].attached && s->state[id] == DBG_EXITED)
+			dbg_set_state(s, one, DBG_STOPPED);
+		sdm_set_free(one);
+	}
 out:
 	free(handle);
 	free(list);
+	sdm_set_free(stopped);
 	sdm_set_free(live);
 }
 
