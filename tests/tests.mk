@@ -24,6 +24,12 @@ $(B)/tests/cluster/prog_mpi_where: tests/cluster/prog_mpi_where.c
 ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_where
 endif
 HOST_TESTS   += tests/cluster/test_cluster.sh
+# The ring of TCP tasks across nodes that job checkpoints are tested on.
+$(B)/tests/cluster/prog_ring: tests/cluster/prog_ring.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O1 -o $@ $<
+
+ALL_TARGETS  += $(B)/tests/cluster/prog_ring
 # crdbg debug sessions of six-rank jobs over the cluster's three nodes
 # (srun, mpirun in salloc, attach, a node lost, a server that cannot start).
 HOST_TESTS   += tests/cluster/test_debug_cluster.sh
@@ -32,6 +38,11 @@ BENCH_CMDS   += tests/cluster/bench_debug_cluster.sh
 # crdbg.ko (scripts/cluster --kind vm): boots its own guests.
 HOST_TESTS   += tests/cluster/test_vm_cluster.sh
 GUEST_GROUPS += cluster
+# Guest group "clusterjob": job checkpoints of the ring over the namespaced
+# cluster inside the guest (tests/cluster/test_job_cluster.sh). Not in
+# GUEST_GROUPS yet: no whole run of it has been green here so far (see
+# Documentation/testing.md); run it with
+#   scripts/vm --timeout 2400 --results DIR -- tests/guest/run-group clusterjob
 
 # Guest group "fidelity": one small program per kind of kernel state,
 # checkpointed and restored under raw CRIU and crdbg (tests/fidelity/).

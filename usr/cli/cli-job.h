@@ -11,6 +11,7 @@
 
 /* checkpoint --part: crs_checkpoint_opts.frozen, then after the store. */
 int cli_part_frozen(void *arg);
+int cli_part_dumped(void *arg);
 int cli_part_stored(const char *root, const char *handle, bool *kill_job);
 
 /* restart --part: crs_restart_opts.hold. */

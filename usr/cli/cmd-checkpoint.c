@@ -269,6 +269,7 @@ int cmd_checkpoint(int argc, char **argv)
 		o.cid_index = k;
 		o.cid_parts = nparts;
 		o.frozen = cli_part_frozen;
+		o.dumped = cli_part_dumped;
 		c.part = true;
 	}
 	o.backend = c.backend;
@@ -355,8 +356,10 @@ int cmd_restart(int argc, char **argv)
 		o.store = c.store;
 		o.verbose = c.verbose;
 		o.expect_meta_sha = c.expect_meta ? sha : NULL;
-		if (c.part)
+		if (c.part) {
 			o.hold = cli_part_hold;
+			o.hold_arg = (void *)crs_store_root(c.store);
+		}
 		r = crs_restart(&o, &st, err, sizeof(err));
 	}
 	if (r) {

@@ -32,6 +32,16 @@ int cli_part_frozen(void *arg)
 	return read_order(order, sizeof(order)) && !strcmp(order, "dump") ? 0 : -1;
 }
 
+int cli_part_dumped(void *arg)
+{
+	char order[64];
+
+	(void)arg;
+	printf("crdbg-part dumped\n");
+	fflush(stdout);
+	return read_order(order, sizeof(order)) && !strcmp(order, "release") ? 0 : -1;
+}
+
 int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 {
 	char order[64], hex[65], err[512];
@@ -68,18 +78,29 @@ int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 
 int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase)
 {
-	char order[64];
+	static bool guarded;
+	char order[64], err[512];
+	int r;
 
-	(void)arg;
-	if (phase == CRS_HOLD_VERIFIED)
+	if (phase == CRS_HOLD_VERIFIED) {
+		/* before any part of the job restores anything: see job-rstguard.c */
+		if (crs_job_rst_guard(arg, m->handle, &guarded, err, sizeof(err)))
+			cli_error("restart: warning: a connection to a peer restored later may be reset: %s",
+				  err);
 		printf("crdbg-part verified\n");
+	}
 	else
 		printf("crdbg-part restored cid=%s parts=%u index=%u\n", m->cid[0] ? m->cid : "-",
 		       m->cid_parts, m->cid_index);
 	fflush(stdout);
-	if (!read_order(order, sizeof(order)))
-		return -1;
-	return !strcmp(order, phase == CRS_HOLD_VERIFIED ? "restore" : "release") ? 0 : -1;
+	r = read_order(order, sizeof(order)) &&
+	    !strcmp(order, phase == CRS_HOLD_VERIFIED ? "restore" : "release") ? 0 : -1;
+	/* released (every part is back) or called off: resets may go again */
+	if (guarded && (r || phase == CRS_HOLD_RESTORED)) {
+		crs_job_rst_unguard();
+		guarded = false;
+	}
+	return r;
 }
 
 /*

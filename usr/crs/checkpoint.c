@@ -377,7 +377,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
 	pid_t *pids = NULL;
 	size_t nr = 0, i, frozen = 0;
-	bool criu_kills = false, in_stop = false;
+	bool criu_kills = false, in_stop = false, called_off = false;
 	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
 	double t_exited = 0;
 	bool early = false;
@@ -537,6 +537,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	}
 
 	t_dumped = crs_clock_ms();
+	/* A part of a job: released only once every part of the job is dumped. */
+	called_off = o->dumped && o->dumped(o->frozen_arg);
 	if (o->after == CRS_AFTER_STOP && kind == FREEZE_BACKEND_KMOD && !in_stop) {
 		r = hand_over_to_group_stop(b, &m, msg, sizeof(msg));
 		if (r && o->log)
@@ -562,6 +564,11 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		}
 	}
 	t_exited = crs_clock_ms();
+	if (called_off) {
+		crs_store_abort(&pend);
+		r = crs_fail(err, errlen, -ECANCELED, "the job's checkpoint was called off");
+		goto out;
+	}
 	r = crs_store_commit(&pend, &m, err, errlen);
 	if (o->verbose && o->log && !r)
 		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request and criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, checksums and metadata %.0f\n",

@@ -5,12 +5,16 @@
  *
  *   part  -> "crdbg-part frozen"          every thread of its tree frozen
  *   coord -> "dump"                       (only once every part is frozen)
+ *   part  -> "crdbg-part dumped"          images written, the tree still frozen
+ *   coord -> "release"                    (only once every part is dumped)
  *   part  -> "crdbg-part stored handle=H meta=SHA256 parent=P|- bytes=N"
  *   coord -> "commit" | "kill" | "abort"  (abort: the part removes H)
  *
- * Phase 1 freezes every part, phase 2 dumps them all, phase 3 keeps the
- * parts (and ends the job with --kill) only when every part is stored and
- * the manifest is written; any failure calls every part off, so no handle
+ * Phase 1 freezes every part, phase 2 dumps them all, and no process of
+ * the job runs again before every part is dumped (a rank released early
+ * could send a message that lands in a peer's image but not in its own);
+ * phase 3 keeps the parts (and ends the job with --kill) only when every
+ * part is stored and the manifest is written; any failure calls every part off, so no handle
  * that looks valid is left on any node, and the job goes on.
  */
 #include <errno.h>
@@ -125,6 +129,13 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 	if (r)
 		goto abort;
 	send_all(ps, n, "dump");
+	r = job_parts_wait(ps, n, "dumped", timeout, o->log);
+	r = failed_part(ps, n, "dumped", r, err, errlen);
+	if (r)
+		goto abort;
+	if (o->log && o->verbose)
+		fprintf(o->log, "crdbg: every part is dumped (%zu parts): releasing\n", n);
+	send_all(ps, n, "release");
 	r = job_parts_wait(ps, n, "stored", timeout, o->log);
 	r = failed_part(ps, n, "stored", r, err, errlen);
 	if (r)

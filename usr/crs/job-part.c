@@ -230,14 +230,21 @@ static void on_err_line(struct job_part *p, char *line, FILE *log)
 	static const char *const cmds[] = { "checkpoint: ", "restart: ", "verify: ", "rm: " };
 	const char *why = line;
 
-	/* "crdbg: restart: WHY" says WHY: the coordinator names the part. */
+	/*
+	 * "crdbg: restart: WHY" says WHY: the coordinator names the part.
+	 * The launcher's own last words after it ("srun: error: node1:
+	 * task 0: Exited with exit code 1") say less: crdbg's line stays.
+	 */
 	if (!strncmp(why, "crdbg: ", 7)) {
 		why += 7;
 		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 			if (!strncmp(why, cmds[i], strlen(cmds[i])))
 				why += strlen(cmds[i]);
+		snprintf(p->last_err, sizeof(p->last_err), "%s", why);
+		p->crdbg_said = true;
+	} else if (!p->crdbg_said) {
+		snprintf(p->last_err, sizeof(p->last_err), "%s", why);
 	}
-	snprintf(p->last_err, sizeof(p->last_err), "%s", why);
 	if (!log)
 		return;
 	if (!strncmp(line, "MPIR debug info)", 16))

@@ -26,7 +26,8 @@ struct job_part {
 	size_t olen, elen;
 	char step[512];			/* its last "crdbg-part" line, without the prefix */
 	char *tasks;			/* every "task ..." line of it (malloc'd) */
-	char last_err[512];		/* its last stderr line */
+	char last_err[512];		/* crdbg's last error line, else its last stderr line */
+	bool crdbg_said;		/* last_err is crdbg's own */
 	int status;			/* exit status once reaped, else -1 */
 };
 

@@ -135,6 +135,14 @@ struct crs_checkpoint_opts {
 	 * called off) thaws the tree and fails with -ECANCELED.
 	 */
 	int (*frozen)(void *arg);
+	/*
+	 * Then called once CRIU has written the images, the tree still
+	 * frozen: the release waits for its return, so no process of the
+	 * job runs before every part is dumped. Non-zero (called off):
+	 * the tree is released all the same and the checkpoint fails with
+	 * -ECANCELED, nothing kept.
+	 */
+	int (*dumped)(void *arg);
 	void *frozen_arg;
 };
 

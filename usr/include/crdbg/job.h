@@ -147,4 +147,15 @@ int crs_slurm_job_targets(const char *jobid, const struct crs_job_opts *o,
 /* This node's tasks of the job, "crdbg-part task pid=P rank=R" lines; their count. */
 int crs_slurm_local_tasks(const char *jobid, FILE *out);
 
+/*
+ * A part of a job restart whose checkpoint (root/handle) holds TCP
+ * connections drops its node's outgoing TCP resets until the release, so
+ * a connection that reaches a peer not restored yet is not reset
+ * (usr/crs/job-rstguard.c). *guarded says whether it did; -1 with err
+ * when it could not (nftables missing).
+ */
+int crs_job_rst_guard(const char *root, const char *handle, bool *guarded, char *err,
+		      size_t errlen);
+void crs_job_rst_unguard(void);
+
 #endif /* CRDBG_JOB_H */

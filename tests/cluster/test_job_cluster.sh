@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Job checkpoints of a job across nodes, on the namespaced cluster of
+# scripts/cluster inside the guest (one kernel: crdbg.ko and CRIU work;
+# every node its own network, PID and mount namespace). Argument: the
+# freeze backend, ptrace or kmod. TAP on stdout.
+#
+# The job is tests/cluster/prog_ring: srun -N3 -n6 -m cyclic, rank r on
+# node r%3, every rank connected by TCP to the next, so every link of the
+# ring crosses nodes and carries a message every iteration. Each rank
+# stops in iteration 4 between its send and its receive (the message in
+# the sockets) until a go file exists: the cut is taken there.
+#
+#   a. checkpoint --job slurm:ID --kill; restart JOB in salloc, three
+#      times: every rank ends as an uninterrupted run.
+#   e. restart JOB --debug from a fresh shell: one marker per rank, with
+#      its node and node-local pid.
+#   b. a flipped byte in node1's part, node2's part missing: refused
+#      naming the node, nothing runs.
+#   c. a part of another job (foreign CID): rejected at the barrier.
+#   d. node2 killed in the cut: nothing kept anywhere, the
+#      ranks on node0 and node1 thawed (they run into the broken ring and
+#      end), and nothing hangs. Last: the cluster has lost a node.
+#
+# The scenario is a list of steps over the ring helpers (ring_start,
+# ring_at_wait, ring_snapshot, ring_rewind, ring_same_as_plain), so other
+# steps (a console session on the same ring) can be added beside them.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${CRDBG_BUILD:-$top/build}
+backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
+plan=16
+
+if [[ ${2:-} != --inside ]]; then
+	. "$top/tests/guest/tap.sh"
+	echo "1..$plan"
+	why=""
+	command -v slurmctld >/dev/null || why="slurm-wlm not installed (make deps)"
+	command -v criu >/dev/null || why="criu not installed (make deps)"
+	[[ -x $build/tests/cluster/prog_ring ]] || why="$build/tests/cluster/prog_ring not built (make)"
+	if [[ -n $why ]]; then
+		for i in $(seq $plan); do skip "job checkpoint on the ns cluster" "$why"; done
+		exit 0
+	fi
+	dir=$(mktemp -d /tmp/crdbg-jobcluster.XXXXXX)
+	chmod 755 "$dir"
+	start=$(date +%s)
+	CRDBG_BUILD=$build "$top/scripts/cluster" --kind ns --nodes 3 --timeout 2400 \
+		--dir "$dir/c" -- "$0" "$backend" --inside 2>"$dir/cluster.err"
+	rc=$?
+	echo "# $backend: cluster and scenario $(($(date +%s) - start)) s, exit $rc"
+	((rc == 0)) || diag "$dir/cluster.err"
+	rm -rf "$dir"
+	exit $rc
+fi
+
+# From here on: the login node of the cluster (its head namespace).
+. "$top/tests/guest/tap.sh"
+# check, but false on a failure, for the diagnostics after it.
+check() { local t=$1; shift; if "$@"; then ok "$t"; else not_ok "$t"; return 1; fi; }
+DIAG_LINES=40
+# On a failure the ring's files, the parts' metadata and CRIU's logs go to
+# the results (the guest's /tmp goes with it).
+save_work() {
+	((failed)) && [[ -n ${CRDBG_RESULTS:-} ]] &&
+		tar -C "$CRDBG_CLUSTER_DIR" -czf "$CRDBG_RESULTS/job-cluster-$backend-work.tgz" \
+			--exclude='pages-*.img' ring log 2>/dev/null
+	kill_rings
+	[[ -n ${srun_pid:-} ]] && kill -9 "$srun_pid" 2>/dev/null
+}
+trap save_work EXIT
+crdbg=$build/crdbg
+prog=$build/tests/cluster/prog_ring
+lib=$build/usr/libcrdbg.so
+d=$CRDBG_CLUSTER_DIR/ring
+S=$d/store
+iters=8 wait_at=4
+addrs="10.20.0.10 10.20.0.11 10.20.0.12 10.20.0.10 10.20.0.11 10.20.0.12"
+ranks="0 1 2 3 4 5"
+mkdir -p "$d"
+
+has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
+one_line_error() { # OUT CMD...: non-zero, one "crdbg:" line last on stderr
+	local out=$1 rc
+	shift
+	"$@" 2>"$out" >/dev/null </dev/null
+	rc=$?
+	[[ $rc != 0 ]] && tail -n 1 "$out" | grep -q '^crdbg:'
+}
+reseal() { # FILE: a manifest edited by hand, sealed again as crdbg would
+	local body
+	body=$(sed '$d' "$1")
+	printf '%s\nend %s\n' "$body" "$(printf '%s\n' "$body" | sha256sum | cut -d' ' -f1)" >"$1"
+}
+rings_left() { pgrep -f "^$prog " >/dev/null; }	# any rank of ours, on any node
+kill_rings() { local p; for p in $(pgrep -f "^$prog "); do kill -9 "$p"; done; }
+sec() { echo "# $backend: $1 $(($(date +%s) - t0)) s"; }
+
+# ring_start NAME [ENV...]: the six ranks of job NAME, each writing
+# $d/NAME.R.out and .err, waiting at iteration $wait_at for $d/NAME.go.
+ring_start() {
+	local name=$1
+	shift
+	srun -N3 -n6 -m cyclic --mpi=none -J "ring-$name" --quiet sh -c \
+		"exec env RING_GO=$d/$name.go $* LD_PRELOAD=$lib $prog $iters $wait_at $addrs \
+		>$d/$name.\$SLURM_PROCID.out 2>$d/$name.\$SLURM_PROCID.err </dev/null" \
+		>"$d/$name.srun" 2>&1 &
+	srun_pid=$!
+	disown "$srun_pid"
+}
+ring_jobid() { squeue -h -n "ring-$1" -o %i | head -n 1; }
+ring_at_wait() { local r; for r in $ranks; do has_line "$d/$1.$r.out" "^wait $wait_at\$" || return 1; done; }
+ring_snapshot() { # CRIU checks an open file's size: the outputs go back to the cut
+	local r
+	for r in $ranks; do cp "$d/$1.$r.out" "$d/$1.$r.at"; cp "$d/$1.$r.err" "$d/$1.$r.errat"; done
+}
+ring_rewind() {
+	local r
+	rm -f "$d/$1.go"
+	for r in $ranks; do cp "$d/$1.$r.at" "$d/$1.$r.out"; cp "$d/$1.$r.errat" "$d/$1.$r.err"; done
+}
+ring_unchanged() { local r; for r in $ranks; do cmp -s "$d/$1.$r.at" "$d/$1.$r.out" || return 1; done; }
+ring_same_as_plain() {
+	local r
+	for r in $ranks; do
+		has_line "$d/plain.$r.out" "^done rank $r " && cmp -s "$d/plain.$r.out" "$d/$1.$r.out" ||
+			return 1
+	done
+}
+wait_long() { local i; for i in $(seq 1800); do "$@" && return 0; sleep 0.2; done; return 1; }
+manifest() { echo "$S/.jobs/$1"; }
+part_field() { awk -v k="$2" -v f="$3" '$1 == "part" && $2 == k { print $f }' "$(manifest "$1")"; }
+part_of_node() { awk -v n="$2" '$1 == "part" && $3 == n { print $2; exit }' "$(manifest "$1")"; }
+
+t0=$(date +%s)
+# The uninterrupted run: what every restart must print.
+touch "$d/plain.go"
+ring_start plain
+wait_long gone "$srun_pid"
+plain_ok() {
+	local r
+	for r in $ranks; do
+		has_line "$d/plain.$r.out" "^ring rank $r of 6 on node$((r % 3))\$" &&
+			has_line "$d/plain.$r.out" "^done rank $r " || return 1
+	done
+}
+check "the ring of 6 ranks runs across node0-2 (rank r on node r%3) to its end" plain_ok ||
+	diag "$d/plain.srun" "$d/plain.0.out" "$d/plain.0.err"
+sec "uninterrupted run"
+
+# a. One cut over the six ranks, in the message exchange; --kill.
+ring_start a
+wait_long ring_at_wait a
+ring_snapshot a
+jobid=$(ring_jobid a)
+t0=$(date +%s)
+job=$(timeout 900 "$crdbg" checkpoint --job "slurm:$jobid" --kill --store "$S" \
+	--backend "$backend" -v 2>"$d/a.ckpt.err")
+sec "checkpoint --job of 6 ranks"
+ckpt_ok() {
+	[[ -n $job && -f $(manifest "$job") ]] &&
+		[[ $(grep -c '^part ' "$(manifest "$job")") == 6 ]] &&
+		wait_long gone "$srun_pid" && ! rings_left
+}
+check "checkpoint --job slurm:ID --kill: one handle, 6 parts, the job ended" ckpt_ok ||
+	diag "$d/a.ckpt.err"
+tcp_ok() { # every part took its two connections, both to other nodes
+	local k h
+	for k in $ranks; do
+		h=$(part_field "$job" "$k" 5)
+		[[ $(ls "$S/$h"/tcp-stream-*.img 2>/dev/null | wc -l) == 2 ]] || return 1
+		[[ $(part_field "$job" "$k" 3) == node$(($(part_field "$job" "$k" 4) % 3)) ]] ||
+			return 1
+	done
+}
+check "... each part on its rank's node holds its two TCP connections" tcp_ok ||
+	{ ls "$S"/* | head -n 40 | sed 's/^/# /'; diag "$(manifest "$job")"; }
+
+released_after_all_dumped() { # no rank runs again before every part is dumped
+	awk '/every part is dumped \(6 parts\): releasing/ { seen = 1 }
+	     /crdbg: resume pid/ { resumed++; if (!seen) early = 1 }
+	     END { exit !(seen && resumed >= 6 && !early) }' "$d/a.ckpt.err"
+}
+check "... no part released its ranks before every part was dumped" released_after_all_dumped ||
+	grep -E "dumped|resume pid" "$d/a.ckpt.err" | diag -
+
+restart_ok() { # LOG: one restart in an allocation of the three nodes
+	ring_rewind a
+	touch "$d/a.go"	# found by the ranks once released
+	timeout 900 salloc -N3 --quiet "$crdbg" restart "$job" --store "$S" \
+		--backend "$backend" --timeout 600 -v >"$d/restart.out" 2>"$1" </dev/null &&
+		ring_same_as_plain a &&
+		grep -q "every part of $job is back (computation .*, 6 parts): releasing" "$1"
+}
+for i in 1 2 3; do
+	t0=$(date +%s)
+	check "restart $i of the job in salloc: all 6 back, released, every rank ends as the uninterrupted run" \
+		restart_ok "$d/restart$i.log" ||
+		{ diag "$d/restart$i.log"; diag "$d/a.0.out" "$d/a.0.err"; }
+	sec "restart $i"
+done
+check "... no rank left on any node" eval '! rings_left'
+[[ ${JOBCLUSTER_STOP_AFTER:-} == a ]] && exit $((failed != 0))	# by hand: a alone
+
+# e. --debug from a fresh shell: one marker per rank, node-local pids.
+expected_markers() {
+	local k h
+	for k in $ranks; do
+		h=$(part_field "$job" "$k" 5)
+		echo "MPIR debug info) $(part_field "$job" "$k" 3):$(awk '$1 == "process" { print $2; exit }' "$S/$h/metadata")"
+	done | sort
+}
+markers_ok() {
+	local sp
+	ring_rewind a
+	env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" setsid salloc -N3 --quiet \
+		"$crdbg" restart "$job" --store "$S" --backend "$backend" --debug \
+		>/dev/null 2>"$d/debug.err" </dev/null &
+	sp=$!
+	wait_long eval '[[ $(grep -c "^MPIR debug info) " "$d/debug.err") -ge 6 ]] || gone $sp'
+	grep "^MPIR debug info) " "$d/debug.err" | sort >"$d/debug.markers"
+	kill_rings	# parked for a debugger: end them
+	wait_long gone "$sp"
+	expected_markers | cmp -s - "$d/debug.markers"
+}
+t0=$(date +%s)
+check "restart --debug from a fresh shell prints one MPIR debug info node:pid marker per rank" \
+	markers_ok || { diag "$d/debug.err"; expected_markers | diag -; }
+sec "restart --debug"
+wait_long eval '! rings_left'
+
+# b. A damaged or missing part: refused before anything runs, naming it.
+k1=$(part_of_node "$job" node1)
+h1=$(part_field "$job" "$k1" 5)
+cp -a "$S/$h1" "$d/h1.bak"
+img=$(ls "$S/$h1"/pages-*.img | head -n 1)
+byte=$(od -An -tu1 -j100 -N1 "$img" | tr -d ' ')
+printf "\\x$(printf %02x $((255 - byte)))" | dd of="$img" bs=1 seek=100 conv=notrunc status=none
+refused_ok() { # WHAT NODE K LOG
+	ring_rewind a
+	touch "$d/a.go"
+	one_line_error "$4" timeout 600 salloc -N3 --quiet "$crdbg" restart "$job" --store "$S" \
+		--backend "$backend" &&
+		grep -q "refused, nothing was restored: $2 (part $3, .*$1" "$4" &&
+		! rings_left && ring_unchanged a
+}
+t0=$(date +%s)
+check "a flipped byte in node1's part: refused before anything runs, naming node1" \
+	refused_ok "is corrupt" node1 "$k1" "$d/corrupt.err" || diag "$d/corrupt.err"
+sec "corrupt part"
+rm -rf "${S:?}/$h1" && cp -a "$d/h1.bak" "$S/$h1"
+k2=$(part_of_node "$job" node2)
+h2=$(part_field "$job" "$k2" 5)
+mv "$S/$h2" "$d/h2.away"
+check "node2's part missing: refused before anything runs, naming node2" \
+	refused_ok "" node2 "$k2" "$d/missing.err" || diag "$d/missing.err"
+mv "$d/h2.away" "$S/$h2"
+
+# c. A part of another job: a one-rank ring on node2, checkpointed on its
+# own, put in the place of node2's part in a re-sealed copy of the manifest.
+srun -N1 -n1 -w node2 --mpi=none -J ring-other --quiet sh -c \
+	"exec env RING_GO=$d/other.go RING_PORT=7400 LD_PRELOAD=$lib $prog $iters $wait_at 10.20.0.12 \
+	>$d/other.0.out 2>$d/other.0.err </dev/null" >"$d/other.srun" 2>&1 &
+other_srun=$!
+disown "$other_srun"
+wait_long has_line "$d/other.0.out" "^wait $wait_at\$"
+other=$(timeout 600 "$crdbg" checkpoint --job "slurm:$(ring_jobid other)" --kill --store "$S" \
+	--backend "$backend" 2>"$d/other.ckpt.err")
+wait_long gone "$other_srun"
+forged=job-forged-$backend
+sed -e "s/^handle .*/handle $forged/" \
+	-e "s/^\(part $k2 node2 [^ ]*\) .*/\1 $(part_field "$other" 0 5) $(part_field "$other" 0 6)/" \
+	"$(manifest "$job")" >"$(manifest "$forged")"
+reseal "$(manifest "$forged")"
+foreign_ok() {
+	ring_rewind a
+	touch "$d/a.go"
+	one_line_error "$d/foreign.err" timeout 600 salloc -N3 --quiet "$crdbg" restart "$forged" \
+		--store "$S" --backend "$backend" &&
+		grep -q "node2 (part $k2.* belongs to computation .*, not $(sed -n 's/^cid //p' "$(manifest "$job")")" \
+			"$d/foreign.err" &&
+		wait_long eval '! rings_left' && ring_unchanged a
+}
+t0=$(date +%s)
+check "a part of another job (foreign CID) is rejected at the barrier, the held ranks killed" \
+	foreign_ok || { diag "$d/other.ckpt.err"; diag "$d/foreign.err"; }
+sec "foreign part"
+
+# d. node2 killed once its parts froze their ranks: every part called off,
+# the ranks on node0 and node1 thawed; they then find the ring broken.
+ring_start d RING_TIMEOUT=20	# a rank whose peer vanished learns it so
+wait_long ring_at_wait d
+jobs_before=$(ls "$S/.jobs" | sort)
+parts_before=$(ls "$S" | sort)
+node2=$(cat "$CRDBG_CLUSTER_DIR/run/node2.pid")
+# With -v a part logs every thread it froze: node2's tree is in the cut.
+node2_frozen() { grep -q '^\[node2\] crdbg: checkpoint pid' "$d/d.ckpt.err"; }
+t0=$(date +%s)
+timeout 900 "$crdbg" checkpoint --job "slurm:$(ring_jobid d)" --store "$S" --backend "$backend" \
+	--timeout 120 -v >"$d/d.handle" 2>"$d/d.ckpt.err" &
+coord=$!
+wait_long node2_frozen && kill -KILL "$node2"
+sec "node2 killed in the cut"
+coord_ok() {
+	wait_long gone "$coord"
+	wait "$coord"
+	[[ $? != 0 && ! -s $d/d.handle ]] && tail -n 1 "$d/d.ckpt.err" | grep -q "^crdbg: .*node2"
+}
+check "a node killed mid-checkpoint: the coordinator ends, one line naming node2" coord_ok ||
+	diag "$d/d.ckpt.err"
+sec "coordinator ended"
+nothing_kept() {
+	[[ $(ls "$S/.jobs" | sort) == "$jobs_before" && $(ls "$S" | sort) == "$parts_before" ]] &&
+		"$crdbg" list --store "$S" >"$d/d.list" 2>&1 && ! grep -q INVALID "$d/d.list"
+}
+check "... no manifest and no part left in the store (crdbg list shows none)" nothing_kept ||
+	{ diag "$d/d.list"; ls -a "$S" "$S/.jobs" | sed 's/^/# /'; }
+survivors_ok() { # thawed: once their go file is there, they run into the lost ring
+	# (a reset from node2's kernel, or 20 s without a message)
+	local r
+	touch "$d/d.go"
+	for r in 0 1 3 4; do
+		wait_long has_line "$d/d.$r.err" "^ring broken: rank $r " || return 1
+	done
+	wait_long eval '! rings_left'
+}
+check "... the ranks on node0 and node1 run on (thawed) and end when they meet the lost node" \
+	survivors_ok || diag "$d/d.0.out" "$d/d.0.err" "$d/d.srun"
+check "... nothing hangs: the job's srun ends, no part or criu is left" \
+	eval 'wait_long gone "$srun_pid" && ! pgrep -x criu >/dev/null &&
+	      ! pgrep -f "crdbg checkpoint .*--part" >/dev/null' || diag "$d/d.srun"
+sec "node loss"
+exit $((failed != 0))

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reset guard of a job restart. A part restored before its peer on
+ * another node holds TCP connections whose other end does not exist yet:
+ * its first retransmission reaches the peer's node, whose kernel answers
+ * with a reset, and the connection is lost before the job is released.
+ * CRIU's own network lock does not cover this: it locks a connection at
+ * the dump and unlocks it at the end of the dump (--leave-running) or of
+ * the first restore, never across the parts of a job, nor for a second
+ * restart of one checkpoint.
+ *
+ * So every part drops the outgoing TCP resets of its node's network
+ * namespace from before it reports "verified" (before any part of the
+ * job restores anything) until the release (when every part is back):
+ * a segment that reaches a socket not yet restored goes unanswered and is
+ * sent again later, when the socket is there. An nftables table of its
+ * own, through libnftables (the library Debian's CRIU locks with), named
+ * after the part's pid, removed at the release or the abort.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <crdbg/job.h>
+
+struct nft_ctx;
+
+struct nft_api {
+	struct nft_ctx *(*ctx_new)(unsigned int flags);
+	int (*run)(struct nft_ctx *ctx, const char *buf);
+	void (*ctx_free)(struct nft_ctx *ctx);
+	int (*buffer_error)(struct nft_ctx *ctx);
+	const char *(*get_error)(struct nft_ctx *ctx);
+};
+
+static int nft_run(const char *cmd, char *err, size_t errlen)
+{
+	struct nft_api a;
+	struct nft_ctx *ctx;
+	void *h = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
+	int r;
+
+	if (!h) {
+		snprintf(err, errlen, "libnftables.so.1 not found (Debian: libnftables1)");
+		return -1;
+	}
+	a.ctx_new = (struct nft_ctx *(*)(unsigned int))dlsym(h, "nft_ctx_new");
+	a.run = (int (*)(struct nft_ctx *, const char *))dlsym(h, "nft_run_cmd_from_buffer");
+	a.ctx_free = (void (*)(struct nft_ctx *))dlsym(h, "nft_ctx_free");
+	a.buffer_error = (int (*)(struct nft_ctx *))dlsym(h, "nft_ctx_buffer_error");
+	a.get_error = (const char *(*)(struct nft_ctx *))dlsym(h, "nft_ctx_get_error_buffer");
+	if (!a.ctx_new || !a.run || !a.ctx_free || !a.buffer_error || !a.get_error) {
+		snprintf(err, errlen, "libnftables.so.1 lacks nft_run_cmd_from_buffer");
+		dlclose(h);
+		return -1;
+	}
+	ctx = a.ctx_new(0);
+	if (!ctx) {
+		snprintf(err, errlen, "nft_ctx_new failed");
+		dlclose(h);
+		return -1;
+	}
+	a.buffer_error(ctx);
+	r = a.run(ctx, cmd);
+	if (r)
+		snprintf(err, errlen, "nftables: %s", a.get_error(ctx));
+	a.ctx_free(ctx);
+	dlclose(h);
+	return r ? -1 : 0;
+}
+
+/* Does the checkpoint hold TCP connections (CRIU's tcp-stream images)? */
+static bool holds_tcp(const char *root, const char *handle)
+{
+	char dir[4096];
+	struct dirent *de;
+	bool tcp = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, handle);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!tcp && (de = readdir(d)))
+		tcp = !strncmp(de->d_name, "tcp-stream-", 11);
+	closedir(d);
+	return tcp;
+}
+
+int crs_job_rst_guard(const char *root, const char *handle, bool *guarded, char *err,
+		      size_t errlen)
+{
+	char cmd[512];
+	int pid = (int)getpid();
+
+	*guarded = false;
+	if (!holds_tcp(root, handle))
+		return 0;
+	snprintf(cmd, sizeof(cmd),
+		 "add table inet crdbg-rst-%d\n"
+		 "add chain inet crdbg-rst-%d out { type filter hook output priority 0 ; policy accept ; }\n"
+		 "add rule inet crdbg-rst-%d out tcp flags & rst == rst drop\n",
+		 pid, pid, pid);
+	if (nft_run(cmd, err, errlen))
+		return -1;
+	*guarded = true;
+	return 0;
+}
+
+void crs_job_rst_unguard(void)
+{
+	char cmd[128], err[256];
+
+	snprintf(cmd, sizeof(cmd), "delete table inet crdbg-rst-%d\n", (int)getpid());
+	nft_run(cmd, err, sizeof(err));
+}
