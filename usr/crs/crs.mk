@@ -5,6 +5,9 @@
 CRS_SRCS := $(wildcard usr/crs/*.c)
 CRS_OBJS := $(CRS_SRCS:%.c=$(B)/%.o)
 
+# The AVX2 digest is only called on a CPU that has AVX2 (xxh128.c).
+$(B)/usr/crs/xxh128-avx2.o: USR_CFLAGS += -mavx2
+
 $(LIB_CRS): $(CRS_OBJS)
 	$(AR) rcs $@ $^
 

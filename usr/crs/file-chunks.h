@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Feeding a file to a digest in 1 MiB reads: the one loop both digests use. */
+/* Feeding a file to a digest: the one loop both digests use. */
 #ifndef CRDBG_CRS_FILE_CHUNKS_H
 #define CRDBG_CRS_FILE_CHUNKS_H
 

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * XXH3-128 of a file with AVX2 (built with -mavx2: called only on a CPU
+ * that has it, see xxh128.c).
+ */
+#define XXH_VECTOR 2	/* XXH_AVX2 */
+#include "xxh128-impl.h"
+
+int crs_xxh128_file_avx2(int dirfd, const char *name, uint8_t out[CRS_XXH128_LEN],
+			 uint64_t *ret_size)
+{
+	return xxh128_file(dirfd, name, out, ret_size);
+}
