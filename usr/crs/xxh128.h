@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * XXH3-128 digests of checkpoint images (Debian's libxxhash): the fast
+ * XXH3-128 digests of checkpoint images (xxHash, built by xxh128.c): the fast
  * integrity check a restart runs before restoring anything
  * (Documentation/checkpoint.md, "Integrity checks").
  */
