@@ -2,6 +2,10 @@
 # Guest group "checkpoint": crdbg checkpoint / restart / list / rm over CRIU
 # on both freeze backends (tests/crs/test_checkpoint.sh), and job checkpoints
 # (tests/crs/test_job.sh: the cut, the manifest, the restart barrier).
+# A few minutes on an idle machine; each program may take 20 min and the
+# guest 30 under load (test_checkpoint.sh passed 600 s at load 20).
+# vm-options: --timeout 1800
+export CRDBG_TEST_TIMEOUT=1200
 
 ip link set lo up 2>/dev/null
 run_tap checkpoint-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint.sh" ptrace
