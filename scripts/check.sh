@@ -4,15 +4,24 @@
 # Run every host test binary and every guest test group, collect their TAP
 # output under $build/results/, and print the project's summary line.
 #   check.sh BUILD "HOST_TESTS" "GUEST_GROUPS"
+# The guest groups run in $CRDBG_LANES lanes side by side (default 1, one
+# after another; see Documentation/testing.md, "Guest lanes"): a lane
+# boots its groups one after another, and the groups are dealt to the
+# lanes longest first by the "# vm-time: SECONDS" line of their scripts
+# (their wall time measured on an idle machine), each to the lane with
+# the least time so far. CRDBG_GUEST_CPUS=N gives every guest N CPUs
+# (scripts/vm --cpus).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 host_tests=$2
 guest_groups=$3
+lanes=${CRDBG_LANES:-1}
 results=$build/results
 rm -rf "$results"
 mkdir -p "$results/host" "$results/guest"
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "check: CRDBG_LANES wants a positive number, got '$lanes'" >&2; exit 2; }
 
 for t in $host_tests; do
 	name=$(basename "$t")
@@ -22,24 +31,68 @@ for t in $host_tests; do
 	grep -E '^(not )?ok |^# SKIP|^Bail out' "$results/host/$name.tap" | sed 's/^/   /'
 done
 
-for g in $guest_groups; do
-	echo "== guest: $g"
+# group_opt GROUP KEY: the value of the group script's "# KEY: ..." line.
+group_opt() {
+	sed -n "s/^# $2: //p" "$top/tests/guest/$1.sh"
+}
+
+# run_group GROUP: one guest boot for GROUP (once more if the guest never
+# came up); its report is printed whole, so that lanes do not interleave.
+run_group() {
+	local g=$1 vmopts rc attempt start
 	mkdir -p "$results/guest/$g"
 	# A group may ask for guest options ("# vm-options: --overlay").
-	vmopts=$(sed -n 's/^# vm-options: //p' "$top/tests/guest/$g.sh")
+	vmopts=$(group_opt "$g" vm-options)
+	start=$(date +%s)
 	for attempt in 1 2; do
-		"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" $vmopts \
+		"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" \
+			${CRDBG_GUEST_CPUS:+--cpus $CRDBG_GUEST_CPUS} $vmopts \
 			--results "$results/guest/$g" -- \
-			"$top/tests/guest/run-group" "$g" >>"$results/guest/$g.log" 2>&1
+			"$top/tests/guest/run-group" "$g" >>"$results/guest/$g.log" 2>&1 &
+		vm=$!
+		wait $vm
 		rc=$?
+		vm=""
 		# 125: the guest never reported (it died while booting). Boot
 		# once more; a group that ran and failed is never retried.
 		[ $rc = 125 ] && ! ls "$results/guest/$g"/*.tap >/dev/null 2>&1 || break
-		echo "   guest did not boot (attempt $attempt), retrying" | tee -a "$results/guest/$g.log"
+		echo "   guest did not boot (attempt $attempt), retrying" >>"$results/guest/$g.log"
+		echo "   guest did not boot (attempt $attempt), retrying" >>"$results/guest/$g.report"
 	done
 	echo "exit=$rc" >"$results/guest/$g.exit"
-	cat "$results/guest/$g"/*.tap 2>/dev/null |
-		grep -E '^(not )?ok |^Bail out' | sed 's/^/   /'
-done
+	echo "$(($(date +%s) - start))" >"$results/guest/$g.seconds"
+	{
+		echo "== guest: $g"
+		cat "$results/guest/$g.report" 2>/dev/null
+		cat "$results/guest/$g"/*.tap 2>/dev/null |
+			grep -E '^(not )?ok |^Bail out' | sed 's/^/   /'
+	} >"$results/guest/$g.block"
+	flock "$results/guest/.print" cat "$results/guest/$g.block"
+}
+
+# deal_lanes: one line per lane, its groups, longest first; a group with
+# no vm-time counts as a minute.
+deal_lanes() {
+	local g t
+	for g in $guest_groups; do
+		t=$(group_opt "$g" vm-time)
+		echo "${t:-60} $g"
+	done | sort -k1,1nr -k2 | awk -v n="$lanes" '
+		{ best = 1
+		  for (i = 2; i <= n; i++) if (load[i] < load[best]) best = i
+		  load[best] += $1; lane[best] = lane[best] " " $2 }
+		END { for (i = 1; i <= n; i++) if (lane[i] != "") print substr(lane[i], 2) }'
+}
+
+# A lane stopped (check.sh interrupted) takes its running guest with it.
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait; exit 130' INT TERM
+while read -r lane; do
+	(vm=""; trap '[ -n "$vm" ] && kill "$vm"; exit 143' TERM
+	 for g in $lane; do run_group "$g"; done) &
+	pids+=($!)
+done < <(deal_lanes)
+wait "${pids[@]}"
+trap - INT TERM
 
 exec "$top/scripts/tap-summary" "$results"

@@ -5,6 +5,7 @@
 # A few minutes on an idle machine; each program may take 20 min and the
 # guest 30 under load (test_checkpoint.sh passed 600 s at load 20).
 # vm-options: --timeout 1800
+# vm-time: 170
 export CRDBG_TEST_TIMEOUT=1200
 
 ip link set lo up 2>/dev/null
