@@ -126,6 +126,41 @@ TEST(round_trip)
 	EXPECT_EQ(42, back.files[0].size);
 	EXPECT_STREQ("", back.parent);
 	EXPECT_FALSE(back.track_mem);
+	EXPECT_EQ(0, back.nr_stdio);	/* metadata without stdio records loads */
+	crs_meta_free(&back);
+	crs_meta_free(&m);
+	free(buf);
+}
+
+TEST(stdio_records_round_trip)
+{
+	struct crs_stdio s = { .pid = 101, .fd = 1, .link = "pipe:[4242]" };
+	struct crs_stdio t = { .pid = 100, .fd = 2, .inside = true, .rdev = 0x8803,
+			       .dev = 0x19, .link = "/tmp/a dir/my fifo" };
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&m);
+	ASSERT_EQ(0, crs_meta_add_stdio(&m, &s));
+	ASSERT_EQ(0, crs_meta_add_stdio(&m, &t));
+	s.fd = 3;
+	EXPECT_EQ(-EINVAL, crs_meta_add_stdio(&m, &s));
+	s.fd = 0;
+	strcpy(s.link, "a\nb");
+	EXPECT_EQ(-EINVAL, crs_meta_add_stdio(&m, &s));
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(2, back.nr_stdio);
+	EXPECT_EQ(101, back.stdio[0].pid);
+	EXPECT_EQ(1, back.stdio[0].fd);
+	EXPECT_FALSE(back.stdio[0].inside);
+	EXPECT_STREQ("pipe:[4242]", back.stdio[0].link);
+	EXPECT_EQ(2, back.stdio[1].fd);
+	EXPECT_TRUE(back.stdio[1].inside);
+	EXPECT_EQ(0x8803ULL, back.stdio[1].rdev);
+	EXPECT_EQ(0x19ULL, back.stdio[1].dev);
+	EXPECT_STREQ("/tmp/a dir/my fifo", back.stdio[1].link);
 	crs_meta_free(&back);
 	crs_meta_free(&m);
 	free(buf);
@@ -288,6 +323,11 @@ TEST(malformed_refused)
 		"crdbg-checkpoint 1\nbogus 1\n",
 		"crdbg-checkpoint 1\nrtinfo 7 0x1000\n",	/* names no process */
 		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nrtinfo 7 zz\n",
+		"crdbg-checkpoint 1\nstdio 7 1 0 0x0 0x0 pipe:[1]\n",	/* names no process */
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nstdio 7 3 0 0x0 0x0 x\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nstdio 7 1 2 0x0 0x0 x\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nstdio 7 1 0 0x0 0x0 \n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nstdio 7 1 0 0x0\n",
 	};
 	struct crs_meta back;
 	char err[256];

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "checkpoint": crdbg checkpoint / restart / list / rm over CRIU
 # on both freeze backends (tests/crs/test_checkpoint.sh), and job checkpoints
-# (tests/crs/test_job.sh: the cut, the manifest, the restart barrier).
+# (tests/crs/test_job.sh: the cut, the manifest, the restart barrier),
+# and the tree's stdio at restart (tests/crs/test_stdio.sh: a pipe whose
+# reader and a FIFO that are gone, replaced by crdbg restart's stdout).
 # A few minutes on an idle machine; each program may take 20 min and the
 # guest 30 under load (test_checkpoint.sh passed 600 s at load 20).
 # vm-options: --timeout 1800
@@ -11,9 +13,11 @@ export CRDBG_TEST_TIMEOUT=1200
 ip link set lo up 2>/dev/null
 run_tap checkpoint-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint.sh" ptrace
 run_tap job-ptrace "$CRDBG_TOP/tests/crs/test_job.sh" ptrace
+run_tap stdio-ptrace "$CRDBG_TOP/tests/crs/test_stdio.sh" ptrace
 if insmod_crdbg 2>/dev/null; then
 	run_tap checkpoint-kmod "$CRDBG_TOP/tests/crs/test_checkpoint.sh" kmod
 	run_tap job-kmod "$CRDBG_TOP/tests/crs/test_job.sh" kmod
+	run_tap stdio-kmod "$CRDBG_TOP/tests/crs/test_stdio.sh" kmod
 else
 	tap_result checkpoint-kmod 1 "crdbg.ko loads for the kmod-backend checkpoint tests"
 fi

@@ -40,6 +40,7 @@
 #include "criu-opts.h"
 #include "proc.h"
 #include "store.h"
+#include "tree-stdio.h"
 #include <crdbg/mpir-checkpoint.h>
 
 #define REQUEST_TIMEOUT_S 60
@@ -468,6 +469,11 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		}
 	}
 	m.shell_job = !self_contained(&m);
+	r = crs_stdio_record(pids, nr, &m);
+	if (r) {
+		r = crs_fail(err, errlen, r, "cannot record the tree's stdio: %s", strerror(-r));
+		goto out;
+	}
 	r = add_criu_opts(o, pids, nr, &m, err, errlen);
 	if (r)
 		goto out;

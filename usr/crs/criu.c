@@ -17,6 +17,7 @@
 #include "criu.h"
 #include "proc.h"
 #include "tmpfs.h"
+#include "tree-stdio.h"
 
 
 const char *crs_criu_path(void)
@@ -527,9 +528,22 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
 			     bool lazy, const char *pre_resume, char *err, size_t errlen)
 {
-	char *argv[24 + CRS_MAX_CRIU_OPTS];
+	char **argv, **inherit;
+	size_t nr_inherit, k;
 	pid_t child;
 	int i = 0;
+
+	/* What of the tree's stdio crdbg restart stands in for (tree-stdio.h). */
+	if (crs_stdio_inherit_args(m, &inherit, &nr_inherit)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	argv = calloc(24 + CRS_MAX_CRIU_OPTS + nr_inherit, sizeof(*argv));
+	if (!argv) {
+		crs_stdio_args_free(inherit, nr_inherit);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 
 	argv[i++] = (char *)crs_criu_path();
 	argv[i++] = "restore";
@@ -556,13 +570,13 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		argv[i++] = (char *)network_lock();
 	}
 	i = add_recorded(argv, i, m);
+	for (k = 0; k < nr_inherit; k++)
+		argv[i++] = inherit[k];
 	argv[i] = NULL;
-	if (crs_tmpfs_put_back(dir, err, errlen))
-		return -EIO;
-	child = fork();
-	if (child < 0) {
+	child = crs_tmpfs_put_back(dir, err, errlen) ? -EIO : fork();
+	if (child < 0 && child != -EIO) {
+		child = -errno;
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
-		return -errno;
 	}
 	if (child == 0) {
 		/* criu keeps our stdio (a shell job's terminal). */
@@ -570,6 +584,8 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		execvp(argv[0], argv);
 		_exit(127);
 	}
+	free(argv);
+	crs_stdio_args_free(inherit, nr_inherit);
 	return child;
 }
 

@@ -25,10 +25,12 @@ void crs_meta_free(struct crs_meta *m)
 	free(m->procs);
 	free(m->threads);
 	free(m->files);
+	free(m->stdio);
 	m->procs = NULL;
 	m->threads = NULL;
 	m->files = NULL;
-	m->nr_procs = m->nr_threads = m->nr_files = 0;
+	m->stdio = NULL;
+	m->nr_procs = m->nr_threads = m->nr_files = m->nr_stdio = 0;
 }
 
 static int grow(void **arr, size_t *nr, size_t max, size_t elem, const void *item)
@@ -59,6 +61,21 @@ int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t)
 int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f)
 {
 	return grow((void **)&m->files, &m->nr_files, CRS_MAX_FILES, sizeof(*f), f);
+}
+
+/* The link is the rest of its line: printable up to the end, not empty. */
+static bool stdio_link_valid(const char *l)
+{
+	size_t len = strnlen(l, CRS_STDIO_LINK_MAX);
+
+	return len && len < CRS_STDIO_LINK_MAX && !strchr(l, '\n');
+}
+
+int crs_meta_add_stdio(struct crs_meta *m, const struct crs_stdio *s)
+{
+	if (s->fd < 0 || s->fd > 2 || !stdio_link_valid(s->link))
+		return -EINVAL;
+	return grow((void **)&m->stdio, &m->nr_stdio, 3 * CRS_MAX_PROCS, sizeof(*s), s);
 }
 
 /* No spaces or control characters: one field of one metadata line. */
@@ -185,6 +202,17 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 			fprintf(f, "rtinfo %d 0x%" PRIx64 "\n", (int)m->procs[i].pid,
 				m->procs[i].rt_info);
 	}
+	for (i = 0; i < m->nr_stdio; i++) {
+		const struct crs_stdio *s = &m->stdio[i];
+
+		if (!stdio_link_valid(s->link)) {
+			fclose(f);
+			free(buf);
+			return -EINVAL;
+		}
+		fprintf(f, "stdio %d %d %d 0x%" PRIx64 " 0x%" PRIx64 " %s\n", (int)s->pid, s->fd,
+			s->inside, s->rdev, s->dev, s->link);
+	}
 	for (i = 0; i < m->nr_criu_opts; i++)
 		fprintf(f, "criu-opt %s\n", m->criu_opts[i]);
 	for (i = 0; i < m->nr_threads; i++) {
@@ -284,6 +312,40 @@ static int split(char *line, char **f, int max)
 	return n;
 }
 
+/*
+ * "stdio <pid> <fd> <inside> <rdev> <dev> <link>": the link is the rest
+ * of the line (a path may hold spaces); the pid one of the checkpoint's.
+ */
+static int parse_stdio(struct crs_meta *m, char *rest, unsigned int lineno, char *err,
+		       size_t errlen)
+{
+	struct crs_stdio s = { 0 };
+	char *f[6];
+	int64_t fd, in;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		f[i] = rest;
+		rest = strchr(rest, ' ');
+		if (!rest)
+			break;
+		*rest++ = '\0';
+	}
+	if (i < 5 || !parse_pid(f[0], &s.pid) || !find_proc(m, s.pid) ||
+	    !parse_i64(f[1], 0, 2, &fd) || !parse_i64(f[2], 0, 1, &in) ||
+	    !parse_hex(f[3], &s.rdev) || !parse_hex(f[4], &s.dev) ||
+	    strlen(rest) >= sizeof(s.link))
+		return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad stdio record",
+			    lineno);
+	s.fd = (int)fd;
+	s.inside = in;
+	strcpy(s.link, rest);
+	if (crs_meta_add_stdio(m, &s))
+		return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad stdio record",
+			    lineno);
+	return 0;
+}
+
 static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char *err,
 		      size_t errlen)
 {
@@ -300,6 +362,8 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		snprintf(m->program, sizeof(m->program), "%s", rest);
 		return 0;
 	}
+	if (!strcmp(line, "stdio"))
+		return parse_stdio(m, rest, lineno, err, errlen);
 	n = split(rest, f, 8);
 	if (!strcmp(line, "handle") && n == 1 && crs_handle_valid(f[0])) {
 		snprintf(m->handle, sizeof(m->handle), "%s", f[0]);

@@ -20,6 +20,7 @@
  *   process <pid> <ppid> <pgid> <sid> <mpir 0|1> <trampoline 0x..> <hook-entry 0x..>
  *   stopped <pid>                the process was in a group stop: it stays stopped
  *   zombie <pid>                 the process was a zombie: never frozen nor resumed
+ *   stdio <pid> <fd 0-2> <inside 0|1> <rdev 0x..> <dev 0x..> <readlink of the fd, rest of line>
  *   criu-opt <--option[=value]>  an option of criu dump, given to criu restore too
  *   thread <pid> <tid> <pc 0x..> <sp 0x..>
  *   file <sha256 hex> <size> <name>
@@ -42,6 +43,8 @@
 int crs_meta_add_proc(struct crs_meta *m, const struct crs_proc *p);
 int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t);
 int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f);
+/* -EINVAL unless fd is 0-2 and the link one non-empty line. */
+int crs_meta_add_stdio(struct crs_meta *m, const struct crs_stdio *s);
 /* -E2BIG when full, -EINVAL unless opt is one printable "--name[=value]". */
 int crs_meta_add_criu_opt(struct crs_meta *m, const char *opt);
 

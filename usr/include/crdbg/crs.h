@@ -31,6 +31,7 @@
 #define CRS_CRIU_OPT_MAX	128
 #define CRS_FILE_DIGEST_LEN	32
 #define CRS_CID_MAX		64
+#define CRS_STDIO_LINK_MAX	4096	/* readlink of /proc/PID/fd/N, with its NUL */
 
 struct crs_proc {
 	pid_t pid, ppid, pgid, sid;
@@ -40,6 +41,22 @@ struct crs_proc {
 	bool stopped;		/* in a group stop (SIGSTOP, SIGTSTP...) at checkpoint */
 	bool zombie;		/* exited, not yet reaped: CRIU dumps it, crdbg leaves it be */
 	uint64_t rt_info;	/* its struct crdbg_rt_info (libcrdbg), 0 if unknown */
+};
+
+/*
+ * What one of a process's fds 0, 1, 2 was at checkpoint (its "stdio"
+ * record): the readlink of /proc/PID/fd/N ("/dev/pts/3", "pipe:[1234]",
+ * "socket:[99]", a path), whether what it leads to has its other end in
+ * the tree (a pipe read and written there, a pty whose master is open
+ * there), and for a character device or FIFO its st_rdev and st_dev
+ * (CRIU names a tty by them).
+ */
+struct crs_stdio {
+	pid_t pid;
+	int fd;
+	bool inside;
+	uint64_t rdev, dev;
+	char link[CRS_STDIO_LINK_MAX];
 };
 
 struct crs_thread {
@@ -77,6 +94,8 @@ struct crs_meta {
 	struct crs_proc *procs;
 	struct crs_thread *threads;
 	struct crs_file *files;
+	struct crs_stdio *stdio;	/* none in metadata written before issue 13 */
+	size_t nr_stdio;
 	/*
 	 * Incremental checkpoints: the parent whose images hold the pages
 	 * this one does not ("" for a full checkpoint), and whether the
