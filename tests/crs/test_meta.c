@@ -270,6 +270,48 @@ TEST(incremental_records_round_trip)
 	crs_meta_free(&m);
 }
 
+TEST(sigcont_records_round_trip)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&m);
+	m.procs[1].sigcont = true;
+	m.threads[1].sigcont = true;
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	EXPECT_NE(NULL, strstr(buf, "\nsigcont 101\n"));
+	EXPECT_NE(NULL, strstr(buf, "\nsigcont-thread 100 102\n"));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_FALSE(back.procs[0].sigcont);
+	EXPECT_TRUE(back.procs[1].sigcont);
+	EXPECT_FALSE(back.threads[0].sigcont);
+	EXPECT_TRUE(back.threads[1].sigcont);
+	crs_meta_free(&back);
+	free(buf);
+	crs_meta_free(&m);
+}
+
+/* Metadata written before the sigcont records: loads, nothing pending. */
+TEST(without_sigcont_records_loads)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len, i;
+
+	sample(&m);
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	EXPECT_EQ(NULL, strstr(buf, "sigcont"));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	for (i = 0; i < back.nr_procs; i++)
+		EXPECT_FALSE(back.procs[i].sigcont);
+	for (i = 0; i < back.nr_threads; i++)
+		EXPECT_FALSE(back.threads[i].sigcont);
+	crs_meta_free(&back);
+	free(buf);
+	crs_meta_free(&m);
+}
+
 TEST(truncated_everywhere_refused)
 {
 	struct crs_meta m, back;
@@ -337,6 +379,31 @@ TEST(malformed_refused)
 		EXPECT_NE(0, crs_meta_parse(bad[i], strlen(bad[i]), &back, err, sizeof(err)))
 			TH_LOG("accepted: %s", bad[i]);
 		EXPECT_NE(0, strlen(err));
+	}
+}
+
+/* A sigcont record must name a process, a sigcont-thread one a thread before it. */
+TEST(sigcont_records_checked)
+{
+	static const char *const bad[] = {
+		"crdbg-checkpoint 1\nsigcont 7\n",	/* names no process */
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nsigcont 8\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nsigcont 7 7\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nsigcont -7\n",
+		/* names no thread: before its thread record, or another process's */
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nsigcont-thread 7 9\nthread 7 9 0x1 0x1\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nthread 7 9 0x1 0x1\nsigcont-thread 8 9\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nthread 7 9 0x1 0x1\nsigcont-thread 7\n",
+		"crdbg-checkpoint 1\nprocess 7 1 7 7 1 0x0 0x0\nthread 7 9 0x1 0x1\nsigcont-thread 7 x\n",
+	};
+	struct crs_meta back;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EBADMSG, crs_meta_parse(bad[i], strlen(bad[i]), &back, err, sizeof(err)))
+			TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(NULL, strstr(err, "sigcont")) TH_LOG("%s: %s", bad[i], err);
 	}
 }
 

@@ -12,6 +12,9 @@
 #                itself, then criu restore of that image checks again
 #   cont-kmod    the same with crdbg checkpoint (it continues) + restart
 #   cont-ptrace  (not by default: FIDELITY_MODES="... cont-ptrace")
+#   X-to-Y       checkpoint --kill on backend X, restart on backend Y
+#   X-lazy       checkpoint --kill on backend X, restart --lazy on it
+#                (these two only where extra_modes names them)
 #
 # after which it checks its own state. A CRIU option crdbg does not find
 # itself (user_criu_opts) is given to crdbg checkpoint --criu-opt, must be
@@ -65,6 +68,33 @@ user_criu_opts() {
 	ext_unix) echo --ext-unix-sk ;;
 	esac
 }
+
+# The modes a program runs besides MODES: a restart on the other backend
+# or --lazy restores the tree stopped by CRIU (--leave-stopped) where the
+# checkpoint's own backend may not, and CRIU's SIGSTOP discards pending
+# SIGCONTs: crdbg must queue them again from the metadata.
+extra_modes() {
+	case $1 in
+	sigcont_pending) echo kmod-to-ptrace ptrace-to-kmod kmod-lazy ptrace-lazy ;;
+	esac
+}
+
+# ckpt_backend MODE, restart_backend MODE, restart_flags MODE: crdbg's side of a mode.
+ckpt_backend() {
+	case $1 in
+	cont-*) echo "${1#cont-}" ;;
+	*-to-*) echo "${1%%-to-*}" ;;
+	*-lazy) echo "${1%-lazy}" ;;
+	*) echo "$1" ;;
+	esac
+}
+restart_backend() {
+	case $1 in
+	*-to-*) echo "${1##*-to-}" ;;
+	*) ckpt_backend "$1" ;;
+	esac
+}
+restart_flags() { [[ $1 != *-lazy ]] || echo --lazy; }
 
 # state PID: its /proc state letter, empty when it is gone.
 state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
@@ -151,7 +181,7 @@ checkpoint() {
 	*)
 		opts=
 		for o in $(user_criu_opts "$p"); do opts+=" --criu-opt=$o"; done
-		"$crdbg" checkpoint "$pid" --backend "${mode#cont-}" $after $opts \
+		"$crdbg" checkpoint "$pid" --backend "$(ckpt_backend "$mode")" $after $opts \
 			>"$rd/handle" 2>"$rd/checkpoint.log" ||
 			{ echo "crdbg checkpoint: $(tail -n 1 "$rd/checkpoint.log")"; return 1; }
 		# recorded, for the restart to give them to criu restore too
@@ -184,7 +214,8 @@ restore() {
 		rpid=$pid
 		;;
 	*)
-		"$crdbg" restart "$(cat "$rd/handle")" --backend "${mode#cont-}" \
+		"$crdbg" restart "$(cat "$rd/handle")" --backend "$(restart_backend "$mode")" \
+			$(restart_flags "$mode") \
 			>"$rd/restart.log" 2>&1 3>&- &
 		rpid=$!
 		;;
@@ -226,7 +257,7 @@ original() {
 run_mode() {
 	local p=$1 mode=$2 rd=$work/$1/$2 why cont=
 	[[ $mode == *cont* ]] && cont=1
-	if [[ $mode == *kmod && -z $kmod ]]; then
+	if [[ $mode == *kmod* && -z $kmod ]]; then
 		echo "$mode${cont:+-orig} fail: crdbg.ko is not loaded"
 		[[ -z $cont ]] || echo "$mode-restart fail: crdbg.ko is not loaded"
 		return
@@ -266,7 +297,7 @@ run_mode() {
 # Only files: nothing started here holds a pipe the test would wait on.
 run_program() {
 	local p=$1 m t
-	for m in "${MODES[@]}"; do
+	for m in "${MODES[@]}" $(extra_modes "$p"); do
 		t=$SECONDS
 		run_mode "$p" "$m" >"$work/$p/$m.res"
 		cat "$work/$p/$m.res" >>"$work/$p.res"
@@ -312,10 +343,14 @@ halves() { # MODE: its result keys
 	if [[ $1 == *cont* ]]; then echo "$1-orig $1-restart"; else echo "$1"; fi
 }
 planned=0
-for m in "${MODES[@]}"; do planned=$((planned + $(halves "$m" | wc -w))); done
-echo "1..$((planned * ${#progs[@]}))"
 for p in "${progs[@]}"; do
-	for m in "${MODES[@]}"; do
+	for m in "${MODES[@]}" $(extra_modes "$p"); do
+		planned=$((planned + $(halves "$m" | wc -w)))
+	done
+done
+echo "1..$planned"
+for p in "${progs[@]}"; do
+	for m in "${MODES[@]}" $(extra_modes "$p"); do
 		for k in $(halves "$m"); do
 			r=$(res "$p" "$k")
 			case $k in

@@ -198,6 +198,34 @@ static bool all_parked(struct freeze_backend *b, const struct crs_meta *m)
 }
 
 /*
+ * A group stop discards every pending SIGCONT (the stop signal flushes
+ * them: kernel/signal.c, prepare_signal()): the ptrace backend's hand-over
+ * to CRIU (and crdbg.ko's fallback to it), so CRIU dumps the tree without
+ * them, and CRIU's own --leave-stopped at a restore (ptrace, --lazy).
+ * Record, while the freeze holds the tree, which process has one pending
+ * process-wide and which thread on its own queue; the release and every
+ * restart queue them again before the tree runs (resume.c), where a
+ * SIGCONT still pending is not queued twice (a standard signal). A process
+ * that was in a group stop has none (a SIGCONT would have ended its stop).
+ */
+static void record_sigconts(struct crs_meta *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		struct crs_proc *p = &m->procs[i];
+
+		if (p->zombie || p->stopped)
+			continue;
+		p->sigcont = crs_proc_sigcont_pending(p->pid, 0) == 1;
+		for (j = 0; j < m->nr_threads; j++)
+			if (m->threads[j].pid == p->pid)
+				m->threads[j].sigcont =
+					crs_proc_sigcont_pending(p->pid, m->threads[j].tid) == 1;
+	}
+}
+
+/*
  * The kmod freeze turned into a group stop: for --stop, and before the
  * dump when a thread never parked (see all_parked()). SIGSTOP is queued
  * while every thread is parked, then the threads are released into it;
@@ -255,11 +283,12 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 		}
 		freeze_backend_close(b);
 	}
+	/* still in the hand-over's stop: ended, the SIGCONTs it discarded queued again */
 	for (i = 0; i < m->nr_procs; i++) {
 		if (m->procs[i].stopped)
 			kill(m->procs[i].pid, SIGSTOP);
 		else if (!m->procs[i].zombie)
-			crs_end_stop(m->procs[i].pid, msg, sizeof(msg));
+			crs_end_stop(m, m->procs[i].pid, msg, sizeof(msg));
 	}
 }
 
@@ -512,6 +541,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		if (r)
 			goto out_thaw;
 	}
+	record_sigconts(&m);	/* before any group stop discards them */
 	if (o->verbose && o->log)
 		for (i = 0; i < m.nr_threads; i++)
 			fprintf(o->log, "crdbg: checkpoint pid %d tid %d pc 0x%llx\n",

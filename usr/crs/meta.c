@@ -116,6 +116,16 @@ static struct crs_proc *find_proc(struct crs_meta *m, pid_t pid)
 	return NULL;
 }
 
+static struct crs_thread *find_thread(struct crs_meta *m, pid_t pid, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].pid == pid && m->threads[i].tid == tid)
+			return &m->threads[i];
+	return NULL;
+}
+
 bool crs_handle_valid(const char *h)
 {
 	size_t i, len = strnlen(h, CRS_HANDLE_MAX);
@@ -201,6 +211,8 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		if (m->procs[i].rt_info)
 			fprintf(f, "rtinfo %d 0x%" PRIx64 "\n", (int)m->procs[i].pid,
 				m->procs[i].rt_info);
+		if (m->procs[i].sigcont)
+			fprintf(f, "sigcont %d\n", (int)m->procs[i].pid);
 	}
 	for (i = 0; i < m->nr_stdio; i++) {
 		const struct crs_stdio *s = &m->stdio[i];
@@ -221,6 +233,10 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		fprintf(f, "thread %d %d 0x%" PRIx64 " 0x%" PRIx64 "\n", (int)t->pid, (int)t->tid,
 			t->pc, t->sp);
 	}
+	for (i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].sigcont)
+			fprintf(f, "sigcont-thread %d %d\n", (int)m->threads[i].pid,
+				(int)m->threads[i].tid);
 	for (i = 0; i < m->nr_files; i++) {
 		if (!name_valid(m->files[i].name)) {
 			fclose(f);
@@ -422,6 +438,25 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		if (!p || !parse_hex(f[1], &p->rt_info))
 			return crs_fail(err, errlen, -EBADMSG,
 				    "metadata line %u: bad rtinfo record", lineno);
+	} else if (!strcmp(line, "sigcont") && n == 1) {
+		struct crs_proc *p = parse_pid(f[0], &pid) ? find_proc(m, pid) : NULL;
+
+		if (!p)
+			return crs_fail(err, errlen, -EBADMSG,
+				    "metadata line %u: sigcont names no process of the checkpoint",
+				    lineno);
+		p->sigcont = true;
+	} else if (!strcmp(line, "sigcont-thread") && n == 2) {
+		struct crs_thread *t = NULL;
+		pid_t tid;
+
+		if (parse_pid(f[0], &pid) && parse_pid(f[1], &tid))
+			t = find_thread(m, pid, tid);
+		if (!t)
+			return crs_fail(err, errlen, -EBADMSG,
+				    "metadata line %u: sigcont-thread names no thread of the checkpoint",
+				    lineno);
+		t->sigcont = true;
 	} else if (!strcmp(line, "criu-opt") && n == 1) {
 		if (crs_meta_add_criu_opt(m, f[0]))
 			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad criu-opt", lineno);

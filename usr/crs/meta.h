@@ -21,8 +21,11 @@
  *   stopped <pid>                the process was in a group stop: it stays stopped
  *   zombie <pid>                 the process was a zombie: never frozen nor resumed
  *   stdio <pid> <fd 0-2> <inside 0|1> <rdev 0x..> <dev 0x..> <readlink of the fd, rest of line>
+ *   sigcont <pid>                SIGCONT was pending for the whole process (ShdPnd)
+ *                                at the freeze: queued again at release and restart
  *   criu-opt <--option[=value]>  an option of criu dump, given to criu restore too
  *   thread <pid> <tid> <pc 0x..> <sp 0x..>
+ *   sigcont-thread <pid> <tid>   SIGCONT was pending on that thread alone (SigPnd): likewise
  *   file <sha256 hex> <size> <name>
  *   end <sha256 hex of every byte before this line>
  *

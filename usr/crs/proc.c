@@ -94,6 +94,31 @@ bool crs_proc_stopped(pid_t pid)
 	return all_threads(pid, 'T');
 }
 
+int crs_proc_sigcont_pending(pid_t pid, pid_t tid)
+{
+	const char *key = tid ? "SigPnd:" : "ShdPnd:";
+	unsigned long long mask;
+	char path[64], line[256];
+	int r = -EBADMSG;
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			if (sscanf(line + strlen(key), "%llx", &mask) == 1)
+				r = !!(mask & (1ULL << (SIGCONT - 1)));
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;

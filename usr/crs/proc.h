@@ -34,6 +34,14 @@ bool crs_proc_zombie(pid_t pid);
 /* Every thread of pid is in a group stop ('T'; not a ptrace stop, 't'). */
 bool crs_proc_stopped(pid_t pid);
 
+/*
+ * 1 when SIGCONT is pending for the whole of pid (tid 0: ShdPnd of its
+ * status) or on its thread tid alone (SigPnd of the thread's status), 0
+ * when not, -errno when the status cannot be read. Exact only while the
+ * process is held (nothing of it can take a signal meanwhile).
+ */
+int crs_proc_sigcont_pending(pid_t pid, pid_t tid);
+
 /* Read len bytes at addr of pid's memory (process_vm_readv); -errno. */
 int crs_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 

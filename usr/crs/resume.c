@@ -7,14 +7,19 @@
  * --leave-stopped, the ptrace backend's hand-over) is ended without a
  * SIGCONT the program sees (crs_end_stop()), except for the processes that
  * were in a group stop at checkpoint: they get SIGSTOP instead and stay
- * stopped, as they were.
+ * stopped, as they were. The SIGCONTs a group stop of crdbg's discarded
+ * (the metadata's sigcont records) are queued again before the process
+ * runs: by the ptrace thaw once it has ended the stop, or by us while
+ * crdbg.ko holds the process (queue_sigconts()).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "proc.h"
 #include "resume.h"
@@ -92,14 +97,78 @@ void crs_wait_parked(struct freeze_backend *b, pid_t pid)
 	}
 }
 
+static const struct crs_proc *find_proc(const struct crs_meta *m, pid_t pid)
+{
+	for (size_t i = 0; m && i < m->nr_procs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+/* The threads of p with a SIGCONT of their own recorded: a malloc'd array. */
+static pid_t *sigcont_tids(const struct crs_meta *m, pid_t pid, size_t *ret_nr)
+{
+	pid_t *tids = NULL;
+	size_t i, nr = 0;
+
+	for (i = 0; i < m->nr_threads; i++)
+		nr += m->threads[i].pid == pid && m->threads[i].sigcont;
+	*ret_nr = 0;
+	if (!nr || !(tids = malloc(nr * sizeof(*tids))))
+		return NULL;
+	for (i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].pid == pid && m->threads[i].sigcont)
+			tids[(*ret_nr)++] = m->threads[i].tid;
+	return tids;
+}
+
+/*
+ * Tell the ptrace backend b which SIGCONTs its thaw of pid is to queue
+ * again (freeze_requeue_sigcont()); nothing when m records none.
+ */
+static int tell_sigconts(struct freeze_backend *b, const struct crs_meta *m, pid_t pid,
+			 char *err, size_t errlen)
+{
+	const struct crs_proc *p = find_proc(m, pid);
+	size_t nr;
+	pid_t *tids;
+	int r;
+
+	if (!p)
+		return 0;
+	tids = sigcont_tids(m, pid, &nr);
+	if (!p->sigcont && !nr)
+		return 0;
+	r = freeze_requeue_sigcont(b, pid, p->sigcont, tids, nr, err, errlen);
+	free(tids);
+	return r;
+}
+
+/*
+ * Queue the SIGCONTs m records for p now: crdbg.ko holds p (parked, not
+ * in a group stop), so no thread runs before they are pending. One still
+ * pending (CRIU restored it) is not queued twice: a standard signal.
+ */
+static void queue_sigconts(const struct crs_meta *m, const struct crs_proc *p)
+{
+	size_t i;
+
+	if (p->sigcont)
+		kill(p->pid, SIGCONT);
+	for (i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].pid == p->pid && m->threads[i].sigcont)
+			syscall(SYS_tgkill, p->pid, m->threads[i].tid, SIGCONT);
+}
+
 /*
  * Only SIGCONT ends a group stop, and a SIGCONT handler of the program
  * would run: raw CRIU sends none. The ptrace backend's thaw of a stopped
  * process seizes it and takes its SIGCONT back before the program sees it
- * (usr/freeze/freeze-ptrace.c, end_group_stop()); with crdbg.ko frozen,
- * the threads then park before their next user instruction.
+ * (usr/freeze/freeze-ptrace.c, end_group_stop()), and queues the ones m
+ * records before it lets a thread go; with crdbg.ko frozen, the threads
+ * then park before their next user instruction.
  */
-int crs_end_stop(pid_t pid, char *err, size_t errlen)
+int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen)
 {
 	struct freeze_backend *pt;
 	int r;
@@ -109,7 +178,9 @@ int crs_end_stop(pid_t pid, char *err, size_t errlen)
 	r = freeze_backend_open(FREEZE_BACKEND_PTRACE, &pt, err, errlen);
 	if (r)
 		return r;
-	r = thaw_process(pt, pid, err, errlen);
+	r = tell_sigconts(pt, m, pid, err, errlen);
+	if (!r)
+		r = thaw_process(pt, pid, err, errlen);
 	freeze_backend_close(pt);
 	return r;
 }
@@ -128,7 +199,7 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 		snprintf(err, errlen, "cannot open the freeze backend: %s", msg);
 		for (i = 0; i < m->nr_procs; i++)
 			if (!m->procs[i].stopped && !m->procs[i].zombie)
-				crs_end_stop(m->procs[i].pid, msg, sizeof(msg));
+				crs_end_stop(m, m->procs[i].pid, msg, sizeof(msg));
 		return r;
 	}
 	kmod = freeze_backend_kind(b) == FREEZE_BACKEND_KMOD;
@@ -158,9 +229,10 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			/*
 			 * A thread CRIU left in a group stop parks only on its
 			 * way back to user mode: end the stop while the
-			 * freeze holds the threads, then wait for them.
+			 * freeze holds the threads, then wait for them (the
+			 * SIGCONTs to queue again: at the release below).
 			 */
-			r = crs_end_stop(p->pid, msg, sizeof(msg));
+			r = crs_end_stop(NULL, p->pid, msg, sizeof(msg));
 			if (r && log)
 				fprintf(log, "crdbg: pid %d: %s\n", p->pid, msg);
 			crs_wait_parked(b, p->pid);
@@ -198,13 +270,30 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 			kill(p->pid, SIGSTOP);
 			continue;
 		}
+		/*
+		 * The SIGCONTs a group stop discarded: the ptrace thaw queues
+		 * them once it has ended the stop; crdbg.ko holds a process
+		 * that is not stopped (frozen here, at the checkpoint or at
+		 * CRIU's pre-resume): queued now. One still stopped gets them
+		 * from crs_end_stop() below.
+		 */
+		r = 0;
+		if (!kmod)
+			r = tell_sigconts(b, m, p->pid, msg, sizeof(msg));
+		else if (!crs_proc_stopped(p->pid))
+			queue_sigconts(m, p);
+		if (r && !ret) {
+			snprintf(err, errlen, "cannot keep the pending SIGCONT of pid %d: %s", p->pid,
+				 msg);
+			ret = r;
+		}
 		r = thaw_process(b, p->pid, msg, sizeof(msg));
 		if (r && hooked && hooked[i] && !ret) {
 			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
 			ret = r;
 		}
 		/* not frozen by us (no libcrdbg), or no hook: still stopped */
-		r = crs_end_stop(p->pid, msg, sizeof(msg));
+		r = crs_end_stop(m, p->pid, msg, sizeof(msg));
 		if (r && !ret) {
 			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
 			ret = r;

@@ -20,9 +20,11 @@ void crs_wait_parked(struct freeze_backend *b, pid_t pid);
 
 /*
  * End the group stop pid is in (CRIU's --leave-stopped, a hand-over)
- * without a SIGCONT the program sees; nothing when it is not stopped.
+ * without a SIGCONT the program sees, and queue again the SIGCONTs m
+ * records for pid (sigcont, sigcont-thread: the stop discarded them)
+ * before any thread runs; m may be NULL. Nothing when it is not stopped.
  */
-int crs_end_stop(pid_t pid, char *err, size_t errlen);
+int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen);
 
 /* Push the CRS hook on every MPIR process, thaw, end group stops (no SIGCONT seen). */
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,

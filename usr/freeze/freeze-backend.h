@@ -31,6 +31,9 @@ struct freeze_backend_ops {
 		     size_t max, char *err_msg, size_t err_len);
 	int (*push_hook)(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
 			 uint64_t arg, char *err_msg, size_t err_len);
+	/* optional: NULL when the backend never ends a group stop */
+	int (*requeue_sigcont)(struct freeze_backend *b, pid_t pid, bool shared,
+			       const pid_t *tids, size_t nr, char *err_msg, size_t err_len);
 };
 
 struct freeze_backend {

@@ -29,7 +29,10 @@
  * the stop is visible to the real parent's waitpid (WUNTRACED) after a
  * hand-over, and its end at thaw (WCONTINUED, SIGCHLD); any SIGCONT ends a
  * handed-over freeze; a signal that arrived while freezing is re-queued
- * with tgkill() at thaw or hand-over and loses its original siginfo.
+ * with tgkill() at thaw or hand-over and loses its original siginfo. The
+ * hand-over's SIGSTOP discards every pending SIGCONT: the caller records
+ * them first and gives them back to the thaw (freeze_requeue_sigcont()),
+ * which queues them once the stop has ended, before any thread runs.
  *
  * Hooks: push_hook() only records the request; thaw runs it, following
  * the "hook frame" contract of <linux/crdbg.h> with return_via USER: a
@@ -96,9 +99,19 @@ struct pt_target {
 	struct pt_target *next;
 };
 
+/* SIGCONTs to queue again when the thaw of pid ends its group stop. */
+struct pt_sigcont {
+	pid_t pid;
+	bool shared;		/* one for the whole process */
+	size_t nr;
+	pid_t *tids;		/* one on each of these threads */
+	struct pt_sigcont *next;
+};
+
 struct ptrace_backend {
 	struct freeze_backend base;
 	struct pt_target *targets;
+	struct pt_sigcont *sigconts;
 };
 
 static struct ptrace_backend *to_pt(struct freeze_backend *b)
@@ -665,14 +678,15 @@ static bool sigcont_queued(pid_t pid, pid_t tid)
 /*
  * Only SIGCONT ends a group stop (the hand-over's, or CRIU's), and a
  * program that handles SIGCONT would run its handler: raw CRIU sends none.
- * So every thread but one is let go back into the stop (the kernel keeps
- * a detached thread of a stopped group there), and SIGCONT goes to the one
- * still held, with tgkill (its own queue: no other thread can take it)
- * and every other signal blocked for the moment; that thread dequeues it
- * into a signal-delivery stop, and is detached with no signal, which
- * drops it. A SIGCONT the thread ignores is not even queued. The others
- * run as the stop ends, the held one at its detach; nothing ran in user
- * mode before. Returns the thread still held (its stop ends at detach).
+ * So SIGCONT goes to one thread, with tgkill (its own queue: no other
+ * thread can take it) and every other signal blocked for the moment; that
+ * thread dequeues it into a signal-delivery stop, and is detached later
+ * with no signal, which drops it. A SIGCONT the thread ignores is not even
+ * queued. Every other thread stays in its ptrace stop meanwhile (the
+ * stop's end only marks a trap for a seized thread): nothing runs in user
+ * mode until the caller detaches them, after queueing the SIGCONTs the
+ * group stop discarded (queue_sigconts()). Returns the thread that took
+ * the SIGCONT.
  */
 static int end_group_stop(struct pt_target *t, struct pt_thread **held, char *err_msg,
 			  size_t err_len)
@@ -689,14 +703,6 @@ static int end_group_stop(struct pt_target *t, struct pt_thread **held, char *er
 			th = &t->threads[i];
 	if (!th)
 		return 0;
-	for (i = 0; i < t->nr; i++) {
-		struct pt_thread *o = &t->threads[i];
-
-		if (o != th && o->state != FREEZE_THREAD_EXITED && o->stopped && o->group_stop) {
-			detach_thread(o, 0);
-			requeue_signals(t->pid, o);
-		}
-	}
 	*held = th;
 	if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof(old), &old) < 0 ||
 	    ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(only_cont), &only_cont) < 0 ||
@@ -730,13 +736,33 @@ static int end_group_stop(struct pt_target *t, struct pt_thread **held, char *er
 	return err;
 }
 
+/*
+ * The SIGCONTs a group stop discarded, queued again while every thread of
+ * t is still held (in a ptrace stop, the group stop already ended: sent
+ * during the stop, a SIGCONT would end it). A standard signal already
+ * pending is not queued twice. A thread gone meanwhile is skipped.
+ */
+static void queue_sigconts(const struct pt_target *t, const struct pt_sigcont *sc)
+{
+	size_t i;
+
+	if (!sc)
+		return;
+	if (sc->shared)
+		kill(t->pid, SIGCONT);
+	for (i = 0; i < sc->nr; i++)
+		syscall(SYS_tgkill, t->pid, sc->tids[i], SIGCONT);
+}
+
 /* ---- ops ---- */
 
 /*
  * Thaw: hooks, then (end_stop: the process is in a group stop we are to
- * end) the stop ended without a SIGCONT it sees, then every thread let go.
+ * end) the stop ended without a SIGCONT it sees, then the SIGCONTs sc
+ * says the stop discarded queued again, then every thread let go.
  */
-static int pt_release(struct pt_target *t, bool end_stop, char *err_msg, size_t err_len)
+static int pt_release(struct pt_target *t, bool end_stop, const struct pt_sigcont *sc,
+		      char *err_msg, size_t err_len)
 {
 	int err = start_hooks(t, err_msg, err_len), e = 0;
 	struct pt_thread *held = NULL;
@@ -745,6 +771,7 @@ static int pt_release(struct pt_target *t, bool end_stop, char *err_msg, size_t 
 	if (end_stop)
 		e = end_group_stop(t, &held, err_msg, err_len);
 	err = err ?: e;
+	queue_sigconts(t, sc);
 	for (i = 0; i < t->nr; i++) {
 		struct pt_thread *th = &t->threads[i];
 
@@ -761,9 +788,35 @@ static int pt_release(struct pt_target *t, bool end_stop, char *err_msg, size_t 
 	return err;
 }
 
-static int pt_thaw_target(struct pt_target *t, char *err_msg, size_t err_len)
+static struct pt_sigcont *sigcont_take(struct ptrace_backend *pb, pid_t pid)
 {
-	return pt_release(t, true, err_msg, err_len);
+	struct pt_sigcont **pp, *sc;
+
+	for (pp = &pb->sigconts; *pp; pp = &(*pp)->next)
+		if ((*pp)->pid == pid) {
+			sc = *pp;
+			*pp = sc->next;
+			return sc;
+		}
+	return NULL;
+}
+
+static void sigcont_free(struct pt_sigcont *sc)
+{
+	if (!sc)
+		return;
+	free(sc->tids);
+	free(sc);
+}
+
+static int pt_thaw_target(struct ptrace_backend *pb, struct pt_target *t, char *err_msg,
+			  size_t err_len)
+{
+	struct pt_sigcont *sc = sigcont_take(pb, t->pid);
+	int err = pt_release(t, true, sc, err_msg, err_len);
+
+	sigcont_free(sc);
+	return err;
 }
 
 /* Turn a ptrace freeze into a SIGSTOP group stop and detach (see top). */
@@ -894,7 +947,7 @@ static int pt_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t er
 
 	if (t) {
 		target_unlink(pb, t);
-		err = pt_thaw_target(t, err_msg, err_len);
+		err = pt_thaw_target(pb, t, err_msg, err_len);
 		target_free(t);
 		return err;
 	}
@@ -916,7 +969,7 @@ static int pt_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t er
 	if (err < 0)
 		detach_all(t);
 	else
-		err = pt_thaw_target(t, err_msg, err_len);
+		err = pt_thaw_target(pb, t, err_msg, err_len);
 	target_free(t);
 	return err;
 }
@@ -1013,6 +1066,28 @@ static int pt_push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t
 	return 0;
 }
 
+static int pt_requeue_sigcont(struct freeze_backend *b, pid_t pid, bool shared,
+			      const pid_t *tids, size_t nr, char *err_msg, size_t err_len)
+{
+	struct ptrace_backend *pb = to_pt(b);
+	struct pt_sigcont *sc = calloc(1, sizeof(*sc));
+
+	if (!sc || (nr && !(sc->tids = malloc(nr * sizeof(*tids))))) {
+		free(sc);
+		snprintf(err_msg, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	sc->pid = pid;
+	sc->shared = shared;
+	sc->nr = nr;
+	if (nr)
+		memcpy(sc->tids, tids, nr * sizeof(*tids));
+	sigcont_free(sigcont_take(pb, pid));
+	sc->next = pb->sigconts;
+	pb->sigconts = sc;
+	return 0;
+}
+
 static void pt_close(struct freeze_backend *b)
 {
 	struct ptrace_backend *pb = to_pt(b);
@@ -1027,10 +1102,12 @@ static void pt_close(struct freeze_backend *b)
 			pt_hand_over(t, msg, sizeof(msg));
 		} else {
 			/* released as it was: a process stopped before stays so */
-			pt_release(t, false, msg, sizeof(msg));
+			pt_release(t, false, NULL, msg, sizeof(msg));
 		}
 		target_free(t);
 	}
+	while (pb->sigconts)
+		sigcont_free(sigcont_take(pb, pb->sigconts->pid));
 	free(pb);
 }
 
@@ -1041,6 +1118,7 @@ static const struct freeze_backend_ops ptrace_ops = {
 	.thaw = pt_thaw,
 	.query = pt_query,
 	.push_hook = pt_push_hook,
+	.requeue_sigcont = pt_requeue_sigcont,
 };
 
 int freeze_ptrace_open(struct freeze_backend **ret, char *err_msg, size_t err_len)

@@ -147,6 +147,22 @@ int query_process(struct freeze_backend *b, pid_t pid, struct freeze_thread *thr
 	return b->ops->query(b, pid, threads, max, err_msg, err_len);
 }
 
+int freeze_requeue_sigcont(struct freeze_backend *b, pid_t pid, bool shared, const pid_t *tids,
+			   size_t nr, char *err_msg, size_t err_len)
+{
+	PREPARE(b, pid, err_msg, err_len);
+	if (nr > FREEZE_MAX_SIGCONT_TIDS || (nr && !tids)) {
+		snprintf(err_msg, err_len, "%zu thread ids for pid %d: at most %d, in an array",
+			 nr, (int)pid, FREEZE_MAX_SIGCONT_TIDS);
+		return -EINVAL;
+	}
+	if (!b->ops->requeue_sigcont) {
+		snprintf(err_msg, err_len, "the %s backend never ends a group stop", b->ops->name);
+		return -EOPNOTSUPP;
+	}
+	return b->ops->requeue_sigcont(b, pid, shared, tids, nr, err_msg, err_len);
+}
+
 int push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
 	      uint64_t arg, char *err_msg, size_t err_len)
 {

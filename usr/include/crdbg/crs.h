@@ -41,6 +41,7 @@ struct crs_proc {
 	bool stopped;		/* in a group stop (SIGSTOP, SIGTSTP...) at checkpoint */
 	bool zombie;		/* exited, not yet reaped: CRIU dumps it, crdbg leaves it be */
 	uint64_t rt_info;	/* its struct crdbg_rt_info (libcrdbg), 0 if unknown */
+	bool sigcont;		/* SIGCONT pending process-wide at the freeze (a group stop drops it) */
 };
 
 /*
@@ -62,6 +63,7 @@ struct crs_stdio {
 struct crs_thread {
 	pid_t pid, tid;
 	uint64_t pc, sp;
+	bool sigcont;		/* SIGCONT pending on this thread alone at the freeze */
 };
 
 /* How a file's content is checked: "file" records SHA-256, "file-xxh128" XXH3-128. */

@@ -74,4 +74,20 @@ int query_process(struct freeze_backend *b, pid_t pid, struct freeze_thread *thr
 int push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
 	      uint64_t arg, char *err_msg, size_t err_len);
 
+/*
+ * The SIGCONTs pid had pending before a group stop discarded them (a stop
+ * signal flushes every pending SIGCONT: kernel/signal.c, prepare_signal()):
+ * one for the whole process (shared) and one on each of the nr threads
+ * tids. This handle's thaw of pid queues them again after it has ended
+ * pid's group stop (a SIGCONT sent before would end the stop itself, with
+ * no thread held) and before it lets any thread run: where the program
+ * blocks SIGCONT, as it did, they stay pending and no handler runs early.
+ * Replaces an earlier call for pid; at most FREEZE_MAX_SIGCONT_TIDS tids.
+ * The ptrace backend only: crdbg.ko never ends a group stop (-EOPNOTSUPP;
+ * its caller queues them itself while the module holds the process).
+ */
+#define FREEZE_MAX_SIGCONT_TIDS	65536
+int freeze_requeue_sigcont(struct freeze_backend *b, pid_t pid, bool shared, const pid_t *tids,
+			   size_t nr, char *err_msg, size_t err_len);
+
 #endif /* CRDBG_FREEZE_H */
