@@ -69,13 +69,20 @@ user_criu_opts() {
 	esac
 }
 
-# The modes a program runs besides MODES: a restart on the other backend
-# or --lazy restores the tree stopped by CRIU (--leave-stopped) where the
-# checkpoint's own backend may not, and CRIU's SIGSTOP discards pending
-# SIGCONTs: crdbg must queue them again from the metadata.
+# The modes a program runs besides MODES (not already in them): the
+# ptrace backend's continue hands the tree to CRIU in a group stop, a
+# restart on the other backend or with --lazy restores it stopped by CRIU
+# (--leave-stopped) where the checkpoint's own backend may not, and each
+# of those stops discards pending SIGCONTs: crdbg must queue them again
+# from the metadata.
 extra_modes() {
+	local m
 	case $1 in
-	sigcont_pending) echo kmod-to-ptrace ptrace-to-kmod kmod-lazy ptrace-lazy ;;
+	sigcont_pending)
+		for m in cont-ptrace kmod-to-ptrace ptrace-to-kmod kmod-lazy ptrace-lazy; do
+			[[ " ${MODES[*]} " == *" $m "* ]] || echo "$m"
+		done
+		;;
 	esac
 }
 
