@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 backend="timeline, $freeze"
 . "$top/tests/guest/tap.sh"
-echo "1..16"
+echo "1..15"
 
 # block NAME: what is compared at stop 1 and after going back to it.
 block() {
