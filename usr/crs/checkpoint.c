@@ -292,7 +292,6 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 	}
 }
 
-/* What CRIU needs for this tree (criu-opts.h), then the user's options. */
 /*
  * CRIU has let go of every thread of the tree: untraced, and held again,
  * parked by crdbg.ko (kmod) or in the group stop (ptrace backend, a
@@ -366,6 +365,7 @@ static int run_dump(struct crs_criu_dump *d, struct freeze_backend *kmod,
 	return r;
 }
 
+/* What CRIU needs for this tree (criu-opts.h), then the user's options. */
 static int add_criu_opts(const struct crs_checkpoint_opts *o, const pid_t *pids, size_t nr,
 			 struct crs_meta *m, char *err, size_t errlen)
 {
