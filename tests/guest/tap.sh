@@ -7,7 +7,9 @@ failed=0
 ok() { n=$((n + 1)); echo "ok $n $backend: $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $backend: $*"; }
 skip() { n=$((n + 1)); echo "ok $n $backend: $1 # SKIP $2"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+# check DESC CMD...: one TAP line for CMD's outcome; fails as CMD did, so
+# that "check ... || diag FILE" shows why.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; return 1; fi; }
 diag() { sed "s/^/# /" "$@" 2>/dev/null | head -n "${DIAG_LINES:-20}"; }
 
 # wait_for COND...: poll a condition for at most ~60 s.

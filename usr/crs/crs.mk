@@ -12,7 +12,7 @@ $(LIB_CRS): $(CRS_OBJS)
 	$(AR) rcs $@ $^
 
 CLI_LIBS += $(LIB_CRS)
-CLI_LDLIBS += -lcrypto -lxxhash
+CLI_LDLIBS += -lcrypto
 ALL_TARGETS += $(LIB_CRS)
 
 # Host tests (kselftest harness, run from the repo root).
@@ -26,7 +26,7 @@ $(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(LIB_CRDBG)
 
 $(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto -lxxhash
+	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto
 
 ALL_TARGETS += $(CRS_TESTS)
 HOST_TESTS += $(CRS_TESTS)
