@@ -5,7 +5,9 @@
 # this boots one (scripts/vm) and runs bench-guest.sh there; prints its
 # Markdown sections: crdbg vs raw CRIU, incremental checkpoints, lazy
 # restart. Sizes: CKPT_BENCH_MB (MiB, default "64 1024"),
-# CKPT_BENCH_INCR_MB (the incremental and lazy rows, default 1024);
+# CKPT_BENCH_INCR_MB (the incremental rows, default 1024), CKPT_BENCH_LAZY_MB
+# (the lazy rows, default CKPT_BENCH_INCR_MB); CKPT_BENCH_SECTIONS (which
+# sections, in order; default all);
 # guest memory CKPT_BENCH_MEM (default 6144: a 1 GiB program, its images
 # and a restored copy); CKPT_BENCH_ROUNDS (default 2); the XXH3-128 vs
 # SHA-256 table at CKPT_BENCH_DIGEST_MB (default: CKPT_BENCH_MB).
@@ -14,7 +16,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 res=$(mktemp -d /tmp/crdbg-ckpt-bench.XXXXXX)
 trap 'rm -rf "$res"' EXIT
 if "$top/scripts/vm" --timeout 5400 --mem "${CKPT_BENCH_MEM:-6144}" --results "$res" -- /bin/sh -c \
-	"CKPT_BENCH_MB='${CKPT_BENCH_MB:-64 1024}' CKPT_BENCH_DIGEST_MB='${CKPT_BENCH_DIGEST_MB:-${CKPT_BENCH_MB:-64 1024}}' CKPT_BENCH_INCR_MB=${CKPT_BENCH_INCR_MB:-1024} CKPT_BENCH_ROUNDS=${CKPT_BENCH_ROUNDS:-2} CRDBG_BUILD=${CRDBG_BUILD:-$top/build} $top/tests/crs/bench-guest.sh >$res/bench.md 2>$res/bench.err" \
+	"CKPT_BENCH_SECTIONS='${CKPT_BENCH_SECTIONS:-commands incr stop lazy digests}' CKPT_BENCH_LAZY_MB='${CKPT_BENCH_LAZY_MB:-${CKPT_BENCH_INCR_MB:-1024}}' CKPT_BENCH_MB='${CKPT_BENCH_MB:-64 1024}' CKPT_BENCH_DIGEST_MB='${CKPT_BENCH_DIGEST_MB:-${CKPT_BENCH_MB:-64 1024}}' CKPT_BENCH_INCR_MB=${CKPT_BENCH_INCR_MB:-1024} CKPT_BENCH_ROUNDS=${CKPT_BENCH_ROUNDS:-2} CRDBG_BUILD=${CRDBG_BUILD:-$top/build} $top/tests/crs/bench-guest.sh >$res/bench.md 2>$res/bench.err" \
 	>"$res/vm.log" 2>&1 && [[ -s $res/bench.md ]]; then
 	cat "$res/bench.md"
 	echo

@@ -8,7 +8,11 @@
 # checkpointed and killed; a lazy restart must print what an uninterrupted
 # run prints, from a full checkpoint and from an incremental one. If the
 # lazy-pages server dies while the restored program runs, crdbg kills the
-# program and says why in one line.
+# program and says why in one line. crdbg serves the pages of a full
+# checkpoint itself and checks each chunk before its pages go: a byte
+# flipped in a pages image is found after the release, when its chunk is
+# first asked for, and the program is killed before it gets it; a
+# truncated pages image is refused before CRIU starts.
 set -u
 backend=${1:?usage: test_lazy.sh ptrace|kmod}
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -40,10 +44,10 @@ run() {
 	pids+=("$pid")
 }
 
-echo "1..4"
+echo "1..6"
 
 if ! criu check --feature uffd-noncoop >/dev/null 2>&1; then
-	for t in 1 2 3 4; do skip "lazy restart test $t" "criu check --feature uffd-noncoop fails here"; done
+	for t in 1 2 3 4 5 6; do skip "lazy restart test $t" "criu check --feature uffd-noncoop fails here"; done
 	exit 0
 fi
 
@@ -69,9 +73,9 @@ lazy_from() { # HANDLE AT-FILE
 		grep -q 'lazy restore: pages on demand' "$work/r.$1.log" &&
 		cmp -s "$work/plain.out" "$work/lazy.out"
 }
-lazy_from "$h1" "$work/lazy.at1"
+lazy_from "$h1" "$work/lazy.at1" && grep -q 'served by crdbg, each chunk checked' "$work/r.$h1.log"
 rc=$?
-check "restart --lazy of a full checkpoint runs to the uninterrupted output" test "$rc" = 0
+check "restart --lazy of a full checkpoint (pages served and checked by crdbg) runs to the uninterrupted output" test "$rc" = 0
 [[ $rc == 0 ]] || diag "$work/c1.log" "$work/r.$h1.log" "$work/lazy.out"
 lazy_from "$h2" "$work/lazy.at2"
 rc=$?
@@ -120,5 +124,47 @@ else
 	skip "that checkpoint then restarts in full" "see the previous test"
 fi
 
-[[ $n == 4 ]] || echo "# planned 4 tests, ran $n"
+# A flipped byte three quarters into the largest pages image (in the
+# program's 256 MiB buffer, which CRIU leaves to lazy-pages, far enough
+# in that the copy behind does not reach it before the release): the
+# restart releases the program, then kills it when that chunk is first
+# asked for, in one line naming the image; the program never prints its end.
+run bad 256
+wait_for has_line "$work/bad.out" '^wait 1$'
+hb=$("$crdbg" checkpoint "$pid" --backend "$backend" --kill 2>"$work/cb.log")
+wait_for gone "$pid"
+touch "$work/bad.go.1" "$work/bad.go.2" "$work/bad.go.3"
+img=$(ls -S "$CRDBG_STORE/$hb"/pages-*.img | head -n 1)
+size=$(stat -c %s "$img")
+cp "$img" "$work/pages.orig"
+printf '\x5a' | dd of="$img" bs=1 seek=$((size / 4 * 3)) conv=notrunc status=none
+cmp -s "$img" "$work/pages.orig" || flipped=1
+timeout 300 "$crdbg" restart "$hb" --lazy --backend "$backend" -v >"$work/rb.log" 2>"$work/rb.err"
+rc=$?
+bad_ok() {
+	local name
+	name=$(basename "$img")
+	[[ $rc != 0 && ${flipped:-0} == 1 ]] &&
+		grep -q 'crdbg: restart released after' "$work/rb.err" &&
+		[[ $(grep -c '^crdbg: restart: checkpoint' "$work/rb.err") == 1 ]] &&
+		grep -q "^crdbg: restart: checkpoint $hb is corrupt: checksum of $name does not match in bytes [0-9]*-[0-9]* (found when criu lazy-pages asked for those pages, before any was served: the restored processes were killed)\$" "$work/rb.err" &&
+		gone "$pid" && ! grep -q '^done' "$work/bad.out"
+}
+check "a flipped byte in a pages chunk served after the release: the program is killed before it gets it, one line naming the image" bad_ok
+bad_ok || diag "$work/rb.err" "$work/bad.out"
+
+# The same image truncated by a page: refused before CRIU starts.
+cp "$work/pages.orig" "$img"
+truncate -s $((size - 4096)) "$img"
+timeout 300 "$crdbg" restart "$hb" --lazy --backend "$backend" >"$work/rt.log" 2>"$work/rt.err"
+rc=$?
+trunc_ok() {
+	[[ $rc != 0 && $(wc -l <"$work/rt.err") == 1 ]] &&
+		grep -q "^crdbg: restart: checkpoint $hb is corrupt: $(basename "$img") has $((size - 4096)) bytes, expected $size\$" "$work/rt.err" &&
+		gone "$pid" && ! grep -q '^done' "$work/bad.out"
+}
+check "a truncated pages image: restart --lazy refuses it before criu runs, one line" trunc_ok
+trunc_ok || diag "$work/rt.err"
+
+[[ $n == 6 ]] || echo "# planned 6 tests, ran $n"
 exit $((failed ? 1 : 0))

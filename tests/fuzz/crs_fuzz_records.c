@@ -1,16 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the two record decoders of the store, a checkpoint's
- * metadata and a job's manifest (the first byte picks one). Whatever the
- * bytes, a decoder stays inside them, and whatever it accepts formats
- * back into exactly what it read (the seal covers every byte).
+ * libFuzzer target: the record decoders of the store, a checkpoint's
+ * metadata (its chunk-xxh128 records included) and a job's manifest, and
+ * CRIU's pagemap images as crdbg's lazy page server reads them (the first
+ * byte picks one). Whatever the bytes, a decoder stays inside them, and
+ * whatever it accepts formats back into exactly what it read (the seal
+ * covers every byte); a pagemap it accepts is in order and every lookup
+ * finds the entry that holds the address.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <crdbg/job.h>
+#include "criu-pagemap.h"
 #include "meta.h"
+
+static void pagemap_or_abort(const char *buf, size_t len)
+{
+	struct crs_pagemap pm;
+	char err[256];
+	size_t i;
+
+	if (crs_pagemap_parse(buf, len, &pm, err, sizeof(err)))
+		return;
+	for (i = 0; i < pm.nr; i++) {
+		const struct crs_pagemap_entry *e = &pm.e[i];
+		uint64_t last = e->vaddr + ((uint64_t)e->nr_pages - 1) * CRS_PAGE_SIZE;
+
+		if (crs_pagemap_find(&pm, e->vaddr) != e || crs_pagemap_find(&pm, last) != e)
+			abort();
+		if (i && e->vaddr < pm.e[i - 1].vaddr)
+			abort();
+	}
+	crs_pagemap_free(&pm);
+}
 
 static void same_or_abort(const uint8_t *in, size_t len, const char *out, size_t out_len)
 {
@@ -30,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		return 0;
 	memcpy(buf, data + 1, size - 1);
-	if (data[0] & 1) {
+	if (data[0] & 2) {
+		pagemap_or_abort(buf, size - 1);
+	} else if (data[0] & 1) {
 		struct crs_job j;
 
 		if (!crs_job_parse(buf, size - 1, &j, err, sizeof(err))) {

@@ -589,10 +589,11 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	return child;
 }
 
-pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err, size_t errlen)
+pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd, char *err,
+				size_t errlen)
 {
-	char fdstr[16], log[4200], c;
-	char *argv[16];
+	char fdstr[16], psstr[16], log[4200], c;
+	char *argv[20];
 	int fds[2], i = 0;
 	ssize_t n;
 	pid_t child;
@@ -613,6 +614,12 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err,
 	argv[i++] = (char *)criu_verbosity();
 	argv[i++] = "--status-fd";
 	argv[i++] = fdstr;
+	if (ps_fd >= 0) {
+		snprintf(psstr, sizeof(psstr), "%d", ps_fd);
+		argv[i++] = "--page-server";
+		argv[i++] = "--ps-socket";
+		argv[i++] = psstr;
+	}
 	argv[i] = NULL;
 	child = fork();
 	if (child < 0) {
@@ -631,6 +638,8 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err,
 			dup2(null, 2);
 		}
 		fcntl(fds[1], F_SETFD, 0);	/* the status fd goes to criu */
+		if (ps_fd >= 0)
+			fcntl(ps_fd, F_SETFD, 0);	/* and the page server's socket */
 		execvp(argv[0], argv);
 		_exit(127);
 	}

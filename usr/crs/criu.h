@@ -58,9 +58,12 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 /*
  * Start `criu lazy-pages` for dir (a child; it serves page faults of the
  * restored tree through userfaultfd, then copies the remaining pages, and
- * exits once every page is in); returns its pid once it listens.
+ * exits once every page is in); returns its pid once it listens. With
+ * ps_fd >= 0 it reads the pages from the page server on that socket
+ * (--page-server --ps-socket; page-server.c) instead of the images.
  */
-pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, char *err, size_t errlen);
+pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd, char *err,
+				size_t errlen);
 
 /*
  * The same in two steps, so that CRIU starts up while the tree still runs:

@@ -2,6 +2,7 @@
 /* Metadata of one checkpoint: build, serialize, parse (see meta.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ void crs_meta_free(struct crs_meta *m)
 	free(m->threads);
 	free(m->files);
 	free(m->stdio);
+	free(m->chunks);
+	m->chunks = NULL;
+	m->nr_chunks = 0;
 	m->procs = NULL;
 	m->threads = NULL;
 	m->files = NULL;
@@ -61,6 +65,15 @@ int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t)
 int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f)
 {
 	return grow((void **)&m->files, &m->nr_files, CRS_MAX_FILES, sizeof(*f), f);
+}
+
+static bool name_valid(const char *n);
+
+int crs_meta_add_chunk(struct crs_meta *m, const struct crs_chunk *c)
+{
+	if (!name_valid(c->name) || !c->len || c->len > INT64_MAX || c->off > INT64_MAX - c->len)
+		return -EINVAL;
+	return grow((void **)&m->chunks, &m->nr_chunks, CRS_MAX_CHUNKS, sizeof(*c), c);
 }
 
 /* The link is the rest of its line: printable up to the end, not empty. */
@@ -251,6 +264,20 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 			fprintf(f, "file %s %" PRIu64 " %s\n", hex, m->files[i].size,
 				m->files[i].name);
 	}
+	for (i = 0; i < m->nr_chunks; i++) {
+		const struct crs_chunk *c = &m->chunks[i];
+
+		if (!name_valid(c->name) || !c->len) {
+			fclose(f);
+			free(buf);
+			return -EINVAL;
+		}
+		memset(d, 0, sizeof(d));
+		memcpy(d, c->digest, sizeof(c->digest));
+		crs_sha256_hex(d, hex);		/* 16 bytes: its first 32 digits */
+		fprintf(f, "chunk-xxh128 %.32s %" PRIu64 " %" PRIu64 " %s\n", hex, c->off, c->len,
+			c->name);
+	}
 	if (fflush(f)) {
 		fclose(f);
 		free(buf);
@@ -368,7 +395,7 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 	char *f[8], *rest;
 	int64_t v, w;
 	pid_t pid;
-	int n;
+	int n, r;
 
 	rest = strchr(line, ' ');
 	if (!rest)
@@ -481,6 +508,23 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		strcpy(fl.name, f[2]);
 		if (crs_meta_add_file(m, &fl))
 			return crs_fail(err, errlen, -EBADMSG, "metadata: too many files");
+	} else if (!strcmp(line, "chunk-xxh128") && n == 4) {
+		struct crs_chunk c = { 0 };
+		int64_t len;
+
+		if (!crs_digest_from_hex(f[0], c.digest, sizeof(c.digest)) ||
+		    !parse_i64(f[1], 0, INT64_MAX, &v) || !parse_i64(f[2], 1, INT64_MAX, &len) ||
+		    strlen(f[3]) >= sizeof(c.name))
+			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad chunk record",
+				    lineno);
+		c.off = (uint64_t)v;
+		c.len = (uint64_t)len;
+		strcpy(c.name, f[3]);
+		r = crs_meta_add_chunk(m, &c);
+		if (r)
+			return crs_fail(err, errlen, -EBADMSG, r == -E2BIG ?
+				    "metadata: too many chunk records" :
+				    "metadata line %u: bad chunk record", lineno);
 	} else {
 		return crs_fail(err, errlen, -EBADMSG, "metadata line %u: unknown or malformed \"%s\"",
 			    lineno, line);

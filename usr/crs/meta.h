@@ -27,6 +27,8 @@
  *   thread <pid> <tid> <pc 0x..> <sp 0x..>
  *   sigcont-thread <pid> <tid>   SIGCONT was pending on that thread alone (SigPnd): likewise
  *   file <sha256 hex> <size> <name>
+ *   file-xxh128 <xxh3-128 hex> <size> <name>
+ *   chunk-xxh128 <xxh3-128 hex> <offset> <length> <name>   a pages image chunk by chunk
  *   end <sha256 hex of every byte before this line>
  *
  * A file without its "end" line, or whose end checksum differs, is
@@ -46,6 +48,8 @@
 int crs_meta_add_proc(struct crs_meta *m, const struct crs_proc *p);
 int crs_meta_add_thread(struct crs_meta *m, const struct crs_thread *t);
 int crs_meta_add_file(struct crs_meta *m, const struct crs_file *f);
+/* -E2BIG when full, -EINVAL for a bad name or an empty or overflowing range. */
+int crs_meta_add_chunk(struct crs_meta *m, const struct crs_chunk *c);
 /* -EINVAL unless fd is 0-2 and the link one non-empty line. */
 int crs_meta_add_stdio(struct crs_meta *m, const struct crs_stdio *s);
 /* -E2BIG when full, -EINVAL unless opt is one printable "--name[=value]". */

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "clock.h"
 #include "error.h"
 #include "page-check.h"
+#include "page-server.h"
 #include "pre-resume.h"
 #include "resume.h"
 #include "criu.h"
@@ -124,15 +126,29 @@ static bool failed(int st)
 }
 
 /*
+ * The reason crdbg's page server killed the tree (a chunk of a pages
+ * image did not match, or could not be read), when it did: on a lazy
+ * restart it serves, it is the one error to report.
+ */
+static int served_failure(struct crs_page_server *ps, char *err, size_t errlen)
+{
+	return ps->m ? crs_page_server_failed(ps, err, errlen) : 0;
+}
+
+/*
  * The lazy-pages server (wait status st) failed while the tree lived:
  * kill the tree, say so in one line.
  */
-static int lazy_lost(const struct crs_meta *m, int st, const char *work, char *err,
-		     size_t errlen)
+static int lazy_lost(const struct crs_meta *m, struct crs_page_server *ps, int st,
+		     const char *work, char *err, size_t errlen)
 {
 	char log[PATH_MAX + 32], why[512];
+	int r;
 
 	kill_tree(m);
+	r = served_failure(ps, err, errlen);
+	if (r)
+		return r;
 	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_LAZY_LOG);
 	crs_criu_log_error(log, why, sizeof(why));
 	if (WIFSIGNALED(st))
@@ -147,17 +163,19 @@ static int lazy_lost(const struct crs_meta *m, int st, const char *work, char *e
  * if the server died, that is why (a thread ran on a page it could no
  * longer serve), and it is the one error to report. Returns 1 then.
  */
-static int lazy_lost_at_release(const struct crs_meta *m, pid_t *lazy, const char *work,
-				char *err, size_t errlen)
+static int lazy_lost_at_release(const struct crs_meta *m, struct crs_page_server *ps,
+				pid_t *lazy, const char *work, char *err, size_t errlen)
 {
 	int st;
 
+	if (served_failure(ps, err, errlen))
+		return 1;
 	if (*lazy <= 0 || waitpid(*lazy, &st, WNOHANG) != *lazy)
 		return 0;
 	*lazy = 0;
 	if (!failed(st))
 		return 0;
-	lazy_lost(m, st, work, err, errlen);
+	lazy_lost(m, ps, st, work, err, errlen);
 	return 1;
 }
 
@@ -168,8 +186,8 @@ static int lazy_lost_at_release(const struct crs_meta *m, pid_t *lazy, const cha
  * rather than let run on (the kernel hands a faulting thread a zero page
  * once the server's userfaultfd is gone).
  */
-static int wait_done(const struct crs_meta *m, pid_t criu, pid_t lazy, const char *work,
-		     int *ret_st, char *err, size_t errlen)
+static int wait_done(const struct crs_meta *m, struct crs_page_server *ps, pid_t criu,
+		     pid_t lazy, const char *work, int *ret_st, char *err, size_t errlen)
 {
 	int st, r = 0;
 	pid_t p;
@@ -186,10 +204,11 @@ static int wait_done(const struct crs_meta *m, pid_t criu, pid_t lazy, const cha
 		} else if (p == lazy) {
 			lazy = 0;
 			if (failed(st) && criu > 0)
-				r = lazy_lost(m, st, work, err, errlen);
+				r = lazy_lost(m, ps, st, work, err, errlen);
 		}
 	}
-	return r;
+	/* lazy-pages may end well once every process it served is gone */
+	return r ? r : served_failure(ps, err, errlen);
 }
 
 /*
@@ -290,11 +309,13 @@ static void reap_killed(const struct crs_meta *m, pid_t criu)
  * any of its own instructions ran, and the restart fails in one line
  * naming the file.
  */
-static int check_pages_before_release(struct crs_page_check *pc, const struct crs_meta *m,
-				      pid_t criu, pid_t lazy, char *err, size_t errlen)
+static int check_pages_before_release(struct crs_page_check *pc, struct crs_page_server *ps,
+				      const struct crs_meta *m, pid_t criu, pid_t lazy, char *err,
+				      size_t errlen)
 {
 	char why[1024];
-	int r = crs_page_check_join(pc, why, sizeof(why));
+	int r = ps->m ? crs_page_server_wait_eager(ps, why, sizeof(why)) :
+			crs_page_check_join(pc, why, sizeof(why));
 
 	if (!r)
 		return 0;
@@ -303,6 +324,8 @@ static int check_pages_before_release(struct crs_page_check *pc, const struct cr
 	if (lazy > 0)
 		kill(lazy, SIGKILL);
 	reap_killed(m, criu);
+	if (ps->m)	/* its line says when it was found */
+		return crs_fail(err, errlen, r, "%s", why);
 	return crs_fail(err, errlen, r,
 			"%s (found while criu restored it: the restored processes were killed before running any instruction)",
 			why);
@@ -412,6 +435,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	const char *tmp = getenv("TMPDIR");
 	struct crs_pre_resume pr = { .ready_fd = -1, .go_fd = -1 };
 	struct crs_page_check pc = { .started = false };
+	struct crs_page_server ps = { .m = NULL };
 	struct freeze_backend *b, *frozen = NULL;
 	time_t deadline;
 	enum freeze_backend_kind kind;
@@ -420,7 +444,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	uint64_t arg;
 	pid_t criu, lazy = 0;
 	double t0 = crs_clock_ms(), t_verified, t_restored, t_pages;
-	bool pages_later;
+	bool pages_later, served;
 	size_t i;
 	int r, st = 0;
 
@@ -441,7 +465,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		return r;
 	crs_store_path(root, o->handle, dir, sizeof(dir));
 	r = verify_before_restore(root, o->handle, dir, &m, &pages_later, err, errlen);
-	if (!r)
+	/* A lazy restart checks its pages chunk by chunk as they are served. */
+	served = o->lazy && pages_later && crs_page_server_applies(&m);
+	if (!r && served)
+		r = crs_page_server_start(&ps, dir, &m, err, errlen);
+	else if (!r)
 		r = start_page_check(&pc, pages_later, root, o->handle, &m, err, errlen);
 	if (r)
 		goto out;
@@ -483,15 +511,19 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	/* Orphans of the restored tree come to us, not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (o->lazy) {
-		lazy = crs_criu_lazy_pages_start(dir, work, msg, sizeof(msg));
+		lazy = crs_criu_lazy_pages_start(dir, work,
+						 served ? crs_page_server_peer(&ps) : -1, msg,
+						 sizeof(msg));
+		crs_page_server_peer_close(&ps);
 		if (lazy < 0) {
 			r = crs_fail(err, errlen, lazy, "cannot start criu lazy-pages: %s", msg);
 			goto out;
 		}
 	}
 	if (lazy > 0 && o->verbose && o->log)
-		fprintf(o->log, "crdbg: lazy restore: pages on demand from criu lazy-pages (pid %d)\n",
-			(int)lazy);
+		fprintf(o->log, "crdbg: lazy restore: pages on demand from criu lazy-pages (pid %d)%s\n",
+			(int)lazy, served ? ", served by crdbg, each chunk checked before its pages go" :
+			"");
 	/*
 	 * Without its script (noexec $TMPDIR), as with ptrace: restored
 	 * stopped. A lazy restore keeps --leave-stopped (not tried with it).
@@ -526,7 +558,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		goto out_lazy;
 	t_restored = crs_clock_ms();
 	/* the pages are checked before the job's part says it is restored */
-	r = check_pages_before_release(&pc, &m, criu, lazy, err, errlen);
+	r = check_pages_before_release(&pc, &ps, &m, criu, lazy, err, errlen);
 	if (r)
 		goto out;
 	t_pages = crs_clock_ms();
@@ -536,14 +568,15 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		kill_tree(&m);
 		freeze_backend_close(frozen);	/* a killed thread leaves its park */
 		frozen = NULL;
-		wait_done(&m, criu, lazy, work, &st, msg, sizeof(msg));
+		wait_done(&m, &ps, criu, lazy, work, &st, msg, sizeof(msg));
 		goto out;
 	}
 
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
-	if (r && lazy_lost_at_release(&m, &lazy, work, err, errlen)) {
-		wait_done(&m, criu, 0, work, &st, msg, sizeof(msg));
+	if (r && lazy_lost_at_release(&m, &ps, &lazy, work, err, errlen)) {
+		kill_tree(&m);
+		wait_done(&m, &ps, criu, 0, work, &st, msg, sizeof(msg));
 		r = -EIO;
 		goto out;
 	}
@@ -553,7 +586,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		announce_parked(&m, stderr, o->log);
 	if (o->verbose && o->log && pages_later)
 		fprintf(o->log, "crdbg: restart: the memory pages' digests were checked beside criu restore, done %.0f ms after the start\n",
-			pc.done_ms ? pc.done_ms - t0 : t_verified - t0);
+			pc.done_ms ? pc.done_ms - t0 : ps.eager_ms ? ps.eager_ms - t0 : t_verified - t0);
 	if (o->verbose && o->log)
 		fprintf(o->log, "crdbg: restart released after %.0f ms: verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
 			crs_clock_ms() - t0, t_verified - t0, t_restored - t_verified,
@@ -563,7 +596,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	crs_pre_resume_close(&pr);
 
 	/* criu waits for the root and exits with its status. */
-	r = wait_done(&m, criu, lazy, work, &st, err, errlen);
+	r = wait_done(&m, &ps, criu, lazy, work, &st, err, errlen);
+	crs_page_server_stop(&ps);	/* lazy-pages is gone: so is its session */
+	if (o->verbose && o->log && served)
+		fprintf(o->log, "crdbg: lazy restore: crdbg served %" PRIu64 " pages and checked %" PRIu64 " chunks\n",
+			ps.served_pages, ps.chunks_checked);
 	if (r)
 		goto out;
 	*ret_status = st;
@@ -577,6 +614,7 @@ out_lazy:
 	}
 out:
 	page_check_after_failure(&pc, r, err, errlen);
+	crs_page_server_stop(&ps);
 	freeze_backend_close(frozen);
 	crs_pre_resume_close(&pr);
 	crs_meta_free(&m);

@@ -168,6 +168,37 @@ static bool is_parent_link(int dfd, const char *name, const struct crs_meta *m)
 	return !strcmp(got, want);
 }
 
+struct chunk_to_meta {
+	struct crs_meta *m;
+	const char *name;
+};
+
+static int add_chunk(void *arg, uint64_t off, uint64_t len, const uint8_t d[CRS_XXH128_LEN])
+{
+	struct chunk_to_meta *c = arg;
+	struct crs_chunk ch = { .off = off, .len = len };
+
+	snprintf(ch.name, sizeof(ch.name), "%s", c->name);
+	memcpy(ch.digest, d, sizeof(ch.digest));
+	return crs_meta_add_chunk(c->m, &ch);
+}
+
+/*
+ * A new file's digest; a pages image's (XXH3-128) also chunk by chunk, in
+ * the same pass, for a lazy restart to check as it serves them.
+ */
+static int digest_new_file(int dfd, const char *name, enum crs_digest kind, struct crs_meta *m,
+			   struct crs_file *f)
+{
+	struct chunk_to_meta c = { m, name };
+
+	if (kind != CRS_DIGEST_XXH128 || !crs_store_is_pages(name))
+		return digest_file(dfd, name, kind, f->sha, &f->size);
+	memset(f->sha, 0, sizeof(f->sha));
+	return crs_xxh128_file_chunked(dfd, name, CRS_PAGE_CHUNK_BYTES, add_chunk, &c, f->sha,
+				       &f->size);
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(((const struct crs_file *)a)->name, ((const struct crs_file *)b)->name);
@@ -206,7 +237,7 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 		}
 		strcpy(f.name, d->d_name);
 		f.digest = kind;
-		r = digest_file(dfd, d->d_name, kind, f.sha, &f.size);
+		r = digest_new_file(dfd, d->d_name, kind, m, &f);
 		if (!r)
 			r = crs_meta_add_file(m, &f);
 		if (r) {

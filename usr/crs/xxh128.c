@@ -15,10 +15,36 @@ int crs_xxh128_file_scalar(int dirfd, const char *name, uint8_t out[CRS_XXH128_L
 int crs_xxh128_file_avx2(int dirfd, const char *name, uint8_t out[CRS_XXH128_LEN],
 			 uint64_t *ret_size);
 
+void crs_xxh128_buf_scalar(const void *buf, size_t len, uint8_t out[CRS_XXH128_LEN]);
+void crs_xxh128_buf_avx2(const void *buf, size_t len, uint8_t out[CRS_XXH128_LEN]);
+int crs_xxh128_file_chunked_scalar(int dirfd, const char *name, uint64_t chunk,
+				   crs_xxh128_chunk_fn cb, void *arg,
+				   uint8_t out[CRS_XXH128_LEN], uint64_t *ret_size);
+int crs_xxh128_file_chunked_avx2(int dirfd, const char *name, uint64_t chunk,
+				 crs_xxh128_chunk_fn cb, void *arg,
+				 uint8_t out[CRS_XXH128_LEN], uint64_t *ret_size);
+
 int crs_xxh128_file(int dirfd, const char *name, uint8_t out[CRS_XXH128_LEN],
 		    uint64_t *ret_size)
 {
 	if (__builtin_cpu_supports("avx2"))
 		return crs_xxh128_file_avx2(dirfd, name, out, ret_size);
 	return crs_xxh128_file_scalar(dirfd, name, out, ret_size);
+}
+
+void crs_xxh128_buf(const void *buf, size_t len, uint8_t out[CRS_XXH128_LEN])
+{
+	if (__builtin_cpu_supports("avx2"))
+		crs_xxh128_buf_avx2(buf, len, out);
+	else
+		crs_xxh128_buf_scalar(buf, len, out);
+}
+
+int crs_xxh128_file_chunked(int dirfd, const char *name, uint64_t chunk,
+			    crs_xxh128_chunk_fn cb, void *arg, uint8_t out[CRS_XXH128_LEN],
+			    uint64_t *ret_size)
+{
+	if (__builtin_cpu_supports("avx2"))
+		return crs_xxh128_file_chunked_avx2(dirfd, name, chunk, cb, arg, out, ret_size);
+	return crs_xxh128_file_chunked_scalar(dirfd, name, chunk, cb, arg, out, ret_size);
 }

@@ -25,6 +25,8 @@
 #define CRS_MAX_PROCS		4096
 #define CRS_MAX_THREADS		65536
 #define CRS_MAX_FILES		65536
+#define CRS_MAX_CHUNKS		(1u << 20)
+#define CRS_PAGE_CHUNK_BYTES	(4u << 20)	/* a pages image's chunk digests (lazy restart) */
 #define CRS_HANDLE_MAX		64
 #define CRS_NAME_MAX		128
 #define CRS_MAX_CRIU_OPTS	16
@@ -79,6 +81,17 @@ struct crs_file {
 	enum crs_digest digest;
 };
 
+/*
+ * The XXH3-128 of bytes [off, off + len) of file name (a "chunk-xxh128"
+ * record): a pages image's digest chunk by chunk, so that a lazy restart
+ * checks each chunk when its pages are first served (page-server.c).
+ */
+struct crs_chunk {
+	char name[CRS_NAME_MAX];
+	uint64_t off, len;
+	uint8_t digest[16];
+};
+
 struct crs_meta {
 	char handle[CRS_HANDLE_MAX];
 	int64_t time;
@@ -98,6 +111,8 @@ struct crs_meta {
 	struct crs_file *files;
 	struct crs_stdio *stdio;	/* none in metadata written before issue 13 */
 	size_t nr_stdio;
+	struct crs_chunk *chunks;	/* none in metadata written before them */
+	size_t nr_chunks;
 	/*
 	 * Incremental checkpoints: the parent whose images hold the pages
 	 * this one does not ("" for a full checkpoint), and whether the
