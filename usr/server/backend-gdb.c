@@ -13,6 +13,7 @@
  * answers with an error saying so.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -595,6 +596,48 @@ static int do_print(struct gdbb *g, uint32_t req, const char *expr)
 	return 0;
 }
 
+/* LOC is FILE:LINE, nothing more (no *ADDR, function or condition). */
+static bool is_file_line(const char *loc)
+{
+	const char *colon = strrchr(loc, ':');
+
+	if (!colon || colon == loc || !colon[1] || strpbrk(loc, " \t*"))
+		return false;
+	return strspn(colon + 1, "0123456789") == strlen(colon + 1);
+}
+
+/*
+ * A FILE:LINE breakpoint of a live, stopped program (its addresses
+ * relocated) found at exactly one address is pinned there: bp becomes a
+ * breakpoint on *ADDR and the linespec one is deleted. gdb re-resolves a
+ * linespec at every shared object the program loads afterwards, matching
+ * FILE against every compilation unit of every library with debug info
+ * (libc6-dbg's): through MPI_Init's 68 objects that is a third of each
+ * gdb's CPU time (Documentation/performance.md). The price: a library
+ * loaded later with a source file of the same name and line does not get
+ * the breakpoint too. Any failure keeps the linespec breakpoint.
+ */
+static void pin_file_line(struct gdbb *g, const char *loc, struct mi_breakpoint *bp)
+{
+	struct mi_breakpoint pinned;
+	char at[32];
+
+	if (g->state != GDBB_STOPPED || !g->pid || !is_file_line(loc) ||
+	    bp->nlocations != 1 || !bp->addr || !bp->file || !bp->line)
+		return;
+	snprintf(at, sizeof(at), "*0x%" PRIx64, bp->addr);
+	if (mi_break(g->d, at, &pinned))
+		return;
+	if (pinned.addr != bp->addr ||
+	    mi_driver_cmd(g->d, NULL, "-break-delete %d", bp->number)) {
+		mi_driver_cmd(g->d, NULL, "-break-delete %d", pinned.number);
+		mi_breakpoint_release(&pinned);
+		return;
+	}
+	bp->number = pinned.number;
+	mi_breakpoint_release(&pinned);
+}
+
 static int do_break(struct gdbb *g, uint32_t req, const char *loc)
 {
 	struct mi_breakpoint bp;
@@ -611,6 +654,7 @@ static int do_break(struct gdbb *g, uint32_t req, const char *loc)
 		fail(g, req, err);
 		return 0;
 	}
+	pin_file_line(g, loc, &bp);
 	if (bp.file && bp.line && bp.nlocations > 1)
 		replyf(g, req, 0, "breakpoint %d at %s:%d and %d more locations", bp.number,
 		       bp.file, bp.line, bp.nlocations - 1);
