@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Job checkpoints on the host: the manifest's format (round trip,
- * truncation, any flipped byte, malformed records), the parts' "cid"
- * metadata record, and manifests in a store (save, load, list, owning
- * job, remove).
+ * truncation, any flipped byte, malformed records, the parts' terminals),
+ * the parts' "cid" metadata record, which terminal each part of a restart
+ * comes back on, and manifests in a store (save, load, list, owning job,
+ * remove).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include <crdbg/job.h>
+#include "job-join.h"
 #include "meta.h"
 #include "sha256.h"
 #include "store.h"
@@ -36,6 +38,11 @@ static void sample(struct crs_job *j, size_t parts)
 			p.bytes = 4096 * i + 17;
 		}
 		p.pid = 4711 + (int)i;
+		if (i) {	/* part 0 had no terminal */
+			snprintf(p.tty, sizeof(p.tty), "/dev/pts/%zu", i);
+			p.tty_rdev = 0x8800 + i;
+			p.tty_dev = 0x1a;
+		}
 		if (crs_job_add_part(j, &p))
 			abort();
 	}
@@ -64,6 +71,12 @@ TEST(round_trip)
 	EXPECT_STREQ("20261125T020000-102", back.parts[2].parent);
 	EXPECT_EQ(4096 * 2 + 17, back.parts[2].bytes);
 	EXPECT_EQ(4713, back.parts[2].pid);
+	EXPECT_STREQ("", back.parts[0].tty);
+	EXPECT_STREQ("/dev/pts/2", back.parts[2].tty);
+	EXPECT_EQ(0x8802, back.parts[2].tty_rdev);
+	EXPECT_EQ(0x1a, back.parts[2].tty_dev);
+	EXPECT_NE(NULL, strstr(buf, " 4711 -\npart 1 ")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, " 4713 8802:1a:/dev/pts/2\n")) TH_LOG("%s", buf);
 	ASSERT_EQ(0, crs_job_format(&back, &buf2, &len2));
 	EXPECT_EQ(len, len2);
 	EXPECT_EQ(0, memcmp(buf, buf2, len));
@@ -117,6 +130,15 @@ TEST(malformed_refused)
 		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 -2\n",
 		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 3\n",
 		"crdbg-job 1\nbogus 1\n",
+		/* the terminal: RDEV:DEV:PATH in hex, a path under /dev, or "-" */
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 x\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 8800:1a:/tmp/x\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 8800::/dev/pts/1\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 -1:1a:/dev/pts/1\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 8800:1a:/dev/pts/1;x\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 8800:1a:/dev/\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 zz:1a:/dev/pts/1\n",
+		"crdbg-job 1\npart 0 n0 0 h 0000000000000000000000000000000000000000000000000000000000000000 - 1 2 8800:1a:/dev/pts/1 -\n",
 	};
 	struct crs_job back;
 	char err[256];
@@ -147,6 +169,81 @@ TEST(manifest_without_parent_and_size)
 	EXPECT_EQ(0, back.parts[0].bytes);
 	crs_job_free(&back);
 	free(out);
+}
+
+/* A manifest written before parts recorded their terminal: none. */
+TEST(manifest_without_terminal)
+{
+	static const char body[] = "crdbg-job 1\nhandle job-1\ncid c-1\ntime 1\njob -\nparts 1\n"
+		"part 0 node0 0 h0 0101010101010101010101010101010101010101010101010101010101010101 - 5 42\n";
+	struct crs_job back;
+	char *out, hex[65], err[256];
+	uint8_t d[32];
+
+	crs_sha256(body, strlen(body), d);
+	crs_sha256_hex(d, hex);
+	ASSERT_LT(0, asprintf(&out, "%send %s\n", body, hex));
+	ASSERT_EQ(0, crs_job_parse(out, strlen(out), &back, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(1, back.nr_parts);
+	EXPECT_EQ(42, back.parts[0].pid);
+	EXPECT_STREQ("", back.parts[0].tty);
+	EXPECT_EQ(0, back.parts[0].tty_rdev);
+	crs_job_free(&back);
+	free(out);
+}
+
+/* A terminal's path that a manifest cannot hold is refused when written. */
+TEST(terminal_path_checked_when_written)
+{
+	struct crs_job j;
+	char *buf;
+	size_t len;
+
+	sample(&j, 2);
+	snprintf(j.parts[1].tty, sizeof(j.parts[1].tty), "/dev/pts/1 x");
+	EXPECT_EQ(-EINVAL, crs_job_format(&j, &buf, &len));
+	snprintf(j.parts[1].tty, sizeof(j.parts[1].tty), "pts/1");
+	EXPECT_EQ(-EINVAL, crs_job_format(&j, &buf, &len));
+	crs_job_free(&j);
+}
+
+/*
+ * Which terminal each part comes back on: the first terminal and parts
+ * without one are the restart's own (0); every other (node, rdev, dev)
+ * is a join of its own, numbered in part order.
+ */
+TEST(terminal_groups)
+{
+	static const struct { const char *node, *tty; uint64_t rdev; unsigned int want; } p[] = {
+		{ "n0", "", 0, 0 },			/* no terminal */
+		{ "n0", "/dev/pts/0", 0x8800, 0 },	/* the first terminal: ours */
+		{ "n0", "/dev/pts/2", 0x8802, 1 },
+		{ "n1", "/dev/pts/0", 0x8800, 2 },	/* same numbers, another node */
+		{ "n0", "/dev/pts/0", 0x8800, 0 },
+		{ "n0", "/dev/pts/2", 0x8802, 1 },
+		{ "n1", "", 0, 0 },
+	};
+	unsigned int group[7];
+	struct crs_job j;
+
+	crs_job_init(&j);
+	for (size_t i = 0; i < 7; i++) {
+		struct crs_job_part pt = { .tty_rdev = p[i].rdev, .tty_dev = 0x1a };
+
+		snprintf(pt.node, sizeof(pt.node), "%s", p[i].node);
+		snprintf(pt.tty, sizeof(pt.tty), "%s", p[i].tty);
+		ASSERT_EQ(0, crs_job_add_part(&j, &pt));
+	}
+	EXPECT_EQ(2, job_terminal_groups(&j, group));
+	for (size_t k = 0; k < 7; k++) {
+		size_t i = k;
+
+		EXPECT_EQ(p[i].want, group[i]) TH_LOG("part %zu", i);
+	}
+	/* no terminal at all, or only one: nobody to wait for */
+	j.nr_parts = 2;
+	EXPECT_EQ(0, job_terminal_groups(&j, group));
+	crs_job_free(&j);
 }
 
 TEST(part_count_must_match)

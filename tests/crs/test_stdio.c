@@ -95,7 +95,7 @@ TEST(pipe_outside_replaced_inside_kept)
 	ASSERT_NE(NULL, s);
 	EXPECT_TRUE(s->inside);
 
-	ASSERT_EQ(0, crs_stdio_inherit_args(&m, &args, &nr));
+	ASSERT_EQ(0, crs_stdio_inherit_args(&m, -1, &args, &nr));
 	ASSERT_EQ(2, nr);
 	EXPECT_STREQ("--inherit-fd", args[0]);
 	snprintf(want_inner, sizeof(want_inner), "fd[1]:%s", want_out);
@@ -137,13 +137,13 @@ TEST(fifo_replaced_once_gone)
 	ASSERT_NE(NULL, rec(&m, pids[0], 1));
 	EXPECT_STREQ(fifo, rec(&m, pids[0], 1)->link);
 
-	ASSERT_EQ(0, crs_stdio_inherit_args(&m, &args, &nr));
+	ASSERT_EQ(0, crs_stdio_inherit_args(&m, -1, &args, &nr));
 	EXPECT_EQ(2, nr);	/* the pipe to us, once */
 	EXPECT_TRUE(nr < 2 || !strstr(args[1], "out"));
 	crs_stdio_args_free(args, nr);
 
 	unlink(fifo);
-	ASSERT_EQ(0, crs_stdio_inherit_args(&m, &args, &nr));
+	ASSERT_EQ(0, crs_stdio_inherit_args(&m, -1, &args, &nr));
 	ASSERT_EQ(4, nr);
 	snprintf(want, sizeof(want), "fd[1]:%s", fifo + 1);
 	EXPECT_STREQ(want, args[1]);
@@ -155,6 +155,110 @@ TEST(fifo_replaced_once_gone)
 	waitpid(pids[0], NULL, 0);
 	waitpid(pids[1], NULL, 0);
 	rmdir(dir);
+}
+
+/*
+ * A pty slave whose master is outside the tree: the tree's terminal.
+ * Dumped as external ("--external tty[RDEV:DEV]") unless the tree is a
+ * shell job, and replaced by the terminal fd a restart is given.
+ */
+TEST(pty_outside_is_the_trees_terminal)
+{
+	char name[64], key[96], want[128], **args;
+	const struct crs_stdio *t;
+	struct crs_meta m;
+	struct stat st;
+	int master, slave;
+	pid_t pid;
+	size_t nr;
+
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) || unlockpt(master) || ptsname_r(master, name, sizeof(name)))
+		SKIP(return, "no pty here: %s", strerror(errno));
+	slave = open(name, O_RDWR | O_NOCTTY);
+	ASSERT_GE(slave, 0);
+	ASSERT_EQ(0, fstat(slave, &st));
+	pid = child_on(slave, slave, -1);
+	ASSERT_GT(pid, 0);
+	usleep(100 * 1000);
+	crs_meta_init(&m);
+	add(&m, pid);
+	ASSERT_EQ(0, crs_stdio_record(&pid, 1, &m));
+	t = crs_stdio_terminal(&m);
+	ASSERT_NE(NULL, t);
+	EXPECT_STREQ(name, t->link);
+	EXPECT_EQ(0, t->fd);
+	EXPECT_EQ((uint64_t)st.st_rdev, t->rdev);
+	EXPECT_EQ((uint64_t)st.st_dev, t->dev);
+	EXPECT_TRUE(crs_stdio_needs_terminal(&m));
+	snprintf(key, sizeof(key), "tty[%lx:%lx]", (unsigned long)st.st_rdev,
+		 (unsigned long)st.st_dev);
+
+	ASSERT_EQ(0, crs_stdio_external_args(&m, &args, &nr));
+	ASSERT_EQ(2, nr);	/* fds 0 and 1: one terminal */
+	EXPECT_STREQ("--external", args[0]);
+	EXPECT_STREQ(key, args[1]);
+	crs_stdio_args_free(args, nr);
+
+	ASSERT_EQ(0, crs_stdio_inherit_args(&m, -1, &args, &nr));
+	EXPECT_EQ(0, nr);	/* no terminal given: CRIU is told nothing */
+	crs_stdio_args_free(args, nr);
+	ASSERT_EQ(0, crs_stdio_inherit_args(&m, slave, &args, &nr));
+	ASSERT_EQ(2, nr);
+	snprintf(want, sizeof(want), "fd[%d]:%s", slave, key);
+	EXPECT_STREQ("--inherit-fd", args[0]);
+	EXPECT_STREQ(want, args[1]);
+	crs_stdio_args_free(args, nr);
+
+	/* a shell job's terminal stays CRIU's --shell-job affair */
+	m.shell_job = true;
+	EXPECT_FALSE(crs_stdio_needs_terminal(&m));
+	ASSERT_EQ(0, crs_stdio_external_args(&m, &args, &nr));
+	EXPECT_EQ(0, nr);
+	crs_stdio_args_free(args, nr);
+	ASSERT_EQ(0, crs_stdio_inherit_args(&m, slave, &args, &nr));
+	EXPECT_EQ(0, nr);
+	crs_stdio_args_free(args, nr);
+	crs_meta_free(&m);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(slave);
+	close(master);
+}
+
+/* A pty whose master the tree holds is restored whole by CRIU: no terminal. */
+TEST(pty_master_inside_is_not_a_terminal)
+{
+	char name[64], **args;
+	struct crs_meta m;
+	int master, slave;
+	pid_t pids[2];
+	size_t nr;
+
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) || unlockpt(master) || ptsname_r(master, name, sizeof(name)))
+		SKIP(return, "no pty here: %s", strerror(errno));
+	slave = open(name, O_RDWR | O_NOCTTY);
+	ASSERT_GE(slave, 0);
+	pids[0] = child_on(slave, slave, slave);
+	pids[1] = child_on(master, -1, -1);	/* the master's holder, in the tree */
+	usleep(100 * 1000);
+	crs_meta_init(&m);
+	add(&m, pids[0]);
+	add(&m, pids[1]);
+	ASSERT_EQ(0, crs_stdio_record(pids, 2, &m));
+	EXPECT_EQ(NULL, crs_stdio_terminal(&m));
+	EXPECT_FALSE(crs_stdio_needs_terminal(&m));
+	ASSERT_EQ(0, crs_stdio_external_args(&m, &args, &nr));
+	EXPECT_EQ(0, nr);
+	crs_stdio_args_free(args, nr);
+	crs_meta_free(&m);
+	kill(pids[0], SIGKILL);
+	kill(pids[1], SIGKILL);
+	waitpid(pids[0], NULL, 0);
+	waitpid(pids[1], NULL, 0);
+	close(slave);
+	close(master);
 }
 
 TEST_HARNESS_MAIN

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: the record decoders of the store, a checkpoint's
- * metadata (its chunk-xxh128 records included) and a job's manifest, and
- * CRIU's pagemap images as crdbg's lazy page server reads them (the first
- * byte picks one). Whatever the bytes, a decoder stays inside them, and
- * whatever it accepts formats back into exactly what it read (the seal
- * covers every byte); a pagemap it accepts is in order and every lookup
- * finds the entry that holds the address.
+ * metadata (its chunk-xxh128 records included) and a job's manifest, the
+ * manifest's terminal field on its own (the seal keeps mutated manifests
+ * from reaching it), and CRIU's pagemap images as crdbg's lazy page
+ * server reads them (the first byte picks one). Whatever the bytes, a
+ * decoder stays inside them, and whatever it accepts formats back into
+ * exactly what it read (the seal covers every byte; a terminal has one
+ * written form); a pagemap it accepts is in order and every lookup finds
+ * the entry that holds the address.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +58,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data + 1, size - 1);
 	if (data[0] & 2) {
 		pagemap_or_abort(buf, size - 1);
+	} else if ((data[0] & 5) == 4) {
+		struct crs_job_part p;
+		char *s = strndup(buf, size - 1), again[128];
+
+		if (s && strlen(s) == size - 1 && !crs_job_tty_parse(s, &p)) {
+			if (p.tty[0])
+				snprintf(again, sizeof(again), "%llx:%llx:%s",
+					 (unsigned long long)p.tty_rdev,
+					 (unsigned long long)p.tty_dev, p.tty);
+			else
+				snprintf(again, sizeof(again), "-");
+			same_or_abort((const uint8_t *)s, size - 1, again, strlen(again));
+		}
+		free(s);
 	} else if (data[0] & 1) {
 		struct crs_job j;
 

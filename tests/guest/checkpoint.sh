@@ -3,21 +3,25 @@
 # on both freeze backends (tests/crs/test_checkpoint.sh), and job checkpoints
 # (tests/crs/test_job.sh: the cut, the manifest, the restart barrier),
 # and the tree's stdio at restart (tests/crs/test_stdio.sh: a pipe whose
-# reader and a FIFO that are gone, replaced by crdbg restart's stdout).
+# reader and a FIFO that are gone, replaced by crdbg restart's stdout),
+# and terminals at restart (tests/crs/test_terminal.sh: a pty of its own
+# for a session leader, a job's second terminal through --join).
 # A few minutes on an idle machine; each program may take 20 min and the
 # guest 30 under load (test_checkpoint.sh passed 600 s at load 20).
 # vm-options: --timeout 1800
-# vm-time: 170
+# vm-time: 330
 export CRDBG_TEST_TIMEOUT=1200
 
 ip link set lo up 2>/dev/null
 run_tap checkpoint-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint.sh" ptrace
 run_tap job-ptrace "$CRDBG_TOP/tests/crs/test_job.sh" ptrace
 run_tap stdio-ptrace "$CRDBG_TOP/tests/crs/test_stdio.sh" ptrace
+run_tap terminal-ptrace "$CRDBG_TOP/tests/crs/test_terminal.sh" ptrace
 if insmod_crdbg 2>/dev/null; then
 	run_tap checkpoint-kmod "$CRDBG_TOP/tests/crs/test_checkpoint.sh" kmod
 	run_tap job-kmod "$CRDBG_TOP/tests/crs/test_job.sh" kmod
 	run_tap stdio-kmod "$CRDBG_TOP/tests/crs/test_stdio.sh" kmod
+	run_tap terminal-kmod "$CRDBG_TOP/tests/crs/test_terminal.sh" kmod
 else
 	tap_result checkpoint-kmod 1 "crdbg.ko loads for the kmod-backend checkpoint tests"
 fi

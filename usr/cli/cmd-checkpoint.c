@@ -298,9 +298,9 @@ int cmd_checkpoint(int argc, char **argv)
 int cmd_restart(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
-	struct crs_restart_opts o = { .log = stderr };
+	struct crs_restart_opts o = { .log = stderr, .terminal_fd = -1 };
 	char err[1024], h[CRS_HANDLE_MAX];
-	int i, n, r, st = 0;
+	int i, n, r, st = 0, join = -1;
 
 	if (cli_wants_help(argc, argv)) {
 		cli_print_help(stdout, "restart");
@@ -319,6 +319,26 @@ int cmd_restart(int argc, char **argv)
 			o.lazy = true;
 		} else if (!strcmp(argv[i], "--part")) {
 			c.part = true;
+		} else if (!strcmp(argv[i], "--join") || !strcmp(argv[i], "--terminal-fd")) {
+			bool is_join = argv[i][2] == 'j';
+			char *end;
+			long v;
+
+			errno = 0;
+			v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+			if (i + 1 >= argc || errno || *end || end == argv[i + 1] ||
+			    v < (is_join ? 1 : 3) || v > (is_join ? 4096 : 1023)) {
+				cli_error("restart: %s needs %s", argv[i],
+					  is_join ? "the number of a terminal the restart named (1, 2, ...)" :
+					  "the number of an open pty slave fd (3 or more)");
+				return 2;
+			}
+			if (is_join)
+				join = (int)v;
+			else
+				o.terminal_fd = (int)v;
+			o.has_terminal |= !is_join;
+			n = 2;
 		} else if (argv[i][0] != '-' && !o.handle) {
 			o.handle = argv[i];
 		} else {
@@ -334,7 +354,11 @@ int cmd_restart(int argc, char **argv)
 	/* Accept a pasted "MPIR checkpoint handle) X" line too. */
 	if (!crs_parse_checkpoint_handle(o.handle, h, sizeof(h)))
 		o.handle = h;
-	if (crs_job_exists(crs_store_root(c.store), o.handle)) {
+	if (o.has_terminal && (!c.part || join > 0)) {
+		cli_error("restart: --terminal-fd is for a job's part (--part), given by its restart");
+		return 2;
+	}
+	if (join > 0 || crs_job_exists(crs_store_root(c.store), o.handle)) {
 		struct crs_job_opts jo = { 0 };
 
 		if (o.lazy || c.part) {
@@ -344,7 +368,12 @@ int cmd_restart(int argc, char **argv)
 		job_opts(&c, &jo);
 		jo.handle = o.handle;
 		jo.debug = o.debug;
-		r = crs_job_restart(&jo, &st, err, sizeof(err));
+		if (join > 0 && !crs_handle_valid(o.handle)) {
+			cli_error("restart: \"%s\" is not a job checkpoint's handle", o.handle);
+			return 2;
+		}
+		r = join > 0 ? crs_job_join(&jo, (unsigned int)join, &st, err, sizeof(err)) :
+			       crs_job_restart(&jo, &st, err, sizeof(err));
 	} else {
 		uint8_t sha[32];
 
@@ -356,6 +385,7 @@ int cmd_restart(int argc, char **argv)
 		o.store = c.store;
 		o.verbose = c.verbose;
 		o.expect_meta_sha = c.expect_meta ? sha : NULL;
+		o.relay_stdin = !c.part;	/* a part's stdin is its coordinator's */
 		if (c.part) {
 			o.hold = cli_part_hold;
 			o.hold_arg = (void *)crs_store_root(c.store);

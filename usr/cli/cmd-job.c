@@ -5,6 +5,7 @@
  * the job targets of checkpoint --job, and the job rows of list.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ int cli_part_dumped(void *arg)
 int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 {
 	char order[64], hex[65], err[512];
+	const struct crs_stdio *tty;
 	unsigned long long bytes = 0;
 	struct crs_meta m;
 	uint8_t sha[32];
@@ -63,8 +65,13 @@ int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 	if (!crs_store_load(root, handle, &m, err, sizeof(err)))
 		for (size_t i = 0; i < m.nr_files; i++)
 			bytes += m.files[i].size;
-	printf("crdbg-part stored handle=%s meta=%s parent=%s bytes=%llu\n", handle, hex,
+	printf("crdbg-part stored handle=%s meta=%s parent=%s bytes=%llu", handle, hex,
 	       m.parent[0] ? m.parent : "-", bytes);
+	/* the terminal its tree held its session on: parts of one come back on one */
+	tty = crs_restart_terminal(&m);
+	if (tty)
+		printf(" tty=%" PRIx64 ":%" PRIx64 ":%s", tty->rdev, tty->dev, tty->link);
+	printf("\n");
 	crs_meta_free(&m);
 	fflush(stdout);
 	if (read_order(order, sizeof(order)) && (!strcmp(order, "commit") || !strcmp(order, "kill"))) {

@@ -110,14 +110,22 @@ const struct cli_help cli_helps[] = {
 		.summary = "restore a checkpoint, optionally parked for a debugger",
 		.synopsis = { "restart HANDLE [--debug] [--lazy] [--backend kmod|ptrace|auto] [--store DIR] [-v]",
 			      "restart JOB [--debug] [--launch TEMPLATE] [--timeout S] [--backend ...] "
-			      "[--store DIR] [-v]" },
+			      "[--store DIR] [-v]",
+			      "restart JOB --join N [--store DIR]" },
 		.description = "Verify and restore a checkpoint; crdbg waits for the program "
 			       "and exits with its status. HANDLE may also be a pasted "
 			       "\"MPIR checkpoint handle) HANDLE\" line. A job checkpoint is "
 			       "restored part by part on the parts' nodes and released only when "
 			       "every part is back with the job's computation id (the restart "
 			       "barrier); a missing, damaged or foreign part stops everything "
-			       "before any process runs.",
+			       "before any process runs.\n\n"
+			       "A process that held its own session on a terminal comes back on "
+			       "a new terminal that crdbg restart relays to its own, with its pid, "
+			       "process group and session. The parts of a job that ran on other "
+			       "terminals than the first come back on terminals of their own: for "
+			       "each, the restart prints the command to run on the terminal that "
+			       "should take them (crdbg restart JOB --join N) and waits for it "
+			       "within --timeout, releasing nothing before every part is back.",
 		.options = {
 			{ "--launch TEMPLATE", "a job's parts on other nodes: as for checkpoint --job" },
 			{ "--timeout S", "how long every part may take for each step (default 180)" },
@@ -125,6 +133,8 @@ const struct cli_help cli_helps[] = {
 				     "process prints \"MPIR debug info) HOST:PID\" on its stderr for the debugger" },
 			{ "--lazy", "release the tree before its memory is in: pages come on demand "
 				    "(criu lazy-pages, userfaultfd), the rest is copied behind" },
+			{ "--join N", "on another terminal, as the restart of job JOB says: restore "
+				      "the parts of its terminal N here (same user and store)" },
 			OPT_BACKEND, OPT_STORE, OPT_VERBOSE,
 		},
 	},

@@ -19,6 +19,9 @@
 #include "tmpfs.h"
 #include "tree-stdio.h"
 
+/* Distinct terminals of one tree dumped as external (more: CRIU refuses). */
+#define MAX_EXTERNAL_TTYS 4
+
 
 const char *crs_criu_path(void)
 {
@@ -383,7 +386,8 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 			struct crs_criu_dump *d, char *err, size_t errlen)
 {
 	char spid[16], prev[CRS_HANDLE_MAX + 4];
-	char *argv[24 + CRS_MAX_CRIU_OPTS];
+	char *argv[24 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
+	size_t nr_ext, k;
 	int i = 0, r;
 
 	memset(d, 0, sizeof(*d));
@@ -426,8 +430,17 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 		argv[i++] = (char *)network_lock();
 	}
 	i = add_recorded(argv, i, m);
+	/* The tree's terminals whose masters are outside it (tree-stdio.h). */
+	if (crs_stdio_external_args(m, &ext, &nr_ext)) {
+		snprintf(err, errlen, "out of memory");
+		gate_close(d);
+		return -ENOMEM;
+	}
+	for (k = 0; k < nr_ext && k < 2 * MAX_EXTERNAL_TTYS; k++)
+		argv[i++] = ext[k];
 	argv[i] = NULL;
 	d->child = spawn(argv, -1);
+	crs_stdio_args_free(ext, nr_ext);
 	if (d->child < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot run criu: %s", strerror(errno));
@@ -526,7 +539,8 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 }
 
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     bool lazy, const char *pre_resume, char *err, size_t errlen)
+			     bool lazy, const char *pre_resume, int terminal_fd, char *err,
+			     size_t errlen)
 {
 	char **argv, **inherit;
 	size_t nr_inherit, k;
@@ -534,7 +548,7 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	int i = 0;
 
 	/* What of the tree's stdio crdbg restart stands in for (tree-stdio.h). */
-	if (crs_stdio_inherit_args(m, &inherit, &nr_inherit)) {
+	if (crs_stdio_inherit_args(m, terminal_fd, &inherit, &nr_inherit)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -579,8 +593,10 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
 	}
 	if (child == 0) {
-		/* criu keeps our stdio (a shell job's terminal). */
+		/* criu keeps our stdio (a shell job's terminal) and the tree's pty. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (terminal_fd >= 0)
+			fcntl(terminal_fd, F_SETFD, 0);
 		execvp(argv[0], argv);
 		_exit(127);
 	}

@@ -52,8 +52,13 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
  */
 bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m);
 
+/*
+ * terminal_fd (-1: none) is the pty slave that stands in for the tree's
+ * terminals dumped as external (tree-stdio.h); criu inherits it.
+ */
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     bool lazy, const char *pre_resume, char *err, size_t errlen);
+			     bool lazy, const char *pre_resume, int terminal_fd, char *err,
+			     size_t errlen);
 
 /*
  * Start `criu lazy-pages` for dir (a child; it serves page faults of the

@@ -39,6 +39,19 @@ $(B)/tests/crs/prog_ckpt: tests/crs/prog_ckpt.c
 
 ALL_TARGETS += $(B)/tests/crs/prog_ckpt
 
+# A terminal of its own for a test program (test_terminal.sh).
+$(B)/tests/crs/prog_pty: tests/crs/prog_pty.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
+
+ALL_TARGETS += $(B)/tests/crs/prog_pty
+
+$(B)/tests/crs/prog_ttypair: tests/crs/prog_ttypair.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
+
+ALL_TARGETS += $(B)/tests/crs/prog_ttypair
+
 # The incremental checkpoint tests' and benchmark's program.
 $(B)/tests/crs/prog_incr: tests/crs/prog_incr.c
 	@mkdir -p $(dir $@)

@@ -7,7 +7,7 @@
  *   coord -> "dump"                       (only once every part is frozen)
  *   part  -> "crdbg-part dumped"          images written, the tree still frozen
  *   coord -> "release"                    (only once every part is dumped)
- *   part  -> "crdbg-part stored handle=H meta=SHA256 parent=P|- bytes=N"
+ *   part  -> "crdbg-part stored handle=H meta=SHA256 parent=P|- bytes=N [tty=R:D:PATH]"
  *   coord -> "commit" | "kill" | "abort"  (abort: the part removes H)
  *
  * Phase 1 freezes every part, phase 2 dumps them all, and no process of
@@ -33,7 +33,10 @@
  */
 #define ABORT_GRACE_S 120
 
-/* "stored handle=H meta=SHA parent=P|- bytes=N" into a manifest part. */
+/*
+ * "stored handle=H meta=SHA parent=P|- bytes=N [tty=RDEV:DEV:PATH]" into a
+ * manifest part (tty= since terminals are recorded: none without it).
+ */
 static bool parse_stored(const char *step, struct crs_job_part *p)
 {
 	char h[CRS_HANDLE_MAX + 1], sha[65], parent[CRS_HANDLE_MAX + 1];
@@ -41,9 +44,12 @@ static bool parse_stored(const char *step, struct crs_job_part *p)
 	int end = 0;
 
 	if (sscanf(step, "stored handle=%64s meta=%64s parent=%64s bytes=%llu%n", h, sha, parent,
-		   &bytes, &end) != 4 || step[end] || !crs_handle_valid(h) ||
+		   &bytes, &end) != 4 || !crs_handle_valid(h) ||
 	    !crs_handle_valid(parent) ||
 	    !crs_digest_from_hex(sha, p->meta_sha, sizeof(p->meta_sha)))
+		return false;
+	if (step[end] && (strncmp(step + end, " tty=", 5) ||
+			  crs_job_tty_parse(step + end + 5, p) || !p->tty[0]))
 		return false;
 	memcpy(p->handle, h, strlen(h) + 1);	/* valid: shorter than a handle */
 	if (strcmp(parent, "-"))

@@ -79,6 +79,45 @@ static bool ranks_valid(const char *r)
 	return true;
 }
 
+bool crs_tty_path_valid(const char *path)
+{
+	size_t len = strnlen(path, CRS_TTY_MAX);
+
+	if (len >= CRS_TTY_MAX || strncmp(path, "/dev/", 5) || len == 5)
+		return false;
+	for (; *path; path++)
+		if (!((*path >= 'a' && *path <= 'z') || (*path >= 'A' && *path <= 'Z') ||
+		      (*path >= '0' && *path <= '9') || *path == '/' || *path == '_' ||
+		      *path == '-' || *path == '.'))
+			return false;
+	return true;
+}
+
+int crs_job_tty_parse(const char *s, struct crs_job_part *p)
+{
+	char path[CRS_TTY_MAX + 1], canon[CRS_TTY_MAX + 40];
+	unsigned long long rdev, dev;
+	int end = 0;
+
+	p->tty[0] = 0;
+	p->tty_rdev = p->tty_dev = 0;
+	if (!strcmp(s, "-"))
+		return 0;
+	/* RDEV:DEV:PATH, the numbers in hex as CRIU's "tty[RDEV:DEV]" */
+	if (strnlen(s, sizeof(canon)) >= sizeof(canon) ||
+	    sscanf(s, "%16llx:%16llx:%32s%n", &rdev, &dev, path, &end) != 3 || s[end] ||
+	    !crs_tty_path_valid(path))
+		return -EINVAL;
+	/* only the form we write: no sign, 0x, leading zero or blank */
+	snprintf(canon, sizeof(canon), "%llx:%llx:%s", rdev, dev, path);
+	if (strcmp(canon, s))
+		return -EINVAL;
+	memcpy(p->tty, path, strlen(path) + 1);
+	p->tty_rdev = rdev;
+	p->tty_dev = dev;
+	return 0;
+}
+
 static bool text_valid(const char *s)
 {
 	for (; *s; s++)
@@ -101,7 +140,8 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 	for (i = 0; i < j->nr_parts; i++)
 		if (!crs_cid_valid(j->parts[i].node) || !ranks_valid(j->parts[i].ranks) ||
 		    !crs_handle_valid(j->parts[i].handle) ||
-		    (j->parts[i].parent[0] && !crs_handle_valid(j->parts[i].parent)))
+		    (j->parts[i].parent[0] && !crs_handle_valid(j->parts[i].parent)) ||
+		    (j->parts[i].tty[0] && !crs_tty_path_valid(j->parts[i].tty)))
 			return -EINVAL;
 	f = open_memstream(&buf, &len);
 	if (!f)
@@ -116,8 +156,12 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 		const struct crs_job_part *p = &j->parts[i];
 
 		crs_sha256_hex(p->meta_sha, hex);
-		fprintf(f, "part %zu %s %s %s %s %s %" PRIu64 " %d\n", i, p->node, p->ranks,
+		fprintf(f, "part %zu %s %s %s %s %s %" PRIu64 " %d ", i, p->node, p->ranks,
 			p->handle, hex, p->parent[0] ? p->parent : "-", p->bytes, p->pid);
+		if (p->tty[0])
+			fprintf(f, "%" PRIx64 ":%" PRIx64 ":%s\n", p->tty_rdev, p->tty_dev, p->tty);
+		else
+			fprintf(f, "-\n");
 	}
 	if (fflush(f)) {
 		fclose(f);
@@ -155,7 +199,7 @@ static bool parse_count(const char *s, uint64_t max, uint64_t *ret)
 static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint64_t *parts,
 			char *err, size_t errlen)
 {
-	char *f[9], *p = line;
+	char *f[10], *p = line;
 	uint64_t v;
 	int n = 0;
 
@@ -165,7 +209,7 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 		snprintf(j->what, sizeof(j->what), "%s", line + 4);
 		return 0;
 	}
-	while (n < 9 && p) {
+	while (n < 10 && p) {
 		f[n++] = p;
 		p = strchr(p, ' ');
 		if (p)
@@ -182,7 +226,7 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 	} else if (!strcmp(f[0], "parts") && n == 2 && parse_count(f[1], CRS_JOB_MAX_PARTS, &v) &&
 		   v > 0 && *parts == 0) {
 		*parts = v;
-	} else if (!strcmp(f[0], "part") && (n == 6 || n == 9) &&
+	} else if (!strcmp(f[0], "part") && (n == 6 || n == 9 || n == 10) &&
 		   parse_count(f[1], CRS_JOB_MAX_PARTS, &v) && v == j->nr_parts &&
 		   crs_cid_valid(f[2]) && ranks_valid(f[3]) && crs_handle_valid(f[4])) {
 		struct crs_job_part pt = { 0 };
@@ -190,12 +234,15 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 		if (!crs_digest_from_hex(f[5], pt.meta_sha, CRS_SHA256_LEN))
 			goto bad;
 		/* Since parent, size and root pid are recorded: "-" is a full image. */
-		if (n == 9) {
+		if (n >= 9) {
 			if ((strcmp(f[6], "-") && !crs_handle_valid(f[6])) ||
 			    !parse_count(f[7], UINT64_MAX, &pt.bytes) ||
 			    !parse_count(f[8], INT32_MAX, &v))
 				goto bad;
 			pt.pid = (int)v;
+			/* and since its terminal is: "-" for none */
+			if (n == 10 && crs_job_tty_parse(f[9], &pt))
+				goto bad;
 			if (strcmp(f[6], "-"))
 				snprintf(pt.parent, sizeof(pt.parent), "%s", f[6]);
 		}

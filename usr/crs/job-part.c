@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,6 +139,10 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(er[1], 2);
+		if (p->pass_tty && p->tty_fd == 3)
+			fcntl(3, F_SETFD, 0);
+		else if (p->pass_tty)
+			dup2(p->tty_fd, 3);
 		if (local)
 			execv(self, args);
 		else
@@ -189,6 +194,15 @@ int job_part_argv(char **argv, const char *verb, const char *arg, char *const op
 	return a;
 }
 
+/* Our side of the part's stdin is done: a join's socket is half-closed. */
+static void close_in(struct job_part *p)
+{
+	if (p->joined)
+		shutdown(p->in, SHUT_WR);
+	close(p->in);
+	p->in = -1;
+}
+
 int job_part_send(struct job_part *p, const char *line)
 {
 	char buf[256];
@@ -199,8 +213,7 @@ int job_part_send(struct job_part *p, const char *line)
 	/* The coordinators ignore SIGPIPE: a part that is gone is EPIPE. */
 	if (write(p->in, buf, (size_t)len) == len)
 		return 0;
-	close(p->in);
-	p->in = -1;
+	close_in(p);
 	return -EPIPE;
 }
 
@@ -209,6 +222,9 @@ static void on_out_line(struct job_part *p, char *line)
 	if (!strncmp(line, PART_PREFIX, strlen(PART_PREFIX))) {
 		const char *step = line + strlen(PART_PREFIX);
 
+		/* a join's word on how its part ended (it is not our child) */
+		if (p->joined && sscanf(step, "exit %d", &p->status) == 1)
+			return;
 		snprintf(p->step, sizeof(p->step), "%s", step);
 		if (!strncmp(step, "task ", 5)) {	/* a list: keep every line */
 			size_t old = p->tasks ? strlen(p->tasks) : 0;
@@ -297,14 +313,22 @@ bool job_part_at(const struct job_part *p, const char *step)
 
 static bool part_over(const struct job_part *p)
 {
-	return p->out < 0;
+	return !p->awaiting && p->out < 0;
+}
+
+#define WATCH_MAX 16
+static const struct job_parts_watch *watch;
+
+void job_parts_set_watch(const struct job_parts_watch *w)
+{
+	watch = w;
 }
 
 int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_s, FILE *log)
 {
-	struct pollfd *fds = calloc(2 * n, sizeof(*fds));
+	struct pollfd *fds = calloc(2 * n + WATCH_MAX, sizeof(*fds));
 	time_t deadline = time(NULL) + timeout_s;
-	size_t i, nf;
+	size_t i, nf, nw = 0;
 	int r = 0;
 
 	if (!fds)
@@ -326,10 +350,14 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 			r = -ETIMEDOUT;
 			break;
 		}
-		if (poll(fds, nf, 1000) < 0 && errno != EINTR) {
+		if (watch)
+			nw = watch->fds(watch->arg, fds + nf, WATCH_MAX);
+		if (poll(fds, nf + nw, 1000) < 0 && errno != EINTR) {
 			r = -errno;
 			break;
 		}
+		if (watch)
+			watch->ready(watch->arg, fds + nf, nw);
 		for (i = 0; i < n; i++) {
 			if (fds[2 * i + 1].revents && ps[i].err >= 0)
 				drain(&ps[i], true, log);
@@ -348,11 +376,9 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 	bool killed = false;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (ps[i].in >= 0)
-			close(ps[i].in);
-		ps[i].in = -1;
-	}
+			close_in(&ps[i]);
 	/* Every part at once: one that runs on must not hold back another's lines. */
 	while (fds) {
 		bool open_fds = false;
@@ -370,6 +396,10 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 				if (ps[i].pid > 0 && (ps[i].out >= 0 || ps[i].err >= 0)) {
 					kill(-ps[i].pid, SIGKILL);
 					kill(ps[i].pid, SIGKILL);
+				} else if (ps[i].joined && ps[i].out >= 0) {
+					/* not ours to kill: hang up on it */
+					close(ps[i].out);
+					ps[i].out = -1;
 				}
 			killed = true;
 		}

@@ -10,6 +10,7 @@
 #ifndef CRDBG_CRS_JOB_PART_H
 #define CRDBG_CRS_JOB_PART_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -29,7 +30,28 @@ struct job_part {
 	char last_err[512];		/* crdbg's last error line, else its last stderr line */
 	bool crdbg_said;		/* last_err is crdbg's own */
 	int status;			/* exit status once reaped, else -1 */
+	/*
+	 * A part whose tree comes back on a terminal: with pass_tty, the pty
+	 * slave tty_fd is its fd 3 (crdbg restart --terminal-fd 3). A part
+	 * run by `crdbg restart JOB --join N` on another terminal is
+	 * awaiting until that join connects, then joined: in and out are the
+	 * join's socket, and its exit status comes as "crdbg-part exit S".
+	 */
+	bool pass_tty;
+	int tty_fd;
+	bool awaiting, joined;
 };
+
+/*
+ * More to watch while job_parts_wait() waits: fds() fills up to max
+ * pollfds, ready() gets them back after poll (the joins' socket).
+ */
+struct job_parts_watch {
+	size_t (*fds)(void *arg, struct pollfd *pfd, size_t max);
+	void (*ready)(void *arg, const struct pollfd *pfd, size_t n);
+	void *arg;
+};
+void job_parts_set_watch(const struct job_parts_watch *w);
 
 /*
  * Start argv (argv[0] is ignored: this crdbg) for part p: here when node

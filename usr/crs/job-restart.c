@@ -13,6 +13,11 @@
  * releases only when every counted part reported it; a foreign or missing
  * CID, a wrong count or a part that never comes aborts every part (a held
  * tree is killed). A part whose stdin closes (we died) aborts itself.
+ *
+ * Parts whose trees ran on other terminals than the first are not started
+ * here: `crdbg restart JOB --join N` runs them on the terminal that should
+ * take them and connects them to us through the door (job-join.h); they
+ * count at the barrier like any other, and one that never joins times out.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,10 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "error.h"
+#include "job-join.h"
 #include "job-part.h"
 #include "sha256.h"
+#include "tty-relay.h"
 
 #define DEFAULT_TIMEOUT_S 180
 /* How long an aborted part may take to kill its held tree and end. */
@@ -60,14 +68,15 @@ static int not_at(struct job_part *ps, size_t n, const char *step, int r, const 
 	for (i = 0; i < n; i++) {
 		if (job_part_at(&ps[i], step))
 			continue;
-		if (ps[i].out < 0)	/* it ended: its own reason says most */
+		if (ps[i].out < 0 && !ps[i].awaiting)	/* it ended: its own reason says most */
 			return crs_fail(err, errlen, -EIO, "%s: %s: %s", what,
 					job_part_name(&ps[i], name, sizeof(name)),
 					ps[i].last_err[0] ? ps[i].last_err : "ended without a word");
 		if (len < sizeof(names) - 2)
-			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s%s",
 						missing ? ", " : "",
-						job_part_name(&ps[i], name, sizeof(name)));
+						job_part_name(&ps[i], name, sizeof(name)),
+						ps[i].awaiting ? ": its terminal never joined" : "");
 		missing++;
 	}
 	return crs_fail(err, errlen, r ? r : -ETIMEDOUT, "%s: %zu part%s never reported (%s)",
@@ -114,25 +123,231 @@ static void send_all(struct job_part *ps, size_t n, const char *line)
 		job_part_send(&ps[i], line);
 }
 
-static int start_parts(const struct crs_job_opts *o, const char *root, const struct crs_job *j,
-		       struct job_part *ps, char *err, size_t errlen)
+/* The part's own restart: "crdbg restart PART --part --expect-meta SHA ...". */
+static void part_argv(char **argv, char *hex, const struct crs_job_opts *o, const char *root,
+		      const struct crs_job_part *p, bool terminal)
 {
+	static char *with_tty[] = { "--part", "--expect-meta", NULL, "--terminal-fd", "3", NULL };
+	static char *plain[] = { "--part", "--expect-meta", NULL, NULL };
+
+	crs_sha256_hex(p->meta_sha, hex);
+	with_tty[2] = plain[2] = hex;
+	job_part_argv(argv, "restart", p->handle, terminal ? with_tty : plain, root, o);
+}
+
+/*
+ * The job's terminals (job-join.h): parts on ours start now, those of
+ * every other terminal wait for `crdbg restart JOB --join N` there.
+ */
+struct terminals {
+	const struct crs_job_opts *o;
+	const char *root;
+	const struct crs_job *j;
+	struct job_part *ps;
+	unsigned int *group, nr;	/* per part; how many other terminals */
+	struct job_door door;
+	struct crs_tty_relay tty;	/* ours, for our parts that had one here */
+};
+
+static bool this_host(const char *node)
+{
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	return !node[0] || !strcmp(node, host);
+}
+
+static int start_parts(struct terminals *t, char *err, size_t errlen)
+{
+	const struct crs_job *j = t->j;
 	char hex[CRS_SHA256_HEX];
 	size_t i;
 	int r;
 
 	for (i = 0; i < j->nr_parts; i++) {
-		char *argv[16], *opts[] = { "--part", "--expect-meta", hex, NULL };
+		const struct crs_job_part *jp = &j->parts[i];
+		struct job_part *p = &t->ps[i];
+		char *argv[16];
 
-		crs_sha256_hex(j->parts[i].meta_sha, hex);
-		job_part_argv(argv, "restart", j->parts[i].handle, opts, root, o);
-		ps[i].index = i;
-		ps[i].ranks = j->parts[i].ranks;
-		r = job_part_start(&ps[i], j->parts[i].node, o->launch, argv, err, errlen);
+		p->index = i;
+		p->ranks = jp->ranks;
+		if (t->group[i]) {
+			snprintf(p->node, sizeof(p->node), "%s",
+				 this_host(jp->node) ? "this host" : jp->node);
+			p->awaiting = true;
+			continue;
+		}
+		/* our terminal for a part that had one, when it runs here */
+		p->pass_tty = jp->tty[0] && t->tty.slave >= 0 && this_host(jp->node);
+		p->tty_fd = t->tty.slave;
+		part_argv(argv, hex, t->o, t->root, jp, p->pass_tty);
+		r = job_part_start(p, jp->node, t->o->launch, argv, err, errlen);
 		if (r)
 			return r;
 	}
+	crs_tty_relay_drop_slave(&t->tty);	/* the parts have it */
 	return 0;
+}
+
+/* One line per other terminal: what to run there. */
+static void announce_terminals(const struct terminals *t)
+{
+	/* the join must find the same store: named unless it is the default */
+	const char *def = CRS_STORE_DEFAULT;
+
+	for (unsigned int g = 1; t->o->log && g <= t->nr; g++) {
+		const struct crs_job_part *first = NULL;
+		char names[512] = "";
+		size_t len = 0;
+
+		for (size_t i = 0; i < t->j->nr_parts; i++) {
+			if (t->group[i] != g)
+				continue;
+			if (!first)
+				first = &t->j->parts[i];
+			if (len < sizeof(names) - 2)
+				len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%zu",
+							len ? ", " : "", i);
+		}
+		fprintf(t->o->log,
+			"crdbg: restart: part%s %s ran on %s of %s: run \"crdbg restart %s --join %u%s%s\" on the terminal that should take %s\n",
+			strchr(names, ',') ? "s" : "", names, first->tty, first->node, t->j->handle,
+			g, strcmp(t->root, def) ? " --store " : "", strcmp(t->root, def) ? t->root : "",
+			strchr(names, ',') ? "them" : "it");
+	}
+	if (t->o->log)
+		fflush(t->o->log);
+}
+
+/* "join N": which parts terminal N takes. */
+static void answer_join(struct terminals *t, int fd, unsigned int g)
+{
+	char list[1024] = "parts";
+	size_t len = 5;
+
+	if (g < 1 || g > t->nr) {
+		job_door_say(fd, "refused: %s has no terminal %u to join (its other terminals: 1 to %u)",
+			     t->j->handle, g, t->nr);
+		return;
+	}
+	for (size_t i = 0; i < t->j->nr_parts; i++) {
+		if (t->group[i] != g)
+			continue;
+		if (!t->ps[i].awaiting) {
+			job_door_say(fd, "refused: terminal %u of %s has joined already", g,
+				     t->j->handle);
+			return;
+		}
+		if (len < sizeof(list) - 12)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, " %zu", i);
+	}
+	job_door_say(fd, "%s", list);
+}
+
+/* "part N I": the connection becomes part I's stdin and stdout. */
+static void answer_part(struct terminals *t, int fd, unsigned int g, unsigned int i)
+{
+	char hex[CRS_SHA256_HEX], line[2048] = "argv", *argv[16];
+	struct job_part *p = &t->ps[i];
+	size_t len = 4;
+
+	if (i >= t->j->nr_parts || t->group[i] != g || !g || !p->awaiting) {
+		job_door_say(fd, "refused: part %u is not waiting for terminal %u", i, g);
+		close(fd);
+		return;
+	}
+	part_argv(argv, hex, t->o, t->root, &t->j->parts[i], false);
+	for (char **a = argv; *a; a++) {
+		if (strpbrk(*a, "\t\n") || len + strlen(*a) + 2 >= sizeof(line)) {
+			job_door_say(fd, "refused: the store's path cannot be sent");
+			close(fd);
+			return;
+		}
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "\t%s", *a);
+	}
+	line[4] = ' ';
+	p->in = dup(fd);
+	if (p->in < 0 || job_door_say(fd, "%s", line)) {
+		if (p->in >= 0)
+			close(p->in);
+		p->in = -1;
+		close(fd);
+		return;
+	}
+	p->out = fd;
+	p->err = -1;
+	p->pid = 0;
+	p->awaiting = false;
+	p->joined = true;
+	snprintf(p->last_err, sizeof(p->last_err),
+		 "ended; its messages are on the terminal that joined");
+}
+
+static size_t door_fds(void *arg, struct pollfd *pfd, size_t max)
+{
+	struct terminals *t = arg;
+
+	if (t->door.listen_fd < 0 || !max)
+		return 0;
+	pfd[0] = (struct pollfd){ .fd = t->door.listen_fd, .events = POLLIN };
+	return 1;
+}
+
+static void door_ready(void *arg, const struct pollfd *pfd, size_t n)
+{
+	struct terminals *t = arg;
+	unsigned int g, i;
+	char line[128];
+	int fd, end = 0;
+
+	if (!n || !pfd[0].revents)
+		return;
+	fd = job_door_accept(&t->door, line, sizeof(line));
+	if (fd < 0)
+		return;
+	if (sscanf(line, "join %u%n", &g, &end) == 1 && !line[end]) {
+		answer_join(t, fd, g);
+		close(fd);
+	} else if (sscanf(line, "part %u %u%n", &g, &i, &end) == 2 && !line[end]) {
+		answer_part(t, fd, g, i);
+	} else {
+		job_door_say(fd, "refused: not a request of crdbg restart --join");
+		close(fd);
+	}
+}
+
+/* The door and our own terminal's relay, before any part starts. */
+static int open_terminals(struct terminals *t, char *err, size_t errlen)
+{
+	static struct job_parts_watch w;
+	bool ours = false;
+	int r;
+
+	t->door = (struct job_door){ .dir_fd = -1, .listen_fd = -1 };
+	t->tty = (struct crs_tty_relay)CRS_TTY_RELAY_INIT;
+	t->nr = job_terminal_groups(t->j, t->group);
+	for (size_t i = 0; i < t->j->nr_parts; i++)
+		ours |= !t->group[i] && t->j->parts[i].tty[0] && this_host(t->j->parts[i].node);
+	if (ours) {
+		r = crs_tty_relay_open(&t->tty, 0, 1, err, errlen);
+		if (r)
+			return r;
+	}
+	if (!t->nr)
+		return 0;
+	r = job_door_open(&t->door, t->root, t->j->handle, err, errlen);
+	if (r)
+		return r;
+	w = (struct job_parts_watch){ .fds = door_fds, .ready = door_ready, .arg = t };
+	job_parts_set_watch(&w);
+	return 0;
+}
+
+/* No more joins: the barrier is passed or called off. */
+static void close_door(struct terminals *t)
+{
+	job_parts_set_watch(NULL);
+	job_door_close(&t->door);
 }
 
 static int part_status(struct job_part *ps, size_t n)
@@ -147,6 +362,7 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 {
 	const char *root = crs_store_root(o->store);
 	int timeout = o->timeout_s > 0 ? o->timeout_s : DEFAULT_TIMEOUT_S;
+	struct terminals t = { .o = o, .root = root };
 	struct job_part *ps;
 	struct crs_job j;
 	size_t n;
@@ -157,16 +373,24 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 		return r;
 	n = j.nr_parts;
 	ps = calloc(n, sizeof(*ps));
-	if (!ps) {
+	t.group = calloc(n, sizeof(*t.group));
+	if (!ps || !t.group) {
+		free(ps);
+		free(t.group);
 		crs_job_free(&j);
 		return -ENOMEM;
 	}
+	t.j = &j;
+	t.ps = ps;
 	for (size_t i = 0; i < n; i++)
 		ps[i].in = ps[i].out = ps[i].err = ps[i].status = -1;
 	signal(SIGPIPE, SIG_IGN);
-	r = start_parts(o, root, &j, ps, err, errlen);
+	r = open_terminals(&t, err, errlen);
+	if (!r)
+		r = start_parts(&t, err, errlen);
 	if (r)
 		goto abort;
+	announce_terminals(&t);
 
 	r = job_parts_wait(ps, n, "verified", timeout, o->log);
 	for (size_t i = 0; !r && i < n; i++)
@@ -176,6 +400,7 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 		r = not_at(ps, n, "verified", r, "refused, nothing was restored", err, errlen);
 		goto abort;
 	}
+	close_door(&t);	/* every part is here */
 	send_all(ps, n, "restore");
 	r = job_parts_wait(ps, n, "restored", timeout, o->log);
 	for (size_t i = 0; !r && i < n; i++)
@@ -196,11 +421,14 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 	*ret_status = part_status(ps, n);
 	goto out;
 abort:
+	close_door(&t);
 	send_all(ps, n, "abort");
 	job_parts_kill_silent(ps, n);	/* not even verified: nothing restored */
 	job_parts_finish(ps, n, o->log, ABORT_GRACE_S);
 out:
+	crs_tty_relay_finish(&t.tty);	/* what our terminal's parts wrote is out */
 	free(ps);
+	free(t.group);
 	crs_job_free(&j);
 	return r;
 }

@@ -30,6 +30,8 @@
 #include "criu.h"
 #include "proc.h"
 #include "store.h"
+#include "tree-stdio.h"
+#include "tty-relay.h"
 #include <crdbg/job.h>
 #include <crdbg/mpir-checkpoint.h>
 
@@ -436,6 +438,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct crs_pre_resume pr = { .ready_fd = -1, .go_fd = -1 };
 	struct crs_page_check pc = { .started = false };
 	struct crs_page_server ps = { .m = NULL };
+	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
+	int terminal = -1;
 	struct freeze_backend *b, *frozen = NULL;
 	time_t deadline;
 	enum freeze_backend_kind kind;
@@ -531,8 +535,17 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (kind == FREEZE_BACKEND_KMOD && !o->lazy &&
 	    crs_pre_resume_setup(&pr, work, msg, sizeof(msg)) && o->log)
 		fprintf(o->log, "crdbg: %s: restoring the tree stopped\n", msg);
+	/* A terminal of its own for a tree that had one (tty-relay.h). */
+	if (crs_stdio_needs_terminal(&m) && o->has_terminal) {
+		terminal = o->terminal_fd;
+	} else if (crs_stdio_needs_terminal(&m)) {
+		r = crs_tty_relay_open(&tty, o->relay_stdin ? 0 : -1, 1, err, errlen);
+		if (r)
+			goto out_lazy;
+		terminal = tty.slave;
+	}
 	criu = crs_criu_restore_start(dir, work, &m, o->lazy, pr.go_fd >= 0 ? pr.script : NULL,
-				      err, errlen);
+				      terminal, err, errlen);
 	if (criu < 0) {
 		r = criu;
 		goto out_lazy;
@@ -613,6 +626,8 @@ out_lazy:
 		waitpid(lazy, NULL, 0);
 	}
 out:
+	/* everything the tree wrote on its terminal is out before we end */
+	crs_tty_relay_finish(&tty);
 	page_check_after_failure(&pc, r, err, errlen);
 	crs_page_server_stop(&ps);
 	freeze_backend_close(frozen);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,37 +206,116 @@ void crs_stdio_args_free(char **args, size_t nr)
 	free(args);
 }
 
+/* A pty slave on the tree's stdio whose master is outside the tree. */
+static bool outside_pty(const struct crs_stdio *s)
+{
+	return !s->inside && !strncmp(s->link, "/dev/pts/", 9);
+}
+
+const struct crs_stdio *crs_stdio_terminal(const struct crs_meta *m)
+{
+	for (size_t i = 0; i < m->nr_stdio; i++)
+		if (outside_pty(&m->stdio[i]))
+			return &m->stdio[i];
+	return NULL;
+}
+
+/*
+ * A shell job's terminal is CRIU's --shell-job affair (restored onto
+ * criu's own stdin, the tree moved into its session); a tree that holds
+ * its session has it dumped as external and needs one given back.
+ */
+bool crs_stdio_needs_terminal(const struct crs_meta *m)
+{
+	return !m->shell_job && crs_stdio_terminal(m);
+}
+
+const struct crs_stdio *crs_restart_terminal(const struct crs_meta *m)
+{
+	return crs_stdio_needs_terminal(m) ? crs_stdio_terminal(m) : NULL;
+}
+
+/* CRIU's id of a tty: "tty[RDEV:DEV]" in hex (criu/tty.c, tty_d_name). */
+static void tty_key(const struct crs_stdio *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "tty[%" PRIx64 ":%" PRIx64 "]", s->rdev, s->dev);
+}
+
 static bool have_key(char **args, size_t nr, const char *key)
 {
-	for (size_t i = 1; i < nr; i += 2)
-		if (!strcmp(strchr(args[i], ':') + 1, key))
+	for (size_t i = 1; i < nr; i += 2) {
+		const char *c = strchr(args[i], ':');
+
+		if (!strcmp(c && !strncmp(args[i], "fd[", 3) ? c + 1 : args[i], key))
 			return true;
+	}
 	return false;
 }
 
-int crs_stdio_inherit_args(const struct crs_meta *m, char ***ret_args, size_t *ret_nr)
+static int add_pair(char **args, size_t *nr, const char *opt, const char *val)
+{
+	args[*nr] = strdup(opt);
+	args[*nr + 1] = strdup(val);
+	if (!args[*nr] || !args[*nr + 1]) {
+		free(args[*nr]);
+		free(args[*nr + 1]);
+		return -ENOMEM;
+	}
+	*nr += 2;
+	return 0;
+}
+
+int crs_stdio_external_args(const struct crs_meta *m, char ***ret_args, size_t *ret_nr)
 {
 	char **args = calloc(2 * m->nr_stdio + 1, sizeof(*args));
+	char key[64];
+	size_t nr = 0;
+
+	if (!args)
+		return -ENOMEM;
+	for (size_t i = 0; !m->shell_job && i < m->nr_stdio; i++) {
+		if (!outside_pty(&m->stdio[i]))
+			continue;
+		tty_key(&m->stdio[i], key, sizeof(key));
+		if (!have_key(args, nr, key) && add_pair(args, &nr, "--external", key)) {
+			crs_stdio_args_free(args, nr);
+			return -ENOMEM;
+		}
+	}
+	*ret_args = args;
+	*ret_nr = nr;
+	return 0;
+}
+
+int crs_stdio_inherit_args(const struct crs_meta *m, int terminal_fd, char ***ret_args,
+			   size_t *ret_nr)
+{
+	char **args = calloc(2 * m->nr_stdio + 1, sizeof(*args));
+	char keybuf[64], val[96];
 	size_t i, nr = 0;
+	int fd;
 
 	if (!args)
 		return -ENOMEM;
 	for (i = 0; i < m->nr_stdio; i++) {
 		const struct crs_stdio *s = &m->stdio[i];
 		const char *key = replace_key(s);
-		char *opt, *val;
 
+		fd = s->fd;
+		if (!key && terminal_fd >= 0 && !m->shell_job && outside_pty(s)) {
+			/* every terminal of the tree becomes the one given */
+			tty_key(s, keybuf, sizeof(keybuf));
+			key = keybuf;
+			fd = terminal_fd;
+		}
 		/* Our own fd of that number stands in; it must be open. */
-		if (!key || have_key(args, nr, key) || fcntl(s->fd, F_GETFD) < 0)
+		if (!key || have_key(args, nr, key) || fcntl(fd, F_GETFD) < 0)
 			continue;
-		opt = strdup("--inherit-fd");
-		if (!opt || asprintf(&val, "fd[%d]:%s", s->fd, key) < 0) {
-			free(opt);
+		snprintf(val, sizeof(val), "fd[%d]:%s", fd, key);
+		if (add_pair(args, &nr, "--inherit-fd", val)) {
 			crs_stdio_args_free(args, nr);
 			return -ENOMEM;
 		}
-		args[nr++] = opt;
-		args[nr++] = val;
 	}
 	*ret_args = args;
 	*ret_nr = nr;

@@ -216,7 +216,25 @@ struct crs_restart_opts {
 	void *hold_arg;
 	/* The SHA-256 the metadata file must have (a job's part), or NULL. */
 	const uint8_t *expect_meta_sha;
+	/*
+	 * A tree that held its own session on a terminal (a pty whose master
+	 * was outside it) comes back on a terminal of its own: with
+	 * has_terminal, the pty slave terminal_fd (a job's part, given by
+	 * whoever relays that pty); else crdbg restart makes a pty, copies
+	 * its output to our stdout and, with relay_stdin, our stdin to it.
+	 */
+	bool has_terminal;
+	int terminal_fd;
+	bool relay_stdin;
 };
+
+/*
+ * The terminal a restart of m must give its tree back (Documentation/
+ * checkpoint.md, "Stdio and terminals at restart"): the first stdio
+ * record of a pty slave whose master was outside the tree, when the tree
+ * held its own session (not a shell job); NULL otherwise.
+ */
+const struct crs_stdio *crs_restart_terminal(const struct crs_meta *m);
 
 /* Restore, release, then wait: *ret_status is the root's exit status. */
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen);

@@ -13,7 +13,8 @@
  * A manifest lives in the store as <root>/.jobs/<handle> (never listed
  * as a checkpoint): the job, its CID, and for every part its node, the
  * ranks it holds, its handle and the SHA-256 of its metadata file, which
- * seals the part's image digests, then its parent and size. Text, one
+ * seals the part's image digests, then its parent, size, root pid and
+ * terminal. Text, one
  * record a line, sealed by an "end SHA256" line like the metadata.
  */
 #ifndef CRDBG_JOB_H
@@ -32,6 +33,7 @@
 #define CRS_JOB_MAX_BYTES	(4u << 20)
 #define CRS_NODE_MAX		64
 #define CRS_RANKS_MAX		256
+#define CRS_TTY_MAX		32
 
 struct crs_job_part {
 	char node[CRS_NODE_MAX];	/* host name the part runs and is stored on */
@@ -48,6 +50,15 @@ struct crs_job_part {
 	uint64_t bytes;
 	/* Root of the part's tree, which a restart gives the same pid (0: not recorded). */
 	int pid;
+	/*
+	 * The terminal the part's tree held its session on (a pty whose
+	 * master was outside the tree): its path when checkpointed, "" for
+	 * none, and its st_rdev and st_dev. A restart gives every terminal
+	 * of the job a terminal of its own (crdbg restart JOB --join).
+	 * Manifests written before it was recorded load with "".
+	 */
+	char tty[CRS_TTY_MAX];
+	uint64_t tty_rdev, tty_dev;
 };
 
 struct crs_job {
@@ -65,6 +76,12 @@ int crs_job_add_part(struct crs_job *j, const struct crs_job_part *p);
 
 /* A CID or node name: 1..63 of [A-Za-z0-9._-]. */
 bool crs_cid_valid(const char *cid);
+
+/* A terminal's path as a manifest holds it: "/dev/" and [A-Za-z0-9/._-], short. */
+bool crs_tty_path_valid(const char *path);
+
+/* "RDEV:DEV:PATH" (hex, as CRIU names a tty) or "-" into p's tty fields. */
+int crs_job_tty_parse(const char *s, struct crs_job_part *p);
 
 /* A fresh CID, "<host>-<pid>-<unix ns>" (seed 003: unique per computation). */
 int crs_cid_new(char *buf, size_t len);
@@ -129,6 +146,15 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 
 /* Restore every part, release them together, wait: *ret_status as crs_restart. */
 int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, size_t errlen);
+
+/*
+ * `crdbg restart JOB --join N`: run the parts of the job's terminal N
+ * (numbered by the restart, which names them and waits) on our own
+ * terminal, speaking for them to the restart through its door
+ * (usr/crs/job-join.h). *ret_status as crs_job_restart.
+ */
+int crs_job_join(const struct crs_job_opts *o, unsigned int group, int *ret_status, char *err,
+		 size_t errlen);
 
 /* Verify every part on its node (crdbg verify --part); 0 when all are intact. */
 int crs_job_verify(const struct crs_job_opts *o, char *err, size_t errlen);
