@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,26 @@ static bool write_all(int fd, const char *buf, size_t len)
 	return true;
 }
 
+/* Our terminal's mode, given back if a signal ends us while it is raw. */
+static int saved_fd = -1;
+static struct termios saved_mode;
+
+static void give_back_and_die(int sig)
+{
+	if (saved_fd >= 0)
+		tcsetattr(saved_fd, TCSANOW, &saved_mode);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal(bool on)
+{
+	static const int sigs[] = { SIGTERM, SIGHUP, SIGQUIT };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on ? give_back_and_die : SIG_DFL);
+}
+
 /* Keys go to the tree's own terminal, which does its line editing and signals. */
 static void make_raw(struct crs_tty_relay *t)
 {
@@ -38,6 +59,9 @@ static void make_raw(struct crs_tty_relay *t)
 	cfmakeraw(&raw);
 	/* crdbg's own messages still start their lines at the left */
 	raw.c_oflag |= OPOST | ONLCR;
+	saved_mode = t->saved;
+	saved_fd = t->in;
+	catch_fatal(true);
 	if (!tcsetattr(t->in, TCSAFLUSH, &raw))
 		t->raw = true;
 }
@@ -154,8 +178,11 @@ void crs_tty_relay_finish(struct crs_tty_relay *t)
 	if (t->running)
 		pthread_join(t->thread, NULL);
 	t->running = false;
-	if (t->raw)
+	if (t->raw) {
 		tcsetattr(t->in, TCSAFLUSH, &t->saved);
+		catch_fatal(false);
+		saved_fd = -1;
+	}
 	t->raw = false;
 	if (t->master >= 0)
 		close(t->master);
