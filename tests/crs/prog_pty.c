@@ -4,7 +4,8 @@
  * with nothing left to a shell. It makes a pty, runs CMD as the leader of
  * a new session whose controlling terminal (and fds 0, 1, 2) is the pty's
  * slave, and copies everything the master gives to LOG until no process
- * holds the slave any more. Its own stdin is not read: nobody types.
+ * holds the slave any more. Its own stdin is not read; what is written
+ * to the FIFO $PTY_INPUT, if set, is typed on the terminal.
  *
  *   prog_pty LOG CMD [ARGS...]
  *
@@ -13,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -32,7 +34,7 @@ static void put(const char *file, const char *what)
 int main(int argc, char **argv)
 {
 	char buf[4096], pidstr[16];
-	int master, log, st = 0;
+	int master, log, input, st = 0;
 	const char *name;
 	ssize_t n;
 	pid_t pid;
@@ -74,10 +76,26 @@ int main(int argc, char **argv)
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 	put(getenv("PTY_PIDFILE"), pidstr);
 	put(getenv("PTY_NAMEFILE"), name);
-	/* EIO once the last holder of the slave closed it. */
-	while ((n = read(master, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0 && write(log, buf, (size_t)n) != n)
+	/* read-write: opening never waits for a writer, reading never ends */
+	input = getenv("PTY_INPUT") ? open(getenv("PTY_INPUT"), O_RDWR | O_CLOEXEC) : -1;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = master, .events = POLLIN },
+				       { .fd = input, .events = POLLIN } };
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
+		if (p[1].revents && (n = read(input, buf, sizeof(buf))) > 0 &&
+		    write(master, buf, (size_t)n) != n)
+			break;
+		if (!p[0].revents)
+			continue;
+		/* EIO once the last holder of the slave closed it. */
+		n = read(master, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || write(log, buf, (size_t)n) != n)
+			break;
+	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -9,6 +9,7 @@
 #   one tree, a session leader on its terminal:
 #     prog_pty L0 prog_ckpt            checkpoint --kill
 #     prog_pty R0 crdbg restart H      its output on R0, ids kept
+#   a shell waiting in read: a line typed on the restart's terminal reaches it
 #   a job of two trees on two terminals that talk through FIFOs:
 #     prog_pty LA prog_ttypair ping    prog_pty LB prog_ttypair pong
 #     checkpoint --job A,B --kill
@@ -60,7 +61,7 @@ pts_of() { readlink "/proc/$1/fd/$2"; }
 # crdbg_of PID: the crdbg that timeout PID runs.
 crdbg_of() { pgrep -P "$1" -x crdbg || echo "$1"; }
 
-echo "1..20"
+echo "1..22"
 
 # --- one tree on its terminal: crdbg restart relays a new pty --------------
 rm -f "$CKPT_GO"
@@ -98,6 +99,33 @@ check "one tree: the restart ends with the program's status 0" test "$rc" = 0
 [[ $rc == 0 ]] || diag "$work/r0.err" "$work/r0.log"
 check "one tree: its output after the restart is on crdbg restart's terminal, none lost" \
 	eval 'cmp -s <(seq 0 $((STEPS - 1)) | sed "s/^/step /") <(lines "$work/t0.log" "^step "; lines "$work/r0.log" "^step ")'
+
+# --- what is typed on crdbg restart's terminal reaches the tree -------------
+PTY_PIDFILE=$work/t1.pid "$pty" "$work/t1.log" sh -c 'echo ready; read line; echo "got <$line>"' \
+	</dev/null &
+pids+=("$!")
+wait_long test -s "$work/t1.pid"
+t1=$(cat "$work/t1.pid")
+pids+=("$t1")
+wait_long has_line "$work/t1.log" '^ready$'
+"$crdbg" checkpoint "$t1" --backend "$backend" --kill >"$work/h1" 2>"$work/t1.ckpt"
+wait_long gone "$t1"
+h1=$(cat "$work/h1")
+[[ -n $h1 ]] || diag "$work/t1.ckpt"
+mkfifo "$work/t1.in"
+PTY_INPUT=$work/t1.in "$pty" "$work/r1.log" timeout 300 "$crdbg" restart "$h1" \
+	--backend "$backend" </dev/null &
+rp=$!
+pids+=("$rp")
+wait_long exists "$t1"
+sleep 2
+echo hello >"$work/t1.in"
+wait "$rp"
+rc=$?
+check "input: the restart of a shell waiting in read ends with its status 0" test "$rc" = 0
+check "input: a line typed on crdbg restart's terminal reached it" \
+	has_line "$work/r1.log" '^got <hello>$'
+[[ $rc == 0 ]] || diag "$work/r1.log"
 
 # --- a job on two terminals -------------------------------------------------
 rm -f "$CKPT_GO"
@@ -204,5 +232,5 @@ if ! cmp -s <(expect pong ping) <(lines "$work/b.log" "^pong (got|done)"; lines 
 	diag "$work/rb.log"
 fi
 
-[[ $n == 20 ]] || echo "# planned 20 tests, ran $n"
+[[ $n == 22 ]] || echo "# planned 22 tests, ran $n"
 exit $((failed ? 1 : 0))

@@ -62,7 +62,8 @@ static void make_raw(struct crs_tty_relay *t)
 	saved_mode = t->saved;
 	saved_fd = t->in;
 	catch_fatal(true);
-	if (!tcsetattr(t->in, TCSAFLUSH, &raw))
+	/* TCSADRAIN: what was typed ahead still goes to the tree */
+	if (!tcsetattr(t->in, TCSADRAIN, &raw))
 		t->raw = true;
 }
 
