@@ -7,8 +7,10 @@
 # and terminals at restart (tests/crs/test_terminal.sh: a pty of its own
 # for a session leader, a job's second terminal through --join).
 # A few minutes on an idle machine; each program may take 20 min and the
-# guest 30 under load (test_checkpoint.sh passed 600 s at load 20).
-# vm-options: --timeout 1800
+# guest 40 under load (test_checkpoint.sh passed 600 s at load 20; the
+# whole group took 23 min at load 14, test_terminal.sh 2.5 min of it per
+# backend).
+# vm-options: --timeout 2400
 # vm-time: 330
 export CRDBG_TEST_TIMEOUT=1200
 
