@@ -4,8 +4,8 @@
 # Run every host test binary and every guest test group, collect their TAP
 # output under $build/results/, and print the project's summary line.
 #   check.sh BUILD "HOST_TESTS" "GUEST_GROUPS"
-# The guest groups run in $CRDBG_LANES lanes side by side (default 1, one
-# after another; see Documentation/testing.md, "Guest lanes"): a lane
+# The guest groups run in $CRDBG_LANES lanes side by side (default 2; 1 runs
+# them one after another; see Documentation/testing.md, "Guest lanes"): a lane
 # boots its groups one after another, and the groups are dealt to the
 # lanes longest first by the "# vm-time: SECONDS" line of their scripts
 # (their wall time measured on an idle machine), each to the lane with
@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 host_tests=$2
 guest_groups=$3
-lanes=${CRDBG_LANES:-1}
+lanes=${CRDBG_LANES:-2}
 results=$build/results
 rm -rf "$results"
 mkdir -p "$results/host" "$results/guest"
