@@ -35,6 +35,7 @@
 #include "chain.h"
 #include "clock.h"
 #include "error.h"
+#include "held.h"
 #include "resume.h"
 #include "criu.h"
 #include "criu-opts.h"
@@ -179,20 +180,11 @@ static int record_stopped(struct crs_meta *m, pid_t pid, char *err, size_t errle
  */
 static bool all_parked(struct freeze_backend *b, const struct crs_meta *m)
 {
-	struct freeze_thread th[256];
-	char msg[256];
-	size_t i;
-	int n, j;
-
-	for (i = 0; i < m->nr_procs; i++) {
+	for (size_t i = 0; i < m->nr_procs; i++) {
 		if (m->procs[i].zombie || m->procs[i].stopped)
 			continue;
-		n = query_process(b, m->procs[i].pid, th, 256, msg, sizeof(msg));
-		if (n < 0 || n > 256)
+		if (!crs_proc_parked(b, m->procs[i].pid))
 			return false;
-		for (j = 0; j < n; j++)
-			if (th[j].state == FREEZE_THREAD_RUNNING)
-				return false;
 	}
 	return true;
 }
@@ -292,40 +284,6 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 	}
 }
 
-/*
- * CRIU has let go of every thread of the tree: untraced, and held again,
- * parked by crdbg.ko (kmod) or in the group stop (ptrace backend, a
- * process that was stopped, or the kmod fallback).
- */
-static bool let_go(struct freeze_backend *kmod, const struct crs_meta *m)
-{
-	struct freeze_thread th[256];
-	char msg[256];
-	size_t i;
-	int n, j;
-
-	for (i = 0; i < m->nr_procs; i++) {
-		const struct crs_proc *p = &m->procs[i];
-
-		if (p->zombie)
-			continue;
-		if (crs_proc_tracer(p->pid))
-			return false;
-		if (!kmod || p->stopped) {
-			if (!crs_proc_stopped(p->pid))
-				return false;
-			continue;
-		}
-		n = query_process(kmod, p->pid, th, 256, msg, sizeof(msg));
-		if (n < 0 || n > 256)
-			return false;
-		for (j = 0; j < n; j++)
-			if (th[j].state == FREEZE_THREAD_RUNNING)
-				return false;
-	}
-	return true;
-}
-
 #define LET_GO_TIMEOUT_S 60
 
 /*
@@ -354,7 +312,7 @@ static int run_dump(struct crs_criu_dump *d, struct freeze_backend *kmod,
 	if (crs_criu_dump_wait_written(d) <= 0)
 		return crs_criu_dump_finish(d, err, errlen);	/* criu exited: why */
 	deadline = time(NULL) + LET_GO_TIMEOUT_S;
-	while (!let_go(kmod, m)) {
+	while (!crs_tree_held(m, kmod, CRS_HELD_AFTER_DUMP)) {
 		if (time(NULL) > deadline)
 			return crs_criu_dump_finish(d, err, errlen);
 		nanosleep(&ms, NULL);

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "held.h"
 #include "page-check.h"
 #include "page-server.h"
 #include "pre-resume.h"
@@ -38,52 +39,6 @@
 #define RESTORE_TIMEOUT_S 120
 /* How long a released process may take to park every thread (TCG, load). */
 #define PARK_TIMEOUT_S 120
-
-/* pid was in a group stop at checkpoint (and is restored in one). */
-static bool proc_stopped(const struct crs_meta *m, pid_t pid)
-{
-	for (size_t i = 0; i < m->nr_procs; i++)
-		if (m->procs[i].pid == pid)
-			return m->procs[i].stopped;
-	return false;
-}
-
-/*
- * Every checkpointed thread exists again, untraced, and either in a group
- * stop or (frozen: every process crdbg.ko froze at pre-resume) parked.
- */
-static bool restored(const struct crs_meta *m, struct freeze_backend *frozen)
-{
-	struct freeze_thread th[256];
-	char msg[256];
-	size_t i;
-	int n, j;
-
-	for (i = 0; i < m->nr_procs; i++) {
-		const struct crs_proc *p = &m->procs[i];
-
-		if (p->zombie)
-			continue;
-		if (crs_proc_tracer(p->pid))
-			return false;
-		if (!frozen || p->stopped)
-			continue;
-		n = query_process(frozen, p->pid, th, 256, msg, sizeof(msg));
-		if (n < 0 || n > 256)
-			return false;
-		for (j = 0; j < n; j++)
-			if (th[j].state == FREEZE_THREAD_RUNNING)
-				return false;
-	}
-	for (i = 0; i < m->nr_threads; i++) {
-		const struct crs_thread *t = &m->threads[i];
-		char st = crs_task_state(t->pid, t->tid);
-
-		if (!st || (st != 'T' && (!frozen || proc_stopped(m, t->pid))))
-			return false;
-	}
-	return true;
-}
 
 static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t errlen)
 {
@@ -103,7 +58,7 @@ static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen
 	for (;;) {
 		if (waitpid(criu, &st, WNOHANG) == criu)
 			return criu_failed(st, ret_st, log, err, errlen);
-		if (restored(m, frozen))
+		if (crs_tree_held(m, frozen, CRS_HELD_AFTER_RESTORE))
 			return 0;
 		if (time(NULL) > deadline) {
 			kill(criu, SIGKILL);
