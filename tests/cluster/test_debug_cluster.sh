@@ -78,12 +78,15 @@ settled_leftovers() {
 	leftovers "$@"
 }
 session() {
-	local name=$1; shift
-	timeout "$limit" "$@" >"$w/$name.out" 2>&1
+	local name=$1 t0=$SECONDS; shift
+	timeout "$limit" "$@" </dev/null >"$w/$name.out" 2>&1
 	echo "rc=$?" >"$w/$name.rc"
+	echo "$name $((SECONDS - t0))" >>"$w/seconds"
 	settled_leftovers >"$w/$name.left"
 }
-ex=(-ex "break mpi_debug.c:51" -ex continue -ex "print value" -ex "input hello mpi"
+# A run command waits 120 s in batch mode (console.md): the first
+# continue through MPI_Init can take longer in the TCG guest.
+ex=(-ex "break mpi_debug.c:51" -ex "timeout $((limit - 60))" -ex continue -ex "print value" -ex "input hello mpi"
     -ex "timeout 10" -ex continue -ex interrupt -ex stacks -ex "status -p")
 
 # until SECONDS CMD...: poll CMD for at most SECONDS.
@@ -122,27 +125,32 @@ kill_node2() {
 # srun's table names the executable as given: a relative name here.
 cp "$prog" "$w/mpi_debug"
 $tcg || session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 ./mpi_debug deadlock
-session mpirun salloc -N3 -n6 "$crdbg" debug "${ex[@]}" -- mpirun "$prog" deadlock </dev/null
+session mpirun salloc -N3 -n6 "$crdbg" debug "${ex[@]}" -- mpirun "$prog" deadlock
 
 # Attach to a running srun job: the ranks spin until released.
 srun -N3 -n6 "$prog" spin >"$w/job.out" 2>&1 &
 job=$!
-for i in $(seq 600); do [ "$(grep -c '^mpi rank' "$w/job.out")" = 6 ] && break; sleep 0.1; done
+# Up to a session's limit: srun's six ranks start slowly in a loaded
+# TCG guest.
+ranks_up() { [ "$(grep -c '^mpi rank' "$w/$1.out")" = "$2" ]; }
+until_for "$limit" ranks_up job 6
 session attach "$crdbg" attach -ex "print spinning" -ex "set var spinning = 0" -ex continue $job
 wait $job
 echo "rc=$?" >"$w/job.rc"
 
 # A server that cannot start: on node1 (its own mount namespace) the
-# server's binary is broken, as on a node with a bad install.
+# server's binary is broken, as on a node with a bad install: a tmpfs
+# over its directory holds /bin/false in its place (a bind mount over
+# the file itself failed in the guest, ENOENT, while its build ran).
 srun -N2 -n4 -w node0,node1 "$prog" spin >"$w/job2.out" 2>&1 &
 job=$!
-for i in $(seq 600); do [ "$(grep -c '^mpi rank' "$w/job2.out")" = 4 ] && break; sleep 0.1; done
+until_for "$limit" ranks_up job2 4
 node1=$(pgrep -P "$(cat "$CRDBG_CLUSTER_DIR/run/node1.pid")")
-server=$(dirname "$crdbg")/sdm/crdbg-server
-nsenter -t "$node1" -m -p mount --bind /bin/false "$server"
-timeout "$limit" "$crdbg" attach -ex "print spinning" $job >"$w/nostart.out" 2>&1
+sdm=$(dirname "$crdbg")/sdm
+nsenter -t "$node1" -m -p sh -c "mount -t tmpfs none '$sdm' && cp /bin/false '$sdm/crdbg-server'"
+timeout "$limit" "$crdbg" attach -ex "print spinning" $job </dev/null >"$w/nostart.out" 2>&1
 echo "rc=$?" >"$w/nostart.rc"
-nsenter -t "$node1" -m -p umount "$server"
+nsenter -t "$node1" -m -p umount "$sdm"
 settled_leftovers "$prog spin" >"$w/nostart.left"
 # Left running and untraced: srun and its four ranks, none stopped.
 ranks=$(pgrep -d, -f "^$prog spin")
@@ -161,7 +169,8 @@ if $tcg; then
 		<"$w/srun.in" >"$w/srun.out" 2>&1 &
 	dbg=$!
 	exec 3>"$w/srun.in"
-	printf '%s\n' "break mpi_debug.c:51" continue >&3
+	t0=$SECONDS
+	printf '%s\n' "break mpi_debug.c:51" "timeout $((limit - 60))" continue >&3
 	until_for "$limit" grep -q 'stopped: breakpoint' "$w/srun.out"
 	count_per_node
 	printf '%s\n' "print value" "input hello mpi" "timeout 10" continue \
@@ -172,6 +181,7 @@ if $tcg; then
 	exec 3>&-
 	wait $dbg
 	echo "rc=$?" >"$w/srun.rc"
+	echo "srun+lost $((SECONDS - t0))" >>"$w/seconds"
 	settled_leftovers >"$w/srun.left"
 	for f in out rc left; do cp "$w/srun.$f" "$w/lost.$f"; done
 	exit 0
@@ -200,6 +210,13 @@ start=$(date +%s)
 	bash "$work/scenarios.sh" "$work" "$crdbg" "$prog" $tcg $limit >"$work/cluster.out" 2>&1
 rc=$?
 echo "# cluster and scenarios: $(($(date +%s) - start)) s, exit $rc"
+[[ -s $work/seconds ]] && echo "# seconds per session: $(tr '\n' ' ' <"$work/seconds")"
+# In a guest group the sessions' files are kept with its results.
+if [[ -n ${CRDBG_RESULTS:-} ]]; then
+	mkdir -p "$CRDBG_RESULTS/debug-cluster.files"
+	cp "$work"/*.out "$work"/*.rc "$work"/*.left "$work"/*.count "$work"/*.state "$work"/seconds \
+		"$CRDBG_RESULTS/debug-cluster.files/" 2>/dev/null
+fi
 [[ $rc == 0 ]] || diag "$work/cluster.out"
 
 # has NAME LINE...: every LINE stands in NAME's output.
