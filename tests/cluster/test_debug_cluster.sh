@@ -140,8 +140,9 @@ echo "rc=$?" >"$w/job.rc"
 
 # A server that cannot start: on node1 (its own mount namespace) the
 # server's binary is broken, as on a node with a bad install: a tmpfs
-# over its directory holds /bin/false in its place (a bind mount over
-# the file itself failed in the guest, ENOENT, while its build ran).
+# over its directory holds /bin/false in its place. In the TCG guest
+# this mount fails with ENOENT (so does a bind mount of the file), which
+# this check then reports: Documentation/testing.md.
 srun -N2 -n4 -w node0,node1 "$prog" spin >"$w/job2.out" 2>&1 &
 job=$!
 until_for "$limit" ranks_up job2 4
