@@ -43,10 +43,9 @@ GUEST_GROUPS += cluster
 # testing.md says what still fails); run it with
 #   scripts/vm --timeout 3000 --results DIR -- tests/guest/run-group clusterdebug
 # Guest group "clusterjob": job checkpoints of the ring over the namespaced
-# cluster inside the guest (tests/cluster/test_job_cluster.sh). Not in
-# GUEST_GROUPS yet: no whole run of it has been green here so far (see
-# Documentation/testing.md); run it with
-#   scripts/vm --timeout 2400 --results DIR -- tests/guest/run-group clusterjob
+# cluster inside the guest, from the command line and from the console
+# (tests/cluster/test_job_cluster.sh).
+GUEST_GROUPS += clusterjob
 
 # Guest group "fidelity": one small program per kind of kernel state,
 # checkpointed and restored under raw CRIU and crdbg (tests/fidelity/).

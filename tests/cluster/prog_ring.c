@@ -27,6 +27,10 @@
  * reset) ends the task with "ring broken: ..." on stderr and exit 3; so
  * does, with RING_TIMEOUT=S, no message for S seconds (a peer whose node
  * vanished sends no reset: without it the ring would wait for ever).
+ * With RING_OUT=PREFIX the task writes its stdout to PREFIX.R.out itself
+ * (under a debugger srun launches it directly, and a restarted task no
+ * longer has srun's pipes); stderr stays where it was (a debugger reads
+ * libcrdbg's "MPIR debug info)" lines there).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -162,6 +166,16 @@ __attribute__((noinline)) uint64_t ring_step(uint64_t iter, uint64_t mine, uint6
 	return v ^ (v >> 29);
 }
 
+/* RING_OUT=PREFIX: stdout to PREFIX.RANK.out. */
+static void output_to_file(const char *prefix)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s.%d.out", prefix, rank);
+	if (!freopen(path, "w", stdout))
+		broken(path, 0);
+}
+
 static void wait_go(const char *go, uint64_t iter)
 {
 	printf("wait %llu\n", (unsigned long long)iter);
@@ -191,6 +205,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prog_ring: rank %d, but %d addresses\n", rank, size);
 		return 2;
 	}
+	if (getenv("RING_OUT"))
+		output_to_file(getenv("RING_OUT"));
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("RING_TIMEOUT"))
 		timeout_ms = atoi(getenv("RING_TIMEOUT")) * 1000;

@@ -2,8 +2,10 @@
 # Guest group "clusterjob": job checkpoints of a job across the nodes of
 # the namespaced cluster inside the guest (tests/cluster/test_job_cluster.sh:
 # six ranks in a TCP ring over three nodes; the cut, restarts through the
-# barrier, refusals, a node lost mid-checkpoint).
+# barrier, refusals, the console's checkpoint and restart, a node lost
+# mid-checkpoint).
 # vm-options: --timeout 2400
+# vm-time: 980
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then

@@ -426,6 +426,30 @@ static void ranks_exec(struct dbg_session *s, const struct sdm_idset *set,
 }
 
 /*
+ * srun's tasks were stopped at exec by a SIGSTOP, and that group stop
+ * outlives gdb's attach: a task its gdb detaches from (the console's
+ * checkpoint, detach, quit of an attached job) stops again, for ever
+ * (seen on the namespaced cluster: state T in do_signal_stop). A SIGCONT
+ * sent on the task's node by its gdb (the task's pid is the node's own)
+ * while it stands at its first instruction, before the program installed
+ * any handler, ends the group stop; gdb passes it on when the task runs.
+ */
+static void end_exec_stops(struct dbg_session *s, const struct dbg_proc *procs, long n)
+{
+	struct sdm_idset *one = sdm_set_new();
+	char cmd[64];
+
+	for (long i = 0; one && i < n; i++) {
+		sdm_set_clear(one);
+		if (sdm_set_add_element(one, (sdm_id)i) < 0)
+			break;
+		snprintf(cmd, sizeof(cmd), "shell kill -CONT %d", procs[i].pid);
+		ranks_cli(s, one, cmd);
+	}
+	sdm_set_free(one);
+}
+
+/*
  * Open MPI's debugger hold (see the top of this file). Before mpirun goes
  * on: note the ranks already in their wait (they asked for the release
  * and get it when mpirun sends it), and put a temporary breakpoint at the
@@ -542,12 +566,14 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	if (launching && preload) {
 		/*
 		 * Checkpointable: the launcher's stdio is no terminal CRIU
-		 * cannot take, and as root the job has a network namespace
-		 * of its own so that a restored launcher can bind its ports
-		 * again.
+		 * cannot take, and as root a launcher whose tree holds the
+		 * job has a network namespace of its own so that a restored
+		 * launcher can bind its ports again. srun must reach its
+		 * controller and nodes, and is no part of the image (its
+		 * tasks are, each on its node): it keeps the network.
 		 */
 		o.fifo = true;
-		o.own_netns = geteuid() == 0;
+		o.own_netns = geteuid() == 0 && m->probe.family != MPIR_FAMILY_SLURM;
 	}
 	rc = mi_driver_start(&o, &m->launcher);
 	free(made);
@@ -599,6 +625,8 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	}
 	wait_exec(procs, n);
 	rc = dbg_attach_ranks(s, procs, n);
+	if (!rc && launching && m->probe.family == MPIR_FAMILY_SLURM)
+		end_exec_stops(s, procs, n);
 	free(procs);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot attach the ranks: %s", strerror(-rc));

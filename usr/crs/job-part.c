@@ -109,8 +109,10 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 		const char *job = getenv("SLURM_JOB_ID");
 
 		if (!launch && job && *job) {
+			/* crdbg is no MPI task: no PMIx server in its step */
 			snprintf(tmpl, sizeof(tmpl),
-				 "exec srun --overlap --jobid=%s -w {host} -N1 -n1 --quiet {cmd}", job);
+				 "exec srun --overlap --jobid=%s -w {host} -N1 -n1 --mpi=none --quiet {cmd}",
+				 job);
 			launch = tmpl;
 		}
 		if (!launch) {

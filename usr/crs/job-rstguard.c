@@ -16,6 +16,16 @@
  * sent again later, when the socket is there. An nftables table of its
  * own, through libnftables (the library Debian's CRIU locks with), named
  * after the part's pid, removed at the release or the abort.
+ *
+ * Only the kernel's answer to a segment that carries an ACK for a socket
+ * it does not have is dropped: a bare RST (its sequence number is that
+ * ACK, and it carries no ACK of its own). A refused connect is answered
+ * with RST|ACK (the SYN carries no ACK), and so is a live socket's abort:
+ * those still go, so the node's other traffic is not held meanwhile:
+ * with every reset dropped a refused connect waits for its timeout, and
+ * in the clusterjob guest group the srun step of a node's second part
+ * then stood in slurmstepd, crdbg never started, past the barrier's
+ * timeout.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -101,7 +111,7 @@ int crs_job_rst_guard(const char *root, const char *handle, bool *guarded, char 
 	snprintf(cmd, sizeof(cmd),
 		 "add table inet crdbg-rst-%d\n"
 		 "add chain inet crdbg-rst-%d out { type filter hook output priority 0 ; policy accept ; }\n"
-		 "add rule inet crdbg-rst-%d out tcp flags & rst == rst drop\n",
+		 "add rule inet crdbg-rst-%d out tcp flags & (rst | ack) == rst drop\n",
 		 pid, pid, pid);
 	if (nft_run(cmd, err, errlen))
 		return -1;
