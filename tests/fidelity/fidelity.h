@@ -73,6 +73,23 @@ static inline void fid_touch(const char *name)
 		close(fd);
 }
 
+/* pid's one-letter state ('R', 'S', 'T', 'Z', ...), '?' if unreadable. */
+static inline char fid_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* the state follows the command name, which may hold ')' itself */
+	p = p ? strrchr(buf, ')') : NULL;
+	return p && p[1] ? p[2] : '?';
+}
+
 /* Argument check and the directory every file of the protocol lives in. */
 static inline void fid_init(int argc, char **argv)
 {

@@ -186,21 +186,6 @@ static pid_t stopped_child(void)
 	return pid;
 }
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	return p && p[1] ? p[2] : '?';
-}
-
 int main(int argc, char **argv)
 {
 	int ready[2], result[2], st, i;
@@ -228,7 +213,7 @@ int main(int argc, char **argv)
 
 	check(th, "main");
 	for (i = 0; i < 5; i++) {
-		c = proc_state(stopped);
+		c = fid_proc_state(stopped);
 		FID_CHECK(c == 'T', "the stopped child is in state %c", c);
 		if (c != 'T')
 			break;

@@ -15,21 +15,6 @@
 #define STOP_SIG SIGSTOP
 #endif
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	return p && p[1] ? p[2] : '?';
-}
-
 /* A child waits until SIGUSR1 tells it to exit. */
 static volatile sig_atomic_t done;
 static void on_usr1(int sig)
@@ -77,11 +62,11 @@ int main(int argc, char **argv)
 			fid_die("child %d did not stop", kid[i]);
 	fid_ready_wait();
 	for (i = 0; i < 5; i++) {
-		FID_CHECK(proc_state(kid[0]) == 'T', "first stopped child in state %c", proc_state(kid[0]));
-		FID_CHECK(proc_state(kid[1]) == 'T', "second stopped child in state %c", proc_state(kid[1]));
+		FID_CHECK(fid_proc_state(kid[0]) == 'T', "first stopped child in state %c", fid_proc_state(kid[0]));
+		FID_CHECK(fid_proc_state(kid[1]) == 'T', "second stopped child in state %c", fid_proc_state(kid[1]));
 		/* in sigsuspend, or still on its way back there from the CRS hook */
-		FID_CHECK(proc_state(kid[2]) == 'S' || proc_state(kid[2]) == 'R',
-			  "running child in state %c", proc_state(kid[2]));
+		FID_CHECK(fid_proc_state(kid[2]) == 'S' || fid_proc_state(kid[2]) == 'R',
+			  "running child in state %c", fid_proc_state(kid[2]));
 		if (fid_why[0])
 			break;
 		fid_nap_ms(100);

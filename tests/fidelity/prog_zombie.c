@@ -9,21 +9,6 @@
 
 #include "fidelity.h"
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	return p && p[1] ? p[2] : '?';
-}
-
 static void wait_zombie(pid_t pid)
 {
 	siginfo_t si;
@@ -53,8 +38,8 @@ int main(int argc, char **argv)
 		wait_zombie(kid[i]);
 	fid_ready_wait();
 	for (i = 0; i < 3; i++)
-		FID_CHECK(proc_state(kid[i]) == 'Z', "child %d is in state %c, not Z",
-			  kid[i], proc_state(kid[i]));
+		FID_CHECK(fid_proc_state(kid[i]) == 'Z', "child %d is in state %c, not Z",
+			  kid[i], fid_proc_state(kid[i]));
 	memset(&si, 0, sizeof(si));
 	FID_CHECK(!waitid(P_PID, kid[1], &si, WEXITED | WNOWAIT) && si.si_pid == kid[1] &&
 		  si.si_code == CLD_EXITED && si.si_status == 7,
