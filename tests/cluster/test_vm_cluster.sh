@@ -90,6 +90,9 @@ exit 0
 EOF
 
 start=$(date +%s)
+# Network namespaces of other clusters (another run's) are not ours to judge.
+vm_netns() { ip netns list | awk '/^crdbgvm/ { print $1 }' | sort; }
+vm_netns >"$work/netns.before"
 CRDBG_BUILD=$build "$top/scripts/cluster" --kind vm --nodes 3 --timeout 700 --dir "$c" -- \
 	bash "$c/on-node0.sh" "$c" "$build/crdbg" "$prog" "$incr" "$build/usr/libcrdbg.so" \
 	>"$work/cluster.out" 2>&1
@@ -145,6 +148,6 @@ check "... each process ends with the output of an uninterrupted run" same_as_pl
 	{ show job.plain; show job.final; }
 # The guests, their network namespace and QEMU are gone.
 check "the cluster is torn down: no QEMU, no network namespace" \
-	eval "[[ \$rc == 0 ]] && ! ip netns list | grep -q '^crdbgvm' &&
+	eval "[[ \$rc == 0 ]] && [[ -z \$(vm_netns | comm -13 $work/netns.before -) ]] &&
 	      ! pgrep -f 'qemu-system.*$c' >/dev/null" || diag "$work/cluster.out"
 exit 0
