@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What a lazy restart's page server stands on (page-server.c): the
- * chunk-xxh128 records of a checkpoint's metadata, the pages images'
- * chunk digests written in the same pass as the file's, and the decoder
- * and lookup of CRIU's pagemap images.
+ * A lazy restart's page server (page-server.c) and what it stands on:
+ * the chunk-xxh128 records of a checkpoint's metadata, the pages images'
+ * chunk digests written in the same pass as the file's, the decoder and
+ * lookup of CRIU's pagemap images, and the server itself answering
+ * lazy-pages' requests on its socket.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "criu-pagemap.h"
 #include "meta.h"
+#include "page-server.h"
+#include "store.h"
 #include "xxh128.h"
 
 static void sample(struct crs_meta *m)
@@ -263,6 +268,141 @@ TEST(bad_pagemaps_refused)
 	entry(&im, 0x400000, 0, CRS_PE_PRESENT, -1);
 	EXPECT_EQ(-EBADMSG, crs_pagemap_parse(im.b, im.len, &pm, err, sizeof(err)));
 	EXPECT_STREQ("malformed CRIU pagemap image", err);
+}
+
+/* CRIU's page-server request and answer (page-server.c). */
+struct iov {
+	uint32_t cmd, nr_pages;
+	uint64_t vaddr, dst_id;
+};
+
+#define SERVED_AT	0x10000000ull
+#define SERVED_CHUNKS	(CRS_PS_SLOTS + 1)
+#define SERVED_BYTES	(SERVED_CHUNKS * (uint64_t)CRS_PAGE_CHUNK_BYTES + 2 * 4096)
+
+static uint8_t page_byte(uint64_t off)
+{
+	return (uint8_t)(off * 7 + (off >> 12));
+}
+
+/* A checkpoint of pid 100 in dir: one lazy entry over all of pages-1.img. */
+static void write_served(const char *dir, struct crs_meta *m)
+{
+	struct crs_file f = { .name = "pages-1.img", .size = SERVED_BYTES };
+	struct crs_file pmf = { .name = "pagemap-100.img" };
+	char path[256];
+	uint8_t *buf = malloc(CRS_PAGE_CHUNK_BYTES);
+	struct img im;
+	uint64_t off, i;
+	int fd;
+
+	crs_meta_init(m);
+	strcpy(m->handle, "20261125T120000-100");
+	start(&im, 1);
+	entry(&im, SERVED_AT, SERVED_BYTES / 4096, CRS_PE_PRESENT | CRS_PE_LAZY, -1);
+	snprintf(path, sizeof(path), "%s/pagemap-100.img", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	write(fd, im.b, im.len);
+	close(fd);
+	pmf.size = im.len;
+	crs_meta_add_file(m, &pmf);
+	crs_meta_add_file(m, &f);
+	snprintf(path, sizeof(path), "%s/pages-1.img", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	for (off = 0; off < SERVED_BYTES; off += CRS_PAGE_CHUNK_BYTES) {
+		struct crs_chunk c = { .name = "pages-1.img", .off = off };
+
+		c.len = SERVED_BYTES - off < CRS_PAGE_CHUNK_BYTES ? SERVED_BYTES - off
+								 : CRS_PAGE_CHUNK_BYTES;
+		for (i = 0; i < c.len; i++)
+			buf[i] = page_byte(off + i);
+		write(fd, buf, c.len);
+		crs_xxh128_buf(buf, c.len, c.digest);
+		crs_meta_add_chunk(m, &c);
+	}
+	close(fd);
+	free(buf);
+}
+
+/* Ask for nr pages at vaddr; the pages answered, -1 if the server hung up. */
+static int ask(int sk, uint64_t vaddr, uint32_t nr, uint8_t *pages)
+{
+	struct iov q = { .cmd = 7, .nr_pages = nr, .vaddr = vaddr, .dst_id = 100 };
+
+	if (send(sk, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q) ||
+	    recv(sk, &q, sizeof(q), MSG_WAITALL) != sizeof(q) || q.cmd != (6 | 4 << 16) ||
+	    q.vaddr != vaddr || q.nr_pages > nr)
+		return -1;
+	if (recv(sk, pages, q.nr_pages * 4096, MSG_WAITALL) != (ssize_t)q.nr_pages * 4096)
+		return -1;
+	return (int)q.nr_pages;
+}
+
+static int as_saved(const uint8_t *pages, uint64_t vaddr, int nr)
+{
+	uint64_t i, off = vaddr - SERVED_AT;
+
+	for (i = 0; i < (uint64_t)nr * 4096; i++)
+		if (pages[i] != page_byte(off + i))
+			return 0;
+	return 1;
+}
+
+/*
+ * Pages come from a checked read of their chunk, an answer ends at its
+ * chunk's end, and a chunk that has left the slots is checked again: a
+ * byte changed on disk after the first check is caught, not served.
+ */
+TEST(page_server_serves_only_checked_reads)
+{
+	char dir[] = "/tmp/crdbg-serve-XXXXXX", path[256], err[512];
+	const uint64_t chunk = CRS_PAGE_CHUNK_BYTES;
+	uint8_t *pages = malloc(64 * 4096), flip;
+	struct crs_page_server ps;
+	struct crs_meta m;
+	uint64_t c;
+	int sk, fd;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	write_served(dir, &m);
+	ASSERT_EQ(0, crs_page_server_start(&ps, dir, &m, err, sizeof(err))) TH_LOG("%s", err);
+	sk = crs_page_server_peer(&ps);
+	ASSERT_EQ(0, crs_page_server_wait_eager(&ps, err, sizeof(err))) TH_LOG("%s", err);
+
+	ASSERT_EQ(4, ask(sk, SERVED_AT, 4, pages));
+	EXPECT_TRUE(as_saved(pages, SERVED_AT, 4));
+	/* across the end of chunk 0: only its last two pages */
+	ASSERT_EQ(2, ask(sk, SERVED_AT + chunk - 8192, 8, pages));
+	EXPECT_TRUE(as_saved(pages, SERVED_AT + chunk - 8192, 2));
+	ASSERT_EQ(6, ask(sk, SERVED_AT + chunk, 6, pages));
+	EXPECT_TRUE(as_saved(pages, SERVED_AT + chunk, 6));
+
+	/* chunk 0 changes on disk: its checked read in a slot still serves */
+	snprintf(path, sizeof(path), "%s/pages-1.img", dir);
+	fd = open(path, O_RDWR);
+	ASSERT_EQ(1, pread(fd, &flip, 1, 4 * 4096 + 5));
+	flip ^= 0x40;
+	ASSERT_EQ(1, pwrite(fd, &flip, 1, 4 * 4096 + 5));
+	close(fd);
+	ASSERT_EQ(1, ask(sk, SERVED_AT + 4 * 4096, 1, pages));
+	EXPECT_TRUE(as_saved(pages, SERVED_AT + 4 * 4096, 1));
+	/* every other chunk once: chunk 0 leaves the slots */
+	for (c = 1; c < SERVED_CHUNKS; c++) {
+		ASSERT_EQ(1, ask(sk, SERVED_AT + c * chunk, 1, pages)) TH_LOG("chunk %lu", (unsigned long)c);
+		EXPECT_TRUE(as_saved(pages, SERVED_AT + c * chunk, 1));
+	}
+	EXPECT_EQ(2, ask(sk, SERVED_AT + SERVED_CHUNKS * chunk, 64, pages));	/* the short last chunk */
+	EXPECT_EQ(0, crs_page_server_failed(&ps, err, sizeof(err)));
+	/* read again, checked again: refused, nothing sent */
+	EXPECT_EQ(-1, ask(sk, SERVED_AT + 4 * 4096, 1, pages));
+	ASSERT_EQ(-EBADMSG, crs_page_server_failed(&ps, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "checksum of pages-1.img does not match in bytes 0-4194304")) TH_LOG("%s", err);
+
+	crs_page_server_stop(&ps);
+	crs_meta_free(&m);
+	free(pages);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(path));
 }
 
 TEST_HARNESS_MAIN

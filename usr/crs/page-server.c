@@ -12,11 +12,15 @@
  * --ps-socket) end the session and want a 32-bit status back.
  *
  * Each chunk of a pages image (CRS_PAGE_CHUNK_BYTES, "chunk-xxh128"
- * records) is read and checked in full the first time any of its pages
- * is asked for, and those pages are served from that very read; later
- * requests read just their pages. Nothing is sent from a chunk that did
- * not match: the tree is killed first, so the thread that faulted on it
- * never gets it (it waits in the kernel for the page until it dies).
+ * records) is read and checked in full when any of its pages is asked
+ * for, and its pages are served from that very read, kept in one of
+ * CRS_PS_SLOTS slots (least recently used goes); a chunk that has left
+ * the slots is read and checked again, so no byte is sent that a later
+ * change of the file could have altered since its check. An answer
+ * stops at the end of its chunk (lazy-pages asks again for the rest).
+ * Nothing is sent from a chunk that did not match: the tree is killed
+ * first, so the thread that faulted on it never gets it (it waits in the
+ * kernel for the page until it dies).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +35,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "fdio.h"
 #include "page-server.h"
 #include "store.h"
 #include "xxh128.h"
@@ -51,15 +56,12 @@ struct ps_iov {
 
 _Static_assert(sizeof(struct ps_iov) == 24, "CRIU's page_server_iov is 24 bytes");
 
-enum { CHUNK_UNCHECKED, CHUNK_GOOD };
-
 struct crs_ps_image {
 	const char *name;		/* in m */
 	int fd;
 	uint64_t size;
 	const struct crs_chunk **chunks;	/* in m, by offset, covering [0, size) */
 	size_t nr_chunks;
-	uint8_t *state;			/* CHUNK_* */
 	uint8_t *eager;			/* criu restore reads it: checked before the release */
 	bool process;			/* a process's pagemap names it */
 };
@@ -106,22 +108,22 @@ static int image_chunks(struct crs_ps_image *img, const struct crs_meta *m, char
 	for (i = 0; i < m->nr_chunks; i++)
 		n += !strcmp(m->chunks[i].name, img->name);
 	img->chunks = calloc(n ? n : 1, sizeof(*img->chunks));
-	img->state = calloc(n ? n : 1, 1);
 	img->eager = calloc(n ? n : 1, 1);
-	if (!img->chunks || !img->state || !img->eager)
+	if (!img->chunks || !img->eager)
 		return crs_fail(err, errlen, -ENOMEM, "out of memory");
 	for (i = 0; i < m->nr_chunks; i++)
 		if (!strcmp(m->chunks[i].name, img->name))
 			img->chunks[img->nr_chunks++] = &m->chunks[i];
 	qsort(img->chunks, img->nr_chunks, sizeof(*img->chunks), cmp_chunk);
 	for (i = 0; i < img->nr_chunks; i++) {
-		if (img->chunks[i]->off != at || img->chunks[i]->len > CRS_PAGE_CHUNK_BYTES)
+		if (img->chunks[i]->off != at || img->chunks[i]->len > CRS_PAGE_CHUNK_BYTES ||
+		    !img->chunks[i]->len || img->chunks[i]->len % CRS_PAGE_SIZE)
 			break;
 		at += img->chunks[i]->len;
 	}
 	if (i < img->nr_chunks || at != img->size)
 		return crs_fail(err, errlen, -EBADMSG,
-				"checkpoint %s is corrupt: the chunk records of %s do not cover it",
+				"checkpoint %s is corrupt: the chunk records of %s do not cover it in whole pages",
 				m->handle, img->name);
 	return 0;
 }
@@ -271,47 +273,55 @@ static void ps_fail(struct crs_page_server *ps, const char *fmt, ...)
 	shutdown(ps->sk, SHUT_RDWR);
 }
 
-static bool read_at(int fd, void *buf, uint64_t len, uint64_t off)
+/* The slot holding chunk c of img, else the least recently used one. */
+static struct crs_ps_slot *slot_for(struct crs_page_server *ps, const struct crs_ps_image *img,
+				    size_t c, bool *hit)
 {
-	uint64_t got = 0;
-	ssize_t n;
+	struct crs_ps_slot *s, *lru = &ps->slots[0];
 
-	while (got < len) {
-		n = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		got += (uint64_t)n;
+	for (s = ps->slots; s < ps->slots + CRS_PS_SLOTS; s++) {
+		if (s->img == img && s->chunk == c) {
+			*hit = true;
+			return s;
+		}
+		if (s->used < lru->used)
+			lru = s;
 	}
-	return true;
+	*hit = false;
+	return lru;
 }
 
-/* Read chunk c of img into ps->buf and check it. */
-static bool check_chunk(struct crs_page_server *ps, struct crs_ps_image *img, size_t c,
-			const char *when)
+/* Chunk c of img as read and checked just now or while still in a slot; NULL: failed. */
+static const uint8_t *checked_chunk(struct crs_page_server *ps, struct crs_ps_image *img,
+				    size_t c, const char *when)
 {
 	const struct crs_chunk *ch = img->chunks[c];
 	uint8_t d[CRS_XXH128_LEN];
+	struct crs_ps_slot *s;
+	bool hit;
 
-	if (!read_at(img->fd, ps->buf, ch->len, ch->off)) {
+	s = slot_for(ps, img, c, &hit);
+	s->used = ++ps->uses;
+	if (hit)
+		return s->data;
+	s->img = NULL;
+	if (crs_pread_all(img->fd, s->data, ch->len, ch->off)) {
 		ps_fail(ps, "checkpoint %s is corrupt: cannot read bytes %" PRIu64 "-%" PRIu64
 			" of %s: it is truncated or unreadable (%s: the restored processes were killed)",
 			ps->m->handle, ch->off, ch->off + ch->len, img->name, when);
-		return false;
+		return NULL;
 	}
-	crs_xxh128_buf(ps->buf, ch->len, d);
+	crs_xxh128_buf(s->data, ch->len, d);
 	if (memcmp(d, ch->digest, sizeof(d))) {
 		ps_fail(ps, "checkpoint %s is corrupt: checksum of %s does not match in bytes %" PRIu64
 			"-%" PRIu64 " (%s: the restored processes were killed)",
 			ps->m->handle, img->name, ch->off, ch->off + ch->len, when);
-		return false;
+		return NULL;
 	}
-	img->state[c] = CHUNK_GOOD;
-	ps->buf_img = img;
-	ps->buf_chunk = c;
+	s->img = img;
+	s->chunk = c;
 	ps->chunks_checked++;
-	return true;
+	return s->data;
 }
 
 /* The chunks criu restore reads itself, before the tree may run. */
@@ -324,25 +334,9 @@ static bool check_eager(struct crs_page_server *ps)
 		struct crs_ps_image *img = &ps->imgs[i];
 
 		for (c = 0; c < img->nr_chunks; c++)
-			if ((img->eager[c] || !img->process) && !check_chunk(ps, img, c, when))
+			if ((img->eager[c] || !img->process) &&
+			    !checked_chunk(ps, img, c, when))
 				return false;
-	}
-	return true;
-}
-
-static bool send_all(int sk, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = send(sk, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
 	}
 	return true;
 }
@@ -357,32 +351,16 @@ static struct crs_ps_pagemap *find_pagemap(struct crs_page_server *ps, uint64_t 
 	return NULL;
 }
 
-/* Send bytes [off, off + len) of img, in chunk c (checked). */
-static bool send_piece(struct crs_page_server *ps, struct crs_ps_image *img, size_t c,
-		       uint64_t off, uint64_t len)
-{
-	const struct crs_chunk *ch = img->chunks[c];
-
-	if (ps->buf_img == img && ps->buf_chunk == c)	/* the check's own read */
-		return send_all(ps->sk, ps->buf + (off - ch->off), len);
-	if (!read_at(img->fd, ps->tmp, len, off)) {
-		ps_fail(ps, "checkpoint %s is corrupt: cannot read bytes %" PRIu64 "-%" PRIu64
-			" of %s: it is truncated or unreadable (the restored processes were killed)",
-			ps->m->handle, off, off + len, img->name);
-		return false;
-	}
-	return send_all(ps->sk, ps->tmp, len);
-}
-
 static bool serve_get(struct crs_page_server *ps, struct ps_iov *req)
 {
 	static const char when[] = "found when criu lazy-pages asked for those pages, before any was served";
 	struct crs_ps_pagemap *p = find_pagemap(ps, req->dst_id);
 	const struct crs_pagemap_entry *e = p ? crs_pagemap_find(&p->pm, req->vaddr) : NULL;
-	uint64_t off, end, left, at;
-	struct crs_ps_image *img;
-	size_t c, first;
+	const struct crs_chunk *ch;
+	const uint8_t *data;
+	uint64_t off, left;
 	uint32_t nr;
+	size_t c;
 
 	if (!e || !(e->flags & CRS_PE_PRESENT) || req->vaddr % CRS_PAGE_SIZE || !req->nr_pages) {
 		ps_fail(ps, "lazy restore: pid %" PRIu64 " needs %u pages at 0x%" PRIx64
@@ -390,28 +368,22 @@ static bool serve_get(struct crs_page_server *ps, struct ps_iov *req)
 			req->dst_id, req->nr_pages, req->vaddr, ps->m->handle);
 		return false;
 	}
-	img = p->img;
-	left = e->nr_pages - (req->vaddr - e->vaddr) / CRS_PAGE_SIZE;
-	nr = req->nr_pages < left ? req->nr_pages : (uint32_t)left;
 	off = e->off + (req->vaddr - e->vaddr);
-	end = off + (uint64_t)nr * CRS_PAGE_SIZE;
-	/* Every chunk the answer takes from is checked before its header goes. */
-	first = chunk_at(img, off);
-	for (c = first; c < img->nr_chunks && img->chunks[c]->off < end; c++)
-		if (img->state[c] != CHUNK_GOOD && !check_chunk(ps, img, c, when))
-			return false;
+	c = chunk_at(p->img, off);
+	ch = p->img->chunks[c];
+	/* No further than the entry, nor than the chunk (whole pages: image_chunks()). */
+	left = e->nr_pages - (req->vaddr - e->vaddr) / CRS_PAGE_SIZE;
+	if (left > (ch->off + ch->len - off) / CRS_PAGE_SIZE)
+		left = (ch->off + ch->len - off) / CRS_PAGE_SIZE;
+	nr = req->nr_pages < left ? req->nr_pages : (uint32_t)left;
+	data = checked_chunk(ps, p->img, c, when);
+	if (!data)
+		return false;
 	req->cmd = PS_IOV_ADD_F | (CRS_PE_PRESENT << PS_CMD_FLAGS_SHIFT);
 	req->nr_pages = nr;
-	if (!send_all(ps->sk, req, sizeof(*req)))
+	if (crs_send_all(ps->sk, req, sizeof(*req)) ||
+	    crs_send_all(ps->sk, data + (off - ch->off), (size_t)nr * CRS_PAGE_SIZE))
 		return false;
-	for (c = first, at = off; at < end; c++) {
-		const struct crs_chunk *ch = img->chunks[c];
-		uint64_t piece = (ch->off + ch->len < end ? ch->off + ch->len : end) - at;
-
-		if (!send_piece(ps, img, c, at, piece))
-			return false;
-		at += piece;
-	}
 	ps->served_pages += nr;
 	return true;
 }
@@ -441,7 +413,7 @@ static void *serve(void *arg)
 			break;
 		case PS_IOV_CLOSE:
 		case PS_IOV_FORCE_CLOSE:
-			send_all(ps->sk, &status, sizeof(status));
+			crs_send_all(ps->sk, &status, sizeof(status));
 			ok = false;
 			break;
 		default:
@@ -457,15 +429,21 @@ int crs_page_server_start(struct crs_page_server *ps, const char *dir, const str
 			  char *err, size_t errlen)
 {
 	int sv[2], r;
+	size_t i;
 
 	memset(ps, 0, sizeof(*ps));
 	ps->m = m;
 	ps->dfd = ps->sk = ps->peer = -1;
 	pthread_mutex_init(&ps->lock, NULL);
 	pthread_cond_init(&ps->cond, NULL);
-	ps->buf = malloc(CRS_PAGE_CHUNK_BYTES);
-	ps->tmp = malloc(CRS_PAGE_CHUNK_BYTES);
-	r = ps->buf && ps->tmp ? open_images(ps, dir, err, errlen) : crs_fail(err, errlen, -ENOMEM, "out of memory");
+	r = 0;
+	for (i = 0; !r && i < CRS_PS_SLOTS; i++) {
+		ps->slots[i].data = malloc(CRS_PAGE_CHUNK_BYTES);
+		if (!ps->slots[i].data)
+			r = crs_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	if (!r)
+		r = open_images(ps, dir, err, errlen);
 	if (!r)
 		r = load_pagemaps(ps, err, errlen);
 	if (!r && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
@@ -535,15 +513,14 @@ void crs_page_server_stop(struct crs_page_server *ps)
 		if (ps->imgs[i].fd >= 0)
 			close(ps->imgs[i].fd);
 		free(ps->imgs[i].chunks);
-		free(ps->imgs[i].state);
 		free(ps->imgs[i].eager);
 	}
 	for (i = 0; i < ps->nr_pms; i++)
 		crs_pagemap_free(&ps->pms[i].pm);
 	free(ps->imgs);
 	free(ps->pms);
-	free(ps->buf);
-	free(ps->tmp);
+	for (i = 0; i < CRS_PS_SLOTS; i++)
+		free(ps->slots[i].data);
 	if (ps->dfd >= 0)
 		close(ps->dfd);
 	pthread_mutex_destroy(&ps->lock);

@@ -19,6 +19,16 @@
 struct crs_ps_image;
 struct crs_ps_pagemap;
 
+/* Checked chunks kept in memory (4 MiB each): every page served is sent from one. */
+#define CRS_PS_SLOTS	8
+
+struct crs_ps_slot {
+	uint8_t *data;			/* the chunk as read and checked */
+	const struct crs_ps_image *img;	/* whose; NULL while empty */
+	size_t chunk;
+	uint64_t used;			/* crs_page_server.uses at the last use */
+};
+
 struct crs_page_server {
 	const struct crs_meta *m;	/* read only; valid until crs_page_server_stop() */
 	int dfd;			/* the checkpoint's directory */
@@ -27,10 +37,8 @@ struct crs_page_server {
 	size_t nr_imgs;
 	struct crs_ps_pagemap *pms;
 	size_t nr_pms;
-	uint8_t *buf;			/* one chunk, read to be checked */
-	const struct crs_ps_image *buf_img;	/* which: its image and index */
-	size_t buf_chunk;
-	uint8_t *tmp;			/* pages of a chunk checked before */
+	struct crs_ps_slot slots[CRS_PS_SLOTS];
+	uint64_t uses;
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;
