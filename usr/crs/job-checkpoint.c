@@ -95,12 +95,6 @@ static int start_parts(const struct crs_job_opts *o, const char *root, const cha
 	return 0;
 }
 
-static void send_all(struct job_part *ps, size_t n, const char *line)
-{
-	for (size_t i = 0; i < n; i++)
-		job_part_send(&ps[i], line);
-}
-
 int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target *t, size_t n,
 		       char *ret_handle, size_t handle_len, char *err, size_t errlen)
 {
@@ -134,14 +128,14 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 	r = failed_part(ps, n, "frozen", r, err, errlen);
 	if (r)
 		goto abort;
-	send_all(ps, n, "dump");
+	job_parts_send(ps, n, "dump");
 	r = job_parts_wait(ps, n, "dumped", timeout, o->log);
 	r = failed_part(ps, n, "dumped", r, err, errlen);
 	if (r)
 		goto abort;
 	if (o->log && o->verbose)
 		fprintf(o->log, "crdbg: every part is dumped (%zu parts): releasing\n", n);
-	send_all(ps, n, "release");
+	job_parts_send(ps, n, "release");
 	r = job_parts_wait(ps, n, "stored", timeout, o->log);
 	r = failed_part(ps, n, "stored", r, err, errlen);
 	if (r)
@@ -165,12 +159,12 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 	r = crs_job_save(root, &j, err, errlen);
 	if (r)
 		goto abort;
-	send_all(ps, n, o->kill ? "kill" : "commit");
+	job_parts_send(ps, n, o->kill ? "kill" : "commit");
 	job_parts_finish(ps, n, o->log, timeout);
 	snprintf(ret_handle, handle_len, "%s", j.handle);
 	goto out;
 abort:
-	send_all(ps, n, "abort");
+	job_parts_send(ps, n, "abort");
 	job_parts_finish(ps, n, o->log, ABORT_GRACE_S);
 out:
 	free(ps);

@@ -219,6 +219,12 @@ int job_part_send(struct job_part *p, const char *line)
 	return -EPIPE;
 }
 
+void job_parts_send(struct job_part *ps, size_t n, const char *line)
+{
+	for (size_t i = 0; i < n; i++)
+		job_part_send(&ps[i], line);
+}
+
 static void on_out_line(struct job_part *p, char *line)
 {
 	if (!strncmp(line, PART_PREFIX, strlen(PART_PREFIX))) {

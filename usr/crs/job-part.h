@@ -71,6 +71,9 @@ int job_part_argv(char **argv, const char *verb, const char *arg, char *const op
 /* One line to the part's stdin; -EPIPE when it is gone. */
 int job_part_send(struct job_part *p, const char *line);
 
+/* The line to every part still there. */
+void job_parts_send(struct job_part *ps, size_t n, const char *line);
+
 /*
  * Until every part with want[i] set has sent "crdbg-part STEP" (step
  * holds the rest) or ended, or timeout_s passed: 0, or -ETIMEDOUT.

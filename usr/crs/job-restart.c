@@ -117,12 +117,6 @@ static int check_barrier(const struct crs_job *j, struct job_part *ps, char *err
 	return 0;
 }
 
-static void send_all(struct job_part *ps, size_t n, const char *line)
-{
-	for (size_t i = 0; i < n; i++)
-		job_part_send(&ps[i], line);
-}
-
 /* The part's own restart: "crdbg restart PART --part --expect-meta SHA ...". */
 static void part_argv(char **argv, char *hex, const struct crs_job_opts *o, const char *root,
 		      const struct crs_job_part *p, bool terminal)
@@ -401,7 +395,7 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 		goto abort;
 	}
 	close_door(&t);	/* every part is here */
-	send_all(ps, n, "restore");
+	job_parts_send(ps, n, "restore");
 	r = job_parts_wait(ps, n, "restored", timeout, o->log);
 	for (size_t i = 0; !r && i < n; i++)
 		if (!job_part_at(&ps[i], "restored"))
@@ -416,13 +410,13 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 	if (o->log && o->verbose)
 		fprintf(o->log, "crdbg: every part of %s is back (computation %s, %zu parts): releasing\n",
 			j.handle, j.cid, n);
-	send_all(ps, n, "release");
+	job_parts_send(ps, n, "release");
 	job_parts_finish(ps, n, o->log, 0);	/* the job runs as long as it runs */
 	*ret_status = part_status(ps, n);
 	goto out;
 abort:
 	close_door(&t);
-	send_all(ps, n, "abort");
+	job_parts_send(ps, n, "abort");
 	job_parts_kill_silent(ps, n);	/* not even verified: nothing restored */
 	job_parts_finish(ps, n, o->log, ABORT_GRACE_S);
 out:

@@ -16,6 +16,7 @@
 
 #include <crdbg/job.h>
 #include "error.h"
+#include "fdio.h"
 #include "sha256.h"
 #include "store.h"
 
@@ -37,21 +38,6 @@ bool crs_job_exists(const char *root, const char *handle)
 	       S_ISREG(st.st_mode);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Write the manifest as dir/.tmp-NAME, sync, rename to dir/NAME. */
 static int write_manifest(const char *dir, const char *name, const char *buf, size_t len)
 {
@@ -64,7 +50,7 @@ static int write_manifest(const char *dir, const char *name, const char *buf, si
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, buf, len);
+	r = crs_write_all(fd, buf, len);
 	if (!r && fsync(fd))
 		r = -errno;
 	if (close(fd) && !r)

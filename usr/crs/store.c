@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fdio.h"
 #include "meta.h"
 #include "sha256.h"
 #include "store.h"
@@ -96,23 +97,6 @@ int crs_store_begin(const char *root, pid_t pid, struct crs_pending *ret, char *
 				    strerror(errno));
 	}
 	return crs_fail(err, errlen, -EEXIST, "no free checkpoint name in %s", root);
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int fsync_path(const char *path)
@@ -263,7 +247,7 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 	if (fd < 0) {
 		r = -errno;
 	} else {
-		r = write_all(fd, buf, len);
+		r = crs_write_all(fd, buf, len);
 		if (!r && fsync(fd))
 			r = -errno;
 		if (close(fd) && !r)

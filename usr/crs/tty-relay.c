@@ -11,22 +11,8 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fdio.h"
 #include "tty-relay.h"
-
-static bool write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
 
 /* Our terminal's mode, given back if a signal ends us while it is raw. */
 static int saved_fd = -1;
@@ -110,7 +96,7 @@ static void *relay(void *arg)
 				continue;
 			if (n <= 0)
 				break;	/* EIO: the last holder of the slave closed it */
-			if (out >= 0 && !write_all(out, buf, (size_t)n))
+			if (out >= 0 && crs_write_all(out, buf, (size_t)n))
 				out = -1;	/* our terminal is gone: keep draining */
 			if (!live)
 				make_raw(t);
@@ -121,7 +107,7 @@ static void *relay(void *arg)
 			if (n <= 0 && !(n < 0 && errno == EINTR))
 				in = -1;	/* poll ignores it from now on */
 			else if (n > 0)
-				write_all(t->master, buf, (size_t)n);
+				crs_write_all(t->master, buf, (size_t)n);
 		}
 	}
 	return NULL;
