@@ -10,6 +10,7 @@
 
 #include <crdbg/job.h>
 #include "error.h"
+#include "sealed.h"
 #include "sha256.h"
 
 void crs_job_init(struct crs_job *j)
@@ -128,7 +129,6 @@ static bool text_valid(const char *s)
 
 int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 {
-	uint8_t d[CRS_SHA256_LEN];
 	char hex[CRS_SHA256_HEX];
 	char *buf = NULL;
 	size_t len = 0, i;
@@ -163,18 +163,8 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 		else
 			fprintf(f, "-\n");
 	}
-	if (fflush(f)) {
-		fclose(f);
-		free(buf);
+	if (crs_sealed_close(f, &buf, &len))
 		return -ENOMEM;
-	}
-	crs_sha256(buf, len, d);
-	crs_sha256_hex(d, hex);
-	fprintf(f, "end %s\n", hex);
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
 	*ret_buf = buf;
 	*ret_len = len;
 	return 0;
@@ -260,73 +250,35 @@ bad:
 			lineno);
 }
 
+struct job_parse {
+	struct crs_job *j;
+	uint64_t parts;		/* as its "parts" record says */
+};
+
+static int job_line(void *arg, char *line, unsigned int lineno, char *err, size_t errlen)
+{
+	struct job_parse *st = arg;
+
+	return parse_record(st->j, line, lineno, &st->parts, err, errlen);
+}
+
 int crs_job_parse(const char *buf, size_t len, struct crs_job *j, char *err, size_t errlen)
 {
-	static const char magic[] = "crdbg-job 1\n";
-	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
-	uint64_t parts = 0;
-	unsigned int lineno = 1;
-	size_t off, end_off = 0;
-	bool ended = false;
-	char line[1024];
+	static const struct crs_sealed_form form = {
+		.what = "job manifest", .magic = "crdbg-job 1\n",
+		.max_bytes = CRS_JOB_MAX_BYTES, .max_line = 1023,
+	};
+	struct job_parse st = { .j = j };
 	int r;
 
 	crs_job_init(j);
-	if (len > CRS_JOB_MAX_BYTES)
-		return crs_fail(err, errlen, -EBADMSG, "job manifest larger than %u bytes",
-				CRS_JOB_MAX_BYTES);
-	if (len < sizeof(magic) - 1 || memcmp(buf, magic, sizeof(magic) - 1))
-		return crs_fail(err, errlen, -EBADMSG,
-				"job manifest does not start with \"crdbg-job 1\"");
-	for (off = sizeof(magic) - 1; off < len;) {
-		const char *nl = memchr(buf + off, '\n', len - off);
-		size_t ll;
-
-		lineno++;
-		if (!nl) {
-			r = crs_fail(err, errlen, -ENODATA, "job manifest truncated at line %u",
-				     lineno);
-			goto out;
-		}
-		ll = (size_t)(nl - (buf + off));
-		if (ll >= sizeof(line) || memchr(buf + off, 0, ll)) {
-			r = crs_fail(err, errlen, -EBADMSG, "job manifest line %u malformed", lineno);
-			goto out;
-		}
-		memcpy(line, buf + off, ll);
-		line[ll] = 0;
-		if (!strncmp(line, "end ", 4)) {
-			if (!crs_digest_from_hex(line + 4, want, CRS_SHA256_LEN)) {
-				r = crs_fail(err, errlen, -EBADMSG, "job manifest end line malformed");
-				goto out;
-			}
-			end_off = off;
-			off += ll + 1;
-			ended = true;
-			break;
-		}
-		r = parse_record(j, line, lineno, &parts, err, errlen);
-		if (r)
-			goto out;
-		off += ll + 1;
-	}
-	if (!ended) {
-		r = crs_fail(err, errlen, -ENODATA, "job manifest truncated: no end line");
+	r = crs_sealed_parse(&form, buf, len, job_line, &st, err, errlen);
+	if (r)
 		goto out;
-	}
-	if (off != len) {
-		r = crs_fail(err, errlen, -EBADMSG, "job manifest has data after its end line");
-		goto out;
-	}
-	crs_sha256(buf, end_off, got);
-	if (memcmp(want, got, sizeof(got))) {
-		r = crs_fail(err, errlen, -EBADMSG, "job manifest checksum mismatch");
-		goto out;
-	}
-	if (!j->handle[0] || !j->cid[0] || !parts || parts != j->nr_parts) {
+	if (!j->handle[0] || !j->cid[0] || !st.parts || st.parts != j->nr_parts) {
 		r = crs_fail(err, errlen, -EBADMSG,
 			     "job manifest lacks its handle, CID or parts (%zu of %" PRIu64 ")",
-			     j->nr_parts, parts);
+			     j->nr_parts, st.parts);
 		goto out;
 	}
 	return 0;

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "meta.h"
+#include "sealed.h"
 #include "sha256.h"
 
 _Static_assert(CRS_FILE_DIGEST_LEN == CRS_SHA256_LEN, "file digests are SHA-256");
@@ -278,18 +279,8 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		fprintf(f, "chunk-xxh128 %.32s %" PRIu64 " %" PRIu64 " %s\n", hex, c->off, c->len,
 			c->name);
 	}
-	if (fflush(f)) {
-		fclose(f);
-		free(buf);
+	if (crs_sealed_close(f, &buf, &len))
 		return -ENOMEM;
-	}
-	crs_sha256(buf, len, d);
-	crs_sha256_hex(d, hex);
-	fprintf(f, "end %s\n", hex);
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
 	*ret_buf = buf;
 	*ret_len = len;
 	return 0;
@@ -333,11 +324,6 @@ static bool parse_pid(const char *s, pid_t *ret)
 		return false;
 	*ret = (pid_t)v;
 	return true;
-}
-
-static bool parse_sha(const char *s, uint8_t out[CRS_SHA256_LEN])
-{
-	return crs_digest_from_hex(s, out, CRS_SHA256_LEN);
 }
 
 /* Split line (modified in place) into at most max space-separated fields. */
@@ -532,67 +518,23 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 	return 0;
 }
 
+static int meta_line(void *arg, char *line, unsigned int lineno, char *err, size_t errlen)
+{
+	return parse_line(arg, line, lineno, err, errlen);
+}
+
 int crs_meta_parse(const char *buf, size_t len, struct crs_meta *m, char *err, size_t errlen)
 {
-	static const char magic[] = "crdbg-checkpoint 1\n";
-	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
-	size_t off, end_off = 0;
-	unsigned int lineno = 1;
-	bool ended = false;
-	char line[4200];
+	static const struct crs_sealed_form form = {
+		.what = "metadata", .magic = "crdbg-checkpoint 1\n",
+		.max_bytes = CRS_META_MAX_BYTES, .max_line = 4199,
+	};
 	int ret;
 
 	crs_meta_init(m);
-	if (len > CRS_META_MAX_BYTES)
-		return crs_fail(err, errlen, -EBADMSG, "metadata larger than %u bytes",
-			    CRS_META_MAX_BYTES);
-	if (len < sizeof(magic) - 1 || memcmp(buf, magic, sizeof(magic) - 1))
-		return crs_fail(err, errlen, len ? -EBADMSG : -ENODATA,
-			    len ? "metadata does not start with \"crdbg-checkpoint 1\"" :
-				  "metadata is empty");
-	for (off = sizeof(magic) - 1; off < len; lineno++) {
-		const char *nl = memchr(buf + off, '\n', len - off);
-		size_t ll;
-
-		if (!nl) {
-			ret = crs_fail(err, errlen, -ENODATA, "metadata truncated at line %u", lineno + 1);
-			goto out;
-		}
-		ll = (size_t)(nl - (buf + off));
-		if (ll >= sizeof(line) || memchr(buf + off, '\0', ll)) {
-			ret = crs_fail(err, errlen, -EBADMSG, "metadata line %u malformed", lineno + 1);
-			goto out;
-		}
-		memcpy(line, buf + off, ll);
-		line[ll] = '\0';
-		if (!strncmp(line, "end ", 4)) {
-			end_off = off;
-			if (!parse_sha(line + 4, want)) {
-				ret = crs_fail(err, errlen, -EBADMSG, "metadata end line malformed");
-				goto out;
-			}
-			ended = true;
-			off += ll + 1;
-			break;
-		}
-		ret = parse_line(m, line, lineno + 1, err, errlen);
-		if (ret)
-			goto out;
-		off += ll + 1;
-	}
-	if (!ended) {
-		ret = crs_fail(err, errlen, -ENODATA, "metadata truncated: no end line");
+	ret = crs_sealed_parse(&form, buf, len, meta_line, m, err, errlen);
+	if (ret)
 		goto out;
-	}
-	if (off != len) {
-		ret = crs_fail(err, errlen, -EBADMSG, "metadata has data after its end line");
-		goto out;
-	}
-	crs_sha256(buf, end_off, got);
-	if (memcmp(want, got, sizeof(got))) {
-		ret = crs_fail(err, errlen, -EBADMSG, "metadata checksum mismatch");
-		goto out;
-	}
 	if (!m->handle[0] || !m->root || !m->nr_procs) {
 		ret = crs_fail(err, errlen, -EBADMSG, "metadata lacks handle, root or processes");
 		goto out;

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/* See sealed.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <crdbg/crs.h>
+#include "error.h"
+#include "sealed.h"
+#include "sha256.h"
+
+#define SEALED_LINE_MAX	4200
+
+int crs_sealed_close(FILE *f, char **buf, size_t *len)
+{
+	uint8_t d[CRS_SHA256_LEN];
+	char hex[CRS_SHA256_HEX];
+
+	if (fflush(f)) {
+		fclose(f);
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	crs_sha256(*buf, *len, d);
+	crs_sha256_hex(d, hex);
+	fprintf(f, "end %s\n", hex);
+	if (fclose(f)) {
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int crs_sealed_parse(const struct crs_sealed_form *form, const char *buf, size_t len,
+		     crs_sealed_line_fn fn, void *arg, char *err, size_t errlen)
+{
+	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
+	size_t magic_len = strlen(form->magic), off, ll, end_off = 0;
+	size_t max_line = form->max_line < SEALED_LINE_MAX ? form->max_line : SEALED_LINE_MAX - 1;
+	unsigned int lineno = 1;
+	char line[SEALED_LINE_MAX];
+	bool ended = false;
+	const char *nl;
+	int r;
+
+	if (!len)
+		return crs_fail(err, errlen, -ENODATA, "%s is empty", form->what);
+	if (len > form->max_bytes)
+		return crs_fail(err, errlen, -EBADMSG, "%s larger than %zu bytes", form->what,
+				form->max_bytes);
+	if (len < magic_len || memcmp(buf, form->magic, magic_len))
+		return crs_fail(err, errlen, -EBADMSG, "%s does not start with \"%.*s\"",
+				form->what, (int)magic_len - 1, form->magic);
+	for (off = magic_len; off < len && !ended; off += ll + 1) {
+		lineno++;
+		nl = memchr(buf + off, '\n', len - off);
+		if (!nl)
+			return crs_fail(err, errlen, -ENODATA, "%s truncated at line %u",
+					form->what, lineno);
+		ll = (size_t)(nl - (buf + off));
+		if (ll > max_line || memchr(buf + off, '\0', ll))
+			return crs_fail(err, errlen, -EBADMSG, "%s line %u malformed", form->what,
+					lineno);
+		memcpy(line, buf + off, ll);
+		line[ll] = '\0';
+		if (!strncmp(line, "end ", 4)) {
+			if (!crs_digest_from_hex(line + 4, want, CRS_SHA256_LEN))
+				return crs_fail(err, errlen, -EBADMSG, "%s end line malformed",
+						form->what);
+			end_off = off;
+			ended = true;
+			continue;
+		}
+		r = fn(arg, line, lineno, err, errlen);
+		if (r)
+			return r;
+	}
+	if (!ended)
+		return crs_fail(err, errlen, -ENODATA, "%s truncated: no end line", form->what);
+	if (off != len)
+		return crs_fail(err, errlen, -EBADMSG, "%s has data after its end line", form->what);
+	crs_sha256(buf, end_off, got);
+	if (memcmp(want, got, sizeof(got)))
+		return crs_fail(err, errlen, -EBADMSG, "%s checksum mismatch", form->what);
+	return 0;
+}
