@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -480,6 +481,41 @@ TEST_F(gdb, program_io_through_fifos)
 	ASSERT_EQ(1, mi_wait_stop(self->d, WAIT_MS, &stop));
 	EXPECT_STREQ("exited-normally", stop.reason);
 	mi_stop_release(&stop);
+}
+
+/*
+ * A driver killed before mi_driver_free leaves its FIFOs; the next one
+ * removes those of a pid that is gone in its PID namespace, and no other.
+ */
+TEST_F(gdb, dead_drivers_fifos_swept)
+{
+	const char *args[] = { "echo", NULL };
+	struct mi_driver_opts o = { .program = PROG_SIMPLE, .args = args,
+				    .cmd_timeout_ms = WAIT_MS, .fifo = true };
+	char dead[96], live[96], other[96];
+	unsigned long ns;
+	struct stat st;
+	pid_t gone;
+
+	ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+	ns = (unsigned long)st.st_ino;
+	gone = fork();
+	if (!gone)
+		_exit(0);
+	ASSERT_EQ(gone, waitpid(gone, NULL, 0));
+	snprintf(dead, sizeof(dead), "/tmp/crdbg-io-%lu-%d-0x1.in", ns, (int)gone);
+	snprintf(live, sizeof(live), "/tmp/crdbg-io-%lu-%d-0x1", ns, (int)getpid());
+	snprintf(other, sizeof(other), "/tmp/crdbg-io-%lu-%d-0x1", ns + 1, (int)gone);
+	ASSERT_EQ(0, mkfifo(dead, 0600));
+	ASSERT_EQ(0, mkfifo(live, 0600));
+	ASSERT_EQ(0, mkfifo(other, 0600));
+	ASSERT_EQ(0, mi_driver_start(&o, &self->d));
+	EXPECT_NE(0, access(dead, F_OK));
+	EXPECT_EQ(0, access(live, F_OK));
+	EXPECT_EQ(0, access(other, F_OK));
+	unlink(dead);
+	unlink(live);
+	unlink(other);
 }
 
 static int pidfd_open(pid_t pid)

@@ -49,7 +49,7 @@ struct mi_driver {
 	 */
 	bool fifo;
 	int fifo_in;
-	char tty[64], tty_in[72];
+	char tty[88], tty_in[96];
 
 	struct mi_parser *parser;
 	uint64_t next_token, wait_token;

@@ -5,6 +5,7 @@
  * own, a pidfd so that a reused pid is never signalled, and the reaping.
  * Which of these a caller wants is its choice (struct mi_driver_opts).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -82,10 +83,49 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
+/* The inode of our PID namespace: a pid in a FIFO's name means something only in it. */
+static unsigned long pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
+}
+
+/*
+ * Remove our FIFOs of drivers killed before mi_driver_free (their pid,
+ * in our PID namespace, no longer runs), so that crashed sessions do not
+ * fill /tmp. A node of a cluster may share /tmp under another namespace:
+ * its names carry another namespace and are left alone.
+ */
+static void sweep_dead_fifos(unsigned long ns)
+{
+	DIR *dir = opendir("/tmp");
+	struct dirent *e;
+	unsigned long n;
+	struct stat st;
+	int pid, end;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir))) {
+		end = 0;
+		if (sscanf(e->d_name, "crdbg-io-%lu-%d-%n", &n, &pid, &end) != 2 || !end ||
+		    n != ns || pid <= 0 || !kill(pid, 0) || errno != ESRCH)
+			continue;
+		if (!fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISFIFO(st.st_mode) && st.st_uid == geteuid())
+			unlinkat(dirfd(dir), e->d_name, 0);
+	}
+	closedir(dir);
+}
+
 /* The inferior's stdio on FIFOs in /tmp (they stay until mi_driver_free). */
 static int open_fifo(struct mi_driver *d)
 {
-	snprintf(d->tty, sizeof(d->tty), "/tmp/crdbg-io-%d-%p", (int)getpid(), (void *)d);
+	unsigned long ns = pid_ns();
+
+	sweep_dead_fifos(ns);
+	snprintf(d->tty, sizeof(d->tty), "/tmp/crdbg-io-%lu-%d-%p", ns, (int)getpid(), (void *)d);
 	snprintf(d->tty_in, sizeof(d->tty_in), "%s.in", d->tty);
 	if (mkfifo(d->tty, 0600))
 		return -errno;
@@ -174,7 +214,7 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
 	int pst[2] = { -1, -1 }, e = 0, err;
 	const char *argv[64 + 16];
-	char ttyarg[96], wrapper[96];
+	char ttyarg[104], wrapper[128];
 	size_t n = 0, i;
 	pid_t parent = getpid();
 	ssize_t r;
