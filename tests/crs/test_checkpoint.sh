@@ -14,20 +14,13 @@
 # its PC at resume (crdbg -v prints both), and read the MPIR variables the
 # program reports at its end (or with gdb while it waits).
 set -u
-backend=${1:?usage: test_checkpoint.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" ckpt "$@"
 prog=$build/tests/crs/prog_ckpt
 lib=$build/usr/libcrdbg.so
-work=$(mktemp -d /tmp/crdbg-ckpt-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
 STEPS=50
 NAP=20
 # The program waits after "step 5" until this file exists (prog_ckpt.c).
 export CKPT_GO=$work/go
-. "$top/tests/guest/tap.sh"
-pids=()
 
 cleanup() {
 	local p
@@ -35,9 +28,6 @@ cleanup() {
 	umount "$work/small" 2>/dev/null
 	rm -rf "$work"
 }
-trap cleanup EXIT
-
-has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 # start NAME THREADS [tree] [nolib]: start the program, wait for its 5th step.
 start() {
@@ -356,7 +346,6 @@ check "it restarts and completes with the uninterrupted output" \
 start tree 1 tree
 child=$(sed -n 's/^child //p' "$work/tree.out")
 pids+=("$child")
-ids() { ps -o pid=,ppid=,pgid=,sid= -p "$1" | awk -v all="$2" '{ print all ? $1" "$2" "$3" "$4 : $1" "$3" "$4 }'; }
 before="$(ids "$pid" 0) / $(ids "$child" 1)"
 "$crdbg" checkpoint "$pid" --backend "$backend" --kill >"$work/ht" 2>"$work/tree.log"
 wait_for gone "$pid"

@@ -15,26 +15,19 @@
 # checkpoint sees a known output; the "rank R iter I sum S" and "rank R
 # done total T" lines of each run, sorted, must equal an uninterrupted run's.
 set -u
-backend=${1:?usage: test_checkpoint_mpi.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" mpi "$@"
 prog=$build/tests/crs/prog_mpi
 lib=$build/usr/libcrdbg.so
-work=$(mktemp -d /tmp/crdbg-mpi-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MPIR_DO_NOT_WARN=1
 ITERS=16
 NAP=100
 WAIT_AT=3
 GO=$work/go
-. "$top/tests/guest/tap.sh"
 
 cleanup() {
 	pkill -9 -f "$prog" 2>/dev/null
 	rm -rf "$work"
 }
-trap cleanup EXIT
 
 secs() { awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'; }
 # No process of any job is left (the ranks die after mpirun).

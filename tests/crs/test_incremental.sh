@@ -14,26 +14,11 @@
 # right checkpoint of the chain. A chain with a missing or corrupt link is
 # refused before anything runs; rm of a checkpoint others need is refused.
 set -u
-backend=${1:?usage: test_incremental.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" incr "$@"
 prog=$build/tests/crs/prog_incr
 lib=$build/usr/libcrdbg.so
-work=$(mktemp -d /tmp/crdbg-incr-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
 MB=32
-. "$top/tests/guest/tap.sh"
-pids=()
 
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
 one_line_error() { # OUT CMD...: fails with exactly one "crdbg:" line on stderr, kept in OUT
 	local out=$1 rc
 	shift

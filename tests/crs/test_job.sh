@@ -14,25 +14,10 @@
 # and a part that cannot be taken are refused naming the part, and nothing
 # of the job runs (or, at checkpoint, the job goes on and nothing is kept).
 set -u
-backend=${1:?usage: test_job.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" job "$@"
 prog=$build/tests/crs/prog_incr
 lib=$build/usr/libcrdbg.so
-work=$(mktemp -d /tmp/crdbg-job-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
-. "$top/tests/guest/tap.sh"
-pids=()
 
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
 all_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
 one_line_error() { # OUT CMD...: fails with one "crdbg:" line last on stderr, kept in OUT
 	local out=$1 rc

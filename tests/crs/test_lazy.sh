@@ -14,25 +14,10 @@
 # first asked for, and the program is killed before it gets it; a
 # truncated pages image is refused before CRIU starts.
 set -u
-backend=${1:?usage: test_lazy.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" lazy "$@"
 prog=$build/tests/crs/prog_incr
 lib=$build/usr/libcrdbg.so
-work=$(mktemp -d /tmp/crdbg-lazy-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
-. "$top/tests/guest/tap.sh"
-pids=()
 
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
 parent_of() { sed -n 's/^parent //p' "$CRDBG_STORE/$1/metadata"; }
 
 # run NAME MB: start the program with its own go files ($work/NAME.go.<phase>).

@@ -11,29 +11,13 @@
 #   prog_ckpt ... >FIFO (cat FIFO >f.out)   checkpoint --kill; FIFO removed
 #   crdbg restart H >restart.out            the rest of the steps, rc 0
 set -u
-backend=${1:?usage: test_stdio.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" stdio "$@"
 prog=$build/tests/crs/prog_ckpt
-work=$(mktemp -d /tmp/crdbg-stdio-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
 export CKPT_GO=$work/go
 STEPS=30
 NAP=20
-. "$top/tests/guest/tap.sh"
-pids=()
 
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
 running() { local s; s=$(ps -o stat= -p "$1") && [[ $s != T* ]]; }
-ids() { ps -o pid=,ppid=,pgid=,sid= -p "$1" | awk -v all="$2" '{ print all ? $1" "$2" "$3" "$4 : $1" "$3" "$4 }'; }
 seq 0 $((STEPS - 1)) | sed 's/^/step /' >"$work/expected"
 
 # all_steps FILE...: the step lines of the files, in order, are an

@@ -19,28 +19,14 @@
 #   and: no join within --timeout, a join of another uid, of a job whose
 #   restart is not waiting, of a terminal the restart has not.
 set -u
-backend=${1:?usage: test_terminal.sh ptrace|kmod}
-top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${CRDBG_BUILD:-$top/build}
-crdbg=$build/crdbg
+. "$(dirname "$0")/lib.sh" term "$@"
 pty=$build/tests/crs/prog_pty
 prog=$build/tests/crs/prog_ckpt
 pair=$build/tests/crs/prog_ttypair
-work=$(mktemp -d /tmp/crdbg-term-$backend.XXXXXX)
-export CRDBG_STORE=$work/store
 export CKPT_GO=$work/go
 STEPS=20
 NAP=200
 host=$(hostname)
-. "$top/tests/guest/tap.sh"
-pids=()
-
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # wait_long COND...: as wait_for, for at most ~300 s (restores under TCG).
 wait_long() {
@@ -50,7 +36,6 @@ wait_long() {
 }
 has_line() { tr -d '\r' <"$1" 2>/dev/null | grep -q -- "$2"; }
 exists() { kill -0 "$1" 2>/dev/null; }
-ids() { ps -o pid=,ppid=,pgid=,sid= -p "$1" | awk -v all="$2" '{ print all ? $1" "$2" "$3" "$4 : $1" "$3" "$4 }'; }
 # lines FILE RE: the lines of a pty's log that match, without their \r.
 lines() { tr -d '\r' <"$1" | grep -E -- "$2"; }
 # holds_master PID PTS: PID holds the master of /dev/pts/PTS.
