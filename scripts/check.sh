@@ -66,6 +66,11 @@ run_group() {
 		cat "$results/guest/$g.report" 2>/dev/null
 		cat "$results/guest/$g"/*.tap 2>/dev/null |
 			grep -E '^(not )?ok |^Bail out' | sed 's/^/   /'
+		# where the group's time went: its tests, slowest first
+		echo "   $g: $(cat "$results/guest/$g.seconds") s in the guest lane;" \
+			"$(for f in "$results/guest/$g"/*.seconds; do
+				[ -e "$f" ] && echo "$(cat "$f") $(basename "$f" .seconds)"
+			done | sort -nr | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 	} >"$results/guest/$g.block"
 	flock "$results/guest/.print" cat "$results/guest/$g.block"
 }

@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for guest test groups (sourced by tests/guest/run-group).
 
-# run_tap NAME CMD...: run one test program, keep its TAP and exit status.
+# run_tap NAME CMD...: run one test program, keep its TAP, exit status
+# and seconds (NAME.seconds: what make check's time goes to).
 run_tap() {
-	local name=$1; shift
+	local name=$1 t0=$SECONDS; shift
 	echo "-- $name"
 	timeout "${CRDBG_TEST_TIMEOUT:-600}" "$@" >"$CRDBG_RESULTS/$name.tap" 2>&1
 	local rc=$?
 	echo "exit=$rc" >"$CRDBG_RESULTS/$name.exit"
+	echo "$((SECONDS - t0))" >"$CRDBG_RESULTS/$name.seconds"
 	cat "$CRDBG_RESULTS/$name.tap"
+	echo "-- $name: exit $rc after $((SECONDS - t0)) s"
 	return 0
 }
 
