@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "job-part.h"
+#include "proc.h"
 
 #define ENV_MAX (256 * 1024)
 
@@ -34,44 +35,20 @@ static const char *env_get(const char *env, size_t len, const char *key)
 	return NULL;
 }
 
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, got = 0;
-
-	if (fd < 0)
-		return -1;
-	while (got < (ssize_t)len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = 0;
-	return got;
-}
-
 static bool parent_is_slurmstepd(pid_t pid)
 {
-	char path[64], stat[512], comm[64];
-	char *close_paren;
-	int ppid;
+	struct crs_proc p;
+	char comm[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small(path, stat, sizeof(stat)) <= 0)
-		return false;
-	close_paren = strrchr(stat, ')');
-	if (!close_paren || sscanf(close_paren + 2, "%*c %d", &ppid) != 1)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", ppid);
-	if (read_small(path, comm, sizeof(comm)) <= 0)
-		return false;
-	return !strncmp(comm, "slurmstepd", 10);
+	return !crs_proc_ids(pid, &p) && crs_proc_file(p.ppid, "comm", comm, sizeof(comm)) > 0 &&
+	       !strncmp(comm, "slurmstepd", 10);
 }
 
 static bool is_crdbg(pid_t pid)
 {
-	char path[64], comm[64];
+	char comm[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	return read_small(path, comm, sizeof(comm)) > 0 && !strncmp(comm, "crdbg", 5);
+	return crs_proc_file(pid, "comm", comm, sizeof(comm)) > 0 && !strncmp(comm, "crdbg", 5);
 }
 
 int crs_slurm_local_tasks(const char *jobid, FILE *out)
@@ -91,7 +68,6 @@ int crs_slurm_local_tasks(const char *jobid, FILE *out)
 	}
 	while ((d = readdir(dp))) {
 		const char *job, *step, *rank;
-		char path[64];
 		pid_t pid;
 		ssize_t n;
 
@@ -100,8 +76,7 @@ int crs_slurm_local_tasks(const char *jobid, FILE *out)
 		pid = (pid_t)atoi(d->d_name);
 		if (pid == getpid() || !parent_is_slurmstepd(pid) || is_crdbg(pid))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-		n = read_small(path, env, ENV_MAX);
+		n = crs_proc_file(pid, "environ", env, ENV_MAX);
 		if (n <= 0)
 			continue;
 		job = env_get(env, (size_t)n, "SLURM_JOB_ID");

@@ -45,6 +45,14 @@ static int parse_stat(const char *path, char *state, struct crs_proc *ret)
 	return 0;
 }
 
+int crs_proc_file(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return read_small(path, buf, len);
+}
+
 int crs_proc_ids(pid_t pid, struct crs_proc *ret)
 {
 	char path[64];

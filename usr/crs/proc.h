@@ -45,6 +45,12 @@ int crs_proc_sigcont_pending(pid_t pid, pid_t tid);
 /* Read len bytes at addr of pid's memory (process_vm_readv); -errno. */
 int crs_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
+/*
+ * /proc/PID/NAME ("comm", "environ") into buf, NUL-terminated and cut at
+ * len - 1 bytes: the bytes read, or -errno.
+ */
+int crs_proc_file(pid_t pid, const char *name, char *buf, size_t len);
+
 /* The executable's path. */
 int crs_proc_exe(pid_t pid, char *buf, size_t len);
 
