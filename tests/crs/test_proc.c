@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,6 +90,26 @@ TEST(self_facts)
 	ASSERT_EQ(0, crs_proc_exe(getpid(), exe, sizeof(exe)));
 	EXPECT_NE(NULL, strstr(exe, "test_proc"));
 	EXPECT_EQ('R', crs_task_state(getpid(), getpid()));
+}
+
+/* /proc/PID/NAME whole, NUL-terminated, cut to the buffer; -errno when gone. */
+TEST(proc_files)
+{
+	char buf[65536], tiny[4];
+	const char *at;
+	int n;
+
+	n = crs_proc_file(getpid(), "comm", buf, sizeof(buf));
+	ASSERT_LT(0, n);
+	EXPECT_EQ(0, strncmp(buf, "test_proc", 9));
+	n = crs_proc_file(getpid(), "environ", buf, sizeof(buf));
+	ASSERT_LE(0, n);
+	EXPECT_EQ('\0', buf[n]);
+	at = memchr(buf, '=', (size_t)n);
+	EXPECT_TRUE(!n || at);				/* KEY=VALUE\0KEY=VALUE... */
+	EXPECT_EQ(3, crs_proc_file(getpid(), "comm", tiny, sizeof(tiny)));
+	EXPECT_STREQ("tes", tiny);
+	EXPECT_GT(0, crs_proc_file(0x3ffffff0, "comm", buf, sizeof(buf)));
 }
 
 TEST(missing_process)
