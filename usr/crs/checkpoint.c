@@ -12,7 +12,7 @@
  *     ptrace one is handed over to a SIGSTOP group stop) and records every
  *     thread's PC: nothing runs between the debugger's detach and the dump.
  *  3. criu dump --leave-running into a temporary store directory (started
- *     before step 2 and held at its pre-dump action until the tree is
+ *     before step 2 and held at crdbg's dump gate plugin until the tree is
  *     frozen, so its start-up is not stop time; with
  *     --kill and TCP connections, without it: CRIU kills the tree while
  *     the network is locked, so peers outside see no FIN).
@@ -288,7 +288,7 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 
 /*
  * Let CRIU dump the frozen tree. A checkpoint that continues does not
- * wait for criu to exit: CRIU's post-dump action (the gate script) says
+ * wait for criu to exit: the dump gate plugin (criu.c) says
  * the images are written, and once CRIU has let go of the tree it may
  * be released (*early); criu's own cleanup and exit (freeing, stats,
  * closing) then run beside the program, and crs_criu_dump_finish()

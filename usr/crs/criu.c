@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "criu.h"
 #include "proc.h"
+#include "store.h"
 #include "tmpfs.h"
 #include "tree-stdio.h"
 
@@ -34,14 +36,19 @@ const char *crs_criu_path(void)
 	return "criu";
 }
 
-/* fork + exec argv with stdin from /dev/null and stdout to outfd (or null). */
-static pid_t spawn(char *const argv[], int outfd)
+/*
+ * fork + exec argv with stdin from /dev/null and stdout to outfd (or
+ * null), env ("NAME=value") added to its environment unless NULL.
+ */
+static pid_t spawn_env(char *const argv[], int outfd, char *env)
 {
 	pid_t pid = fork();
 	int null;
 
 	if (pid != 0)
 		return pid;
+	if (env)
+		putenv(env);
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0);
@@ -51,6 +58,11 @@ static pid_t spawn(char *const argv[], int outfd)
 	}
 	execvp(argv[0], argv);
 	_exit(127);
+}
+
+static pid_t spawn(char *const argv[], int outfd)
+{
+	return spawn_env(argv, outfd, NULL);
 }
 
 /* Run argv quietly (no stdio) and return its exit status, -1 if it did not run. */
@@ -288,96 +300,189 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
 /*
  * The dump gate: criu dump is started before the tree is frozen, so that
  * its start-up (exec, libraries, kernel feature checks, options) is not
- * part of the time the tree is stopped. Its pre-dump action script, which
- * CRIU runs before it looks at any task, says it is there (a file
- * "<script>.ready") and waits on a FIFO until crdbg has frozen the tree
- * and writes "go"; end of file instead makes it fail and
- * CRIU give up before touching anything. crdbg holds the FIFO open
- * read-write, so the script's open never blocks and crdbg's death is an
- * end of file too.
+ * part of the time the tree is stopped. A CRIU plugin of crdbg's
+ * (usr/crs/gate/criu-gate.c, carried in libcrs and written out here for
+ * each dump, loaded with --libdir) holds CRIU at its start, before it looks
+ * at any task, until crdbg has frozen the tree and writes "go" into the
+ * gate FIFO; end of file instead makes it fail and CRIU give up before
+ * touching anything. It says "ready" when it waits and, once every image
+ * is written and closed, "dumped" (or "failed") into the status FIFO,
+ * before CRIU lets go of the tree. crdbg holds both FIFOs open
+ * read-write, so the plugin's opens never block and crdbg's death is an
+ * end of file at the gate. It replaces an action script: CRIU runs one in
+ * a new process (a fork of criu, an exec of the shell) at each of its
+ * actions, the post-dump one while the tree is stopped.
  */
-static const char gate_script[] =
-	"#!/bin/sh\n"
-	"# crdbg's dump gate (usr/crs/criu.c): wait for the frozen tree;\n"
-	"# say when the images are written\n"
-	"case \"$CRTOOLS_SCRIPT_ACTION\" in\n"
-	"pre-dump) : > \"$0.ready\" && read go < \"$0.fifo\" && [ \"$go\" = go ] ;;\n"
-	"post-dump) : > \"$0.dumped\" ;;\n"
-	"esac\n";
+extern const char crs_gate_plugin[], crs_gate_plugin_end[];
+
+#define GATE_PLUGIN "crdbg-gate.so"
+
+static int write_file(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (len > 0 && (n = write(fd, buf, len)) > 0) {
+		buf += n;
+		len -= (size_t)n;
+	}
+	close(fd);
+	return len ? -EIO : 0;
+}
+
+/*
+ * --libdir replaces CRIU's plugin directory: the plugins installed there
+ * ($CRIU_LIBS_DIR, else /usr/lib/criu) are linked in beside the gate, so
+ * that CRIU still loads them.
+ */
+static void link_installed_plugins(const char *gatedir)
+{
+	const char *dir = getenv("CRIU_LIBS_DIR");
+	char from[PATH_MAX], to[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(dir && *dir ? dir : "/usr/lib/criu");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 4 || strcmp(de->d_name + len - 3, ".so") ||
+		    !strcmp(de->d_name, GATE_PLUGIN))
+			continue;
+		snprintf(from, sizeof(from), "%s/%s", dir && *dir ? dir : "/usr/lib/criu",
+			 de->d_name);
+		snprintf(to, sizeof(to), "%s/%s", gatedir, de->d_name);
+		if (symlink(from, to))
+			continue;	/* CRIU goes on without it, as without --libdir */
+	}
+	closedir(d);
+}
+
+static int gate_fifo(struct crs_criu_dump *d, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", d->gatedir, name);
+	if (mkfifo(path, 0600))
+		return -errno;
+	return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+}
 
 static int gate_open(struct crs_criu_dump *d)
 {
 	const char *tmp = getenv("TMPDIR");
-	char fifo[sizeof(d->script) + 8];
-	int fd;
+	char so[PATH_MAX];
+	int r;
 
 	snprintf(d->gatedir, sizeof(d->gatedir), "%s/crdbg-gate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(d->gatedir))
+	if (!mkdtemp(d->gatedir)) {
+		d->gatedir[0] = '\0';
 		return -errno;
-	snprintf(d->script, sizeof(d->script), "%s/gate", d->gatedir);
-	snprintf(fifo, sizeof(fifo), "%s.fifo", d->script);
-	fd = open(d->script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, gate_script, sizeof(gate_script) - 1) != (ssize_t)sizeof(gate_script) - 1) {
-		close(fd);
-		return -EIO;
 	}
-	close(fd);
-	if (mkfifo(fifo, 0600))
-		return -errno;
-	d->fifo_fd = open(fifo, O_RDWR | O_CLOEXEC);
-	return d->fifo_fd < 0 ? -errno : 0;
+	snprintf(so, sizeof(so), "%s/%s", d->gatedir, GATE_PLUGIN);
+	r = write_file(so, crs_gate_plugin, (size_t)(crs_gate_plugin_end - crs_gate_plugin));
+	if (r)
+		return r;
+	link_installed_plugins(d->gatedir);
+	d->gate_fd = gate_fifo(d, "gate");
+	if (d->gate_fd < 0)
+		return d->gate_fd == -1 ? -errno : d->gate_fd;
+	d->status_fd = gate_fifo(d, "status");
+	if (d->status_fd < 0)
+		return d->status_fd == -1 ? -errno : d->status_fd;
+	return 0;
 }
 
 static void gate_close(struct crs_criu_dump *d)
 {
-	char fifo[sizeof(d->script) + 8];
-
-	if (d->fifo_fd >= 0)
-		close(d->fifo_fd);	/* end of file for a waiting script */
-	d->fifo_fd = -1;
+	if (d->gate_fd >= 0)
+		close(d->gate_fd);	/* end of file for a waiting plugin */
+	if (d->status_fd >= 0)
+		close(d->status_fd);
+	d->gate_fd = d->status_fd = -1;
 	if (!d->gatedir[0])
 		return;
-	snprintf(fifo, sizeof(fifo), "%s.fifo", d->script);
-	unlink(fifo);
-	snprintf(fifo, sizeof(fifo), "%s.ready", d->script);
-	unlink(fifo);
-	snprintf(fifo, sizeof(fifo), "%s.dumped", d->script);
-	unlink(fifo);
-	unlink(d->script);
-	rmdir(d->gatedir);
+	crs_rmtree(AT_FDCWD, d->gatedir);
 	d->gatedir[0] = '\0';
+}
+
+/*
+ * Wait up to ms milliseconds (< 0: as long as it takes) for the plugin
+ * to say word ("ready", "dumped"), or for criu's exit or "failed": 1
+ * when it said word, 0 when criu exited (d->exited, d->status), -EIO
+ * when it said "failed", -ETIMEDOUT.
+ */
+static int gate_wait_for(struct crs_criu_dump *d, const char *word, int ms)
+{
+	struct pollfd p = { .fd = d->status_fd, .events = POLLIN };
+	size_t have = strlen(d->said);
+	char *nl;
+	ssize_t n;
+	int waited;
+
+	for (waited = 0; ms < 0 || waited <= ms; waited += 5) {
+		while ((nl = strchr(d->said, '\n'))) {
+			bool match = (size_t)(nl - d->said) == strlen(word) &&
+				     !strncmp(d->said, word, strlen(word));
+			bool failed = !strncmp(d->said, "failed\n", 7);
+
+			memmove(d->said, nl + 1, strlen(nl + 1) + 1);
+			if (match)
+				return 1;
+			if (failed)
+				return -EIO;
+		}
+		have = strlen(d->said);
+		if (poll(&p, 1, 5) > 0) {
+			n = read(d->status_fd, d->said + have, sizeof(d->said) - 1 - have);
+			if (n > 0)
+				d->said[have + (size_t)n] = '\0';
+			if (have + (size_t)(n > 0 ? n : 0) >= sizeof(d->said) - 1)
+				d->said[0] = '\0';	/* not the plugin's words */
+			continue;
+		}
+		if (waitpid(d->child, &d->status, WNOHANG) == d->child) {
+			d->exited = true;
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
 }
 
 #define GATE_TIMEOUT_MS 60000
 
-/* Wait until criu is up and waits in its pre-dump script. */
+/* Wait until criu is up and waits at the gate. */
 static int wait_at_gate(struct crs_criu_dump *d, char *err, size_t errlen)
 {
-	struct timespec ms = { .tv_nsec = 1000 * 1000 };
-	char ready[sizeof(d->script) + 8], log[4200];
-	int i, st;
+	char log[4200];
+	int r = gate_wait_for(d, "ready", GATE_TIMEOUT_MS);
 
-	snprintf(ready, sizeof(ready), "%s.ready", d->script);
-	for (i = 0; i < GATE_TIMEOUT_MS; i++) {
-		if (access(ready, F_OK) == 0)
-			return 0;
-		if (waitpid(d->child, &st, WNOHANG) == d->child) {
-			d->child = 0;
-			gate_close(d);
-			snprintf(log, sizeof(log), "%s/%s", d->dir, CRS_CRIU_DUMP_LOG);
-			crs_criu_log_error(log, err, errlen);
-			if (strstr(err, " (see "))
-				*strstr(err, " (see ") = '\0';
-			return -EIO;
-		}
-		nanosleep(&ms, NULL);
+	if (r == 1)
+		return 0;
+	if (r == -ETIMEDOUT) {
+		kill(d->child, SIGKILL);
+		crs_criu_dump_cancel(d);
+		snprintf(err, errlen, "criu did not start in %d s", GATE_TIMEOUT_MS / 1000);
+		return -ETIMEDOUT;
 	}
-	kill(d->child, SIGKILL);
-	crs_criu_dump_cancel(d);
-	snprintf(err, errlen, "criu did not start in %d s", GATE_TIMEOUT_MS / 1000);
-	return -ETIMEDOUT;
+	if (!d->exited)
+		while (waitpid(d->child, &d->status, 0) < 0 && errno == EINTR)
+			;
+	d->child = 0;
+	gate_close(d);
+	if (WIFEXITED(d->status) && WEXITSTATUS(d->status) == 127) {
+		snprintf(err, errlen, "cannot run %s", crs_criu_path());
+		return -ENOENT;
+	}
+	snprintf(log, sizeof(log), "%s/%s", d->dir, CRS_CRIU_DUMP_LOG);
+	crs_criu_log_error(log, err, errlen);
+	if (strstr(err, " (see "))
+		*strstr(err, " (see ") = '\0';
+	return -EIO;
 }
 
 void crs_criu_dump_cancel(struct crs_criu_dump *d);
@@ -385,13 +490,13 @@ void crs_criu_dump_cancel(struct crs_criu_dump *d);
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
 			struct crs_criu_dump *d, char *err, size_t errlen)
 {
-	char spid[16], prev[CRS_HANDLE_MAX + 4];
+	char spid[16], prev[CRS_HANDLE_MAX + 4], env[sizeof(d->gatedir) + 16];
 	char *argv[24 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
 	size_t nr_ext, k;
 	int i = 0, r;
 
 	memset(d, 0, sizeof(*d));
-	d->fifo_fd = -1;
+	d->gate_fd = d->status_fd = -1;
 	d->pid = pid;
 	snprintf(d->dir, sizeof(d->dir), "%s", dir);
 	r = gate_open(d);
@@ -410,8 +515,8 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_DUMP_LOG;
 	argv[i++] = (char *)criu_verbosity();
-	argv[i++] = "--action-script";
-	argv[i++] = d->script;
+	argv[i++] = "--libdir";
+	argv[i++] = d->gatedir;
 	if (leave_running)
 		argv[i++] = "--leave-running";
 	if (m->shell_job)
@@ -439,7 +544,8 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	for (k = 0; k < nr_ext && k < 2 * MAX_EXTERNAL_TTYS; k++)
 		argv[i++] = ext[k];
 	argv[i] = NULL;
-	d->child = spawn(argv, -1);
+	snprintf(env, sizeof(env), "CRDBG_GATE=%s", d->gatedir);
+	d->child = spawn_env(argv, -1, env);
 	crs_stdio_args_free(ext, nr_ext);
 	if (d->child < 0) {
 		r = -errno;
@@ -457,7 +563,7 @@ void crs_criu_dump_cancel(struct crs_criu_dump *d)
 		d->child = 0;
 		return;
 	}
-	gate_close(d);	/* the script fails: CRIU gives up before touching a task */
+	gate_close(d);	/* the gate fails: CRIU gives up before touching a task */
 	while (waitpid(d->child, NULL, 0) < 0 && errno == EINTR)
 		;
 	d->child = 0;
@@ -467,7 +573,7 @@ int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen)
 {
 	if (d->went)
 		return 0;
-	if (write(d->fifo_fd, "go\n", 3) != 3) {
+	if (write(d->gate_fd, "go\n", 3) != 3) {
 		snprintf(err, errlen, "cannot let criu go on: %s", strerror(errno));
 		crs_criu_dump_cancel(d);
 		return -EIO;
@@ -478,19 +584,19 @@ int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen)
 
 int crs_criu_dump_wait_written(struct crs_criu_dump *d)
 {
-	struct timespec ms = { .tv_nsec = 1000 * 1000 };
-	char dumped[sizeof(d->script) + 8];
+	int r = gate_wait_for(d, "dumped", -1);
 
-	snprintf(dumped, sizeof(dumped), "%s.dumped", d->script);
-	for (;;) {
-		if (access(dumped, F_OK) == 0)
-			return 1;
-		if (waitpid(d->child, &d->status, WNOHANG) == d->child) {
-			d->exited = true;
-			return 0;
+	if (r == 1)
+		return 1;
+	/* it failed: criu lets go of the tree and exits with its error */
+	while (!d->exited && waitpid(d->child, &d->status, 0) < 0) {
+		if (errno != EINTR) {
+			d->status = 1 << 8;	/* lost: a failure all the same */
+			break;
 		}
-		nanosleep(&ms, NULL);
 	}
+	d->exited = true;
+	return 0;
 }
 
 int crs_criu_dump_save_tmpfs(struct crs_criu_dump *d, char *err, size_t errlen)

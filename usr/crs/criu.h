@@ -72,20 +72,21 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd,
 
 /*
  * The same in two steps, so that CRIU starts up while the tree still runs:
- * start runs `criu dump` and returns once it waits in its pre-dump action
- * (before it looks at any task), finish lets it go on and waits for it;
- * cancel makes it give up.
+ * start runs `criu dump` and returns once it waits at crdbg's dump gate
+ * (a CRIU plugin, usr/crs/gate/criu-gate.c: before CRIU looks at any
+ * task), finish lets it go on and waits for it; cancel makes it give up.
  */
 struct crs_criu_dump {
 	pid_t child, pid;
-	int fifo_fd;
+	int gate_fd;		/* crdbg -> plugin: "go" */
+	int status_fd;		/* plugin -> crdbg: "ready", "dumped" or "failed" */
 	bool went;		/* "go" written: CRIU seizes the tree */
 	bool exited;		/* criu reaped, its wait status in status */
 	bool tmpfs_saved;	/* crs_criu_dump_save_tmpfs() ran */
 	int status;
+	char said[32];		/* the plugin's words not yet taken */
 	char dir[PATH_MAX];
 	char gatedir[PATH_MAX - 64];
-	char script[PATH_MAX];
 };
 
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
@@ -95,8 +96,8 @@ int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen);
 /*
  * The parts of crs_criu_dump_finish(), for a checkpoint that releases
  * the tree before criu exits (checkpoint.c, run_dump()): let CRIU seize
- * the frozen tree; wait until its post-dump action says the images are
- * written and flushed (1; CRIU still holds the tree and lets it go next)
+ * the frozen tree; wait until the gate plugin says the images are
+ * written and closed (1; CRIU still holds the tree and lets it go next)
  * or criu exited first (0: crs_criu_dump_finish() gives its error); copy
  * the tmpfs files the tree maps while it is still held. finish() then
  * waits for criu and checks its status.

@@ -8,7 +8,19 @@ CRS_OBJS := $(CRS_SRCS:%.c=$(B)/%.o)
 # The AVX2 digest is only called on a CPU that has AVX2 (xxh128.c).
 $(B)/usr/crs/xxh128-avx2.o: USR_CFLAGS += -mavx2
 
-$(LIB_CRS): $(CRS_OBJS)
+# The dump gate, a CRIU plugin (usr/crs/gate/criu-gate.c): built as a
+# shared object and carried inside libcrs (gate/blob.S); criu.c writes it
+# out for each dump. CRIU's plugin header comes with the criu package.
+CRS_GATE_SO := $(B)/usr/crs/gate/criu-gate.so
+$(CRS_GATE_SO): usr/crs/gate/criu-gate.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -fPIC -shared -s -o $@ $<
+
+$(B)/usr/crs/gate/blob.o: usr/crs/gate/blob.S $(CRS_GATE_SO)
+	@mkdir -p $(dir $@)
+	$(CC) -c -DGATE_SO='"$(CRS_GATE_SO)"' -o $@ $<
+
+$(LIB_CRS): $(CRS_OBJS) $(B)/usr/crs/gate/blob.o
 	$(AR) rcs $@ $^
 
 CLI_LIBS += $(LIB_CRS)
