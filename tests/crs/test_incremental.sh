@@ -38,7 +38,7 @@ run() {
 	pids+=("$pid")
 }
 
-echo "1..13"
+echo "1..14"
 
 # The uninterrupted output.
 touch "$work/plain.go.1" "$work/plain.go.2" "$work/plain.go.3"
@@ -153,9 +153,26 @@ check "after the newest checkpoint is removed the next one is full, and restarts
 	test "$rc" = 0
 [[ $rc == 0 ]] || diag "$work/a3.log" "$work/a3.r" "$work/again.out"
 
+# The dump gate is a CRIU plugin, not an action script (CRIU would run a
+# script as a new process at each action, one while the tree is stopped):
+# criu's debug log names the plugin it loaded and runs no script.
+run gated
+wait_for has_line "$work/gated.out" '^wait 1$'
+g1=$(CRDBG_CRIU_VERBOSITY=4 "$crdbg" checkpoint "$pid" --backend "$backend" --full \
+	2>"$work/g1.log")
+touch "$work/gated.go.1" "$work/gated.go.2" "$work/gated.go.3"
+gate_is_plugin() {
+	local log=$CRDBG_STORE/$g1/dump.log
+	[[ -n $g1 ]] && grep -q 'Plugin "crdbg_gate"' "$log" &&
+		grep -q 'Running post-dump scripts' "$log" &&
+		! grep -q '^[[:space:]]*\[/.*\]$' "$log"
+}
+check "the dump gate is CRIU's plugin: loaded, and no action script runs" gate_is_plugin
+gate_is_plugin || diag "$work/g1.log"
+
 # The dump gate (criu started before the freeze) leaves nothing behind.
 no_gate_left() { ! ls -d "${TMPDIR:-/tmp}"/crdbg-gate-* >/dev/null 2>&1; }
 check "no dump gate directory is left behind" no_gate_left
 
-[[ $n == 13 ]] || echo "# planned 13 tests, ran $n"
+[[ $n == 14 ]] || echo "# planned 14 tests, ran $n"
 exit $((failed ? 1 : 0))
