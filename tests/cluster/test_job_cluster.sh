@@ -19,13 +19,11 @@
 #   b. a flipped byte in node1's part, node2's part missing: refused
 #      naming the node, nothing runs.
 #   c. a part of another job (foreign CID): rejected at the barrier.
-#   f. (by hand only: JOBCLUSTER_STEPS=f; 5 checks more than the plan)
-#      the console: salloc -N3 crdbg debug --preload ... -- srun ...;
+#   f. the console: salloc -N3 crdbg debug --preload ... -- srun ...;
 #      a breakpoint, `checkpoint` (one job checkpoint, a part per rank on
-#      its node), `kill`, `restart`: the same stacks, and `continue` ends
-#      every rank as the uninterrupted run. Its restart fails so far
-#      (rank 0's part: CRIU cannot take the stand-in for its stdin pipe,
-#      Documentation/checkpoint.md): not in make check until it passes.
+#      its node), `kill`, `restart`: the same stacks, rank 0's stdin (srun's
+#      pipe before) is /dev/null and `input` says srun is gone, and
+#      `continue` ends every rank as the uninterrupted run.
 #   d. node2 killed in the cut: nothing kept anywhere, the
 #      ranks on node0 and node1 thawed (they run into the broken ring and
 #      end), and nothing hangs. Last: the cluster has lost a node.
@@ -33,7 +31,8 @@
 # Each step is a function (step_a ... step_f) over the ring helpers
 # (ring_start, ring_at_wait, ring_snapshot, ring_rewind,
 # ring_same_as_plain), run after the uninterrupted run in the order
-# above; by hand JOBCLUSTER_STEPS picks some (e, b and c need a's job),
+# above; by hand JOBCLUSTER_STEPS picks some (e, b and c need a's job;
+# d leaves a node lost: last; the plan of 23 counts every step),
 # JOBCLUSTER_RESTARTS sets a's number of restarts. A step still running
 # after its time leaves a snapshot of every node's processes and kernel
 # stacks in the results (snap_if_slow).
@@ -42,7 +41,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=16
+plan=23
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -73,11 +72,16 @@ fi
 check() { local t=$1; shift; if "$@"; then ok "$t"; else not_ok "$t"; return 1; fi; }
 DIAG_LINES=40
 # On a failure the ring's files, the parts' metadata and CRIU's logs go to
-# the results (the guest's /tmp goes with it).
+# the results (the guest's /tmp goes with it), with the restore logs a
+# failed restart keeps in its work directory (every node's /tmp is the
+# guest's).
 save_work() {
 	((failed)) && [[ -n ${CRDBG_RESULTS:-} ]] &&
 		tar -C "$CRDBG_CLUSTER_DIR" -czf "$CRDBG_RESULTS/job-cluster-$backend-work.tgz" \
 			--exclude='pages-*.img' ring log 2>/dev/null
+	((failed)) && [[ -n ${CRDBG_RESULTS:-} ]] && compgen -G '/tmp/crdbg-restore-*/restore.log' >/dev/null &&
+		(cd /tmp && tar -czf "$CRDBG_RESULTS/job-cluster-$backend-restore-logs.tgz" \
+			crdbg-restore-*/restore.log 2>/dev/null)
 	kill_rings
 	[[ -n ${srun_pid:-} ]] && kill -9 "$srun_pid" 2>/dev/null
 }
@@ -325,10 +329,10 @@ foreign_ok() { # FORGED
 # every rank as a part of one job checkpoint on its node, `kill` ends the
 # job, and `restart` brings it back through the barrier under the same
 # gdbs. The ranks write their stdout to files of their own (RING_OUT): a
-# restarted rank no longer has srun's pipes. --input=none does not help
-# rank 0's restart: slurmstepd still gives it a stdin pipe, and its part
-# fails (CRIU: "Can't send fd 0 into store: Bad file descriptor",
-# Documentation/checkpoint.md).
+# restarted rank no longer has srun's pipes. srun forwards the console's
+# input to rank 0 through a pipe of slurmstepd; srun is no part of the
+# image, and the restarted rank 0 reads /dev/null instead (lseek() on it
+# works, on the pipe it failed), never its part's order channel.
 step_f() {
 	local cjob snap
 	console_script >"$d/f.script"
@@ -338,7 +342,7 @@ step_f() {
 	snap=$!
 	CRDBG_STORE=$S CRDBG_BACKEND=$backend RING_GO=$d/f.go RING_OUT=$d/f \
 		timeout 1200 salloc -N3 -n6 --quiet "$crdbg" debug --preload "$lib" \
-		--batch "$d/f.script" -- srun --mpi=none --input=none -N3 -n6 -m cyclic \
+		--batch "$d/f.script" -- srun --mpi=none -N3 -n6 -m cyclic \
 		"$prog" $iters $wait_at $addrs >"$d/f.console" 2>&1 </dev/null
 	kill "$snap" 2>/dev/null
 	sec "console session (checkpoint, kill, restart, continue)"
@@ -353,6 +357,12 @@ step_f() {
 	check "... kill, restart: every rank back, stacks identical to before" \
 		eval '[[ -n $(stacks_of after) && "$(stacks_of after)" == "$(stacks_of before)" ]]' ||
 		{ stacks_of before | diag -; grep -A 30 '^(crdbg) restart' "$d/f.console" | diag -; }
+	check "... rank 0's stdin: srun's pipe before (lseek fails), /dev/null after the restart" \
+		eval '[[ $(lseek_of before) == "-1" && $(lseek_of after) == "0" ]]' ||
+		grep -B 2 -A 3 'lseek' "$d/f.console" | diag -
+	check "... input after the restart: one line saying srun is gone and stdin is /dev/null" \
+		grep -q "input: srun ended at the restart .*rank 0's stdin is /dev/null" "$d/f.console" ||
+		grep -A 3 '^(crdbg) input' "$d/f.console" | diag -
 	check "... continue: every rank ends as the uninterrupted run" \
 		eval 'grep -q "^\[0-5\]: exited: code 0" "$d/f.console" && ring_same_as_plain f' ||
 		{ diag "$d/f.0.out"; tail -n 20 "$d/f.console" | diag -; }
@@ -362,8 +372,16 @@ step_f() {
 }
 console_script() {
 	printf '%s\n' 'break ring_step' continue continue continue \
-		'echo === stacks before' 'stacks -l' 'echo === end' checkpoint kill restart \
-		'echo === stacks after' 'stacks -l' 'echo === end' 'delete 1' continue quit
+		'echo === stacks before' 'stacks -l' 'echo === end' \
+		'echo === stdin before' '[0] print (long)lseek(0, 0, 1)' 'echo === end' \
+		checkpoint kill restart \
+		'echo === stacks after' 'stacks -l' 'echo === end' \
+		'echo === stdin after' '[0] print (long)lseek(0, 0, 1)' 'echo === end' \
+		'input hello' 'delete 1' continue quit
+}
+lseek_of() { # WHEN: rank 0's lseek(0, 0, SEEK_CUR) before or after
+	awk -v w="=== stdin $1" '$0 == w { on = 1; next } /^=== end/ { on = 0 } on' "$d/f.console" |
+		sed -n 's/^\[0\]: .* = \(-\{0,1\}[0-9][0-9]*\)$/\1/p' | head -n 1
 }
 stacks_of() { # WHEN: the console's stacks before or after
 	awk -v w="=== stacks $1" '$0 == w { on = 1; next } /^=== end/ { on = 0 } on' "$d/f.console" |
@@ -443,7 +461,7 @@ check "the ring of 6 ranks runs across node0-2 (rank r on node r%3) to its end" 
 	diag "$d/plain.srun" "$d/plain.0.out" "$d/plain.0.err"
 sec "uninterrupted run"
 # By hand, some steps alone: JOBCLUSTER_STEPS="f" (e, b and c need a).
-for step in ${JOBCLUSTER_STEPS:-a e b c d}; do
+for step in ${JOBCLUSTER_STEPS:-a e b c f d}; do
 	"step_$step"
 done
 exit $((failed != 0))

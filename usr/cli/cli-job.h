@@ -17,6 +17,15 @@ int cli_part_stored(const char *root, const char *handle, bool *kill_job);
 /* restart --part: crs_restart_opts.hold. */
 int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase);
 
+/*
+ * A restart part's fd 0 is its coordinator's order channel, and a
+ * restart hands its own stdio down (criu inherits it; an outside stdin
+ * pipe of the tree is stood in for by fd 0, tree-stdio.h): the orders
+ * move to a close-on-exec fd above 9 and fd 0 becomes /dev/null, so a
+ * restored rank reads end of file, never the orders. 0 or -errno.
+ */
+int cli_part_orders_off_stdin(void);
+
 /* checkpoint --job SPEC: "PID", "NODE:PID[:RANKS]", separated by ',' or ' '. */
 int cli_job_targets(const char *spec, struct crs_job_target **ret, size_t *ret_n);
 

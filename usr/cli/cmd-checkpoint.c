@@ -385,8 +385,14 @@ int cmd_restart(int argc, char **argv)
 		o.store = c.store;
 		o.verbose = c.verbose;
 		o.expect_meta_sha = c.expect_meta ? sha : NULL;
-		o.relay_stdin = !c.part;	/* a part's stdin is its coordinator's */
+		o.relay_stdin = !c.part;	/* a part's stdin is no user's */
 		if (c.part) {
+			r = cli_part_orders_off_stdin();
+			if (r) {
+				cli_error("restart: a part reads its coordinator's orders on stdin: %s",
+					  strerror(-r));
+				return 1;
+			}
 			o.hold = cli_part_hold;
 			o.hold_arg = (void *)crs_store_root(c.store);
 		}

@@ -5,19 +5,49 @@
  * the job targets of checkpoint --job, and the job rows of list.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli-job.h"
 
+/* The coordinator's orders: stdin, unless cli_part_orders_off_stdin() moved them. */
+static FILE *orders;
+
+int cli_part_orders_off_stdin(void)
+{
+	int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 10), null;
+
+	if (fd < 0)
+		return -errno;
+	null = open("/dev/null", O_RDONLY);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0) {
+		int e = errno;
+
+		if (null >= 0)
+			close(null);
+		close(fd);
+		return -e;
+	}
+	if (null != STDIN_FILENO)
+		close(null);
+	orders = fdopen(fd, "r");
+	if (!orders) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* One line from the coordinator; false at its end (it is gone). */
 static bool read_order(char *buf, size_t len)
 {
-	if (!fgets(buf, (int)len, stdin))
+	if (!fgets(buf, (int)len, orders ? orders : stdin))
 		return false;
 	buf[strcspn(buf, "\n")] = 0;
 	return true;

@@ -1032,6 +1032,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	/* mpirun first: it must not see its ranks die and end the job. */
 	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0)
 		kill(dbg_mpir_pid(ck->mpir), SIGKILL);
+	if (ck->mpir && ck->parts)
+		dbg_mpir_launcher_gone(ck->mpir);
 	/* Those that exited have nothing to kill (gdb would say so as an error). */
 	ranks_cli(s, stopped ? stopped : live, NULL, "kill");
 	sdm_set_for_each(id, live)

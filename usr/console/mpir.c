@@ -69,6 +69,7 @@ struct dbg_mpir {
 	bool tagged;			/* its output carries rank labels */
 	int launcher_pid;
 	bool ranks_apart;		/* not in the launcher's tree (srun, other nodes) */
+	bool launcher_gone;		/* killed by a restart that brought the ranks back alone */
 	char *node_launch;		/* starts {cmd} on {host}: ranks on other nodes */
 	struct sdm_idset *held;		/* Open MPI ranks before their debugger wait */
 	struct sdm_idset *inside;	/* ...and in it */
@@ -762,6 +763,11 @@ void dbg_mpir_input(struct dbg_mpir *m, const struct sdm_idset *set, const char 
 		dbg_error(s, "input: mpirun forwards its stdin to rank 0 only");
 		return;
 	}
+	if (m->launcher_gone) {
+		dbg_error(s, "input: %s ended at the restart and the ranks came back without it: rank 0's stdin is /dev/null",
+			  s->launcher_name[0] ? s->launcher_name : "mpirun");
+		return;
+	}
 	rc = mi_driver_write_input(m->launcher, text, strlen(text));
 	if (!rc)
 		rc = mi_driver_write_input(m->launcher, "\n", 1);
@@ -911,6 +917,11 @@ bool dbg_mpir_launched(const struct dbg_mpir *m)
 int dbg_mpir_pid(const struct dbg_mpir *m)
 {
 	return m->launcher_pid;
+}
+
+void dbg_mpir_launcher_gone(struct dbg_mpir *m)
+{
+	m->launcher_gone = true;
 }
 
 bool dbg_mpir_ranks_apart(const struct dbg_mpir *m, const char **launch)

@@ -52,6 +52,13 @@ void dbg_mpir_input(struct dbg_mpir *m, const struct sdm_idset *set, const char 
 bool dbg_mpir_ranks_apart(const struct dbg_mpir *m, const char **launch);
 
 /*
+ * A restart of such ranks killed the launcher for good (it is no part of
+ * their job checkpoint): input has nowhere to go, the restored rank 0
+ * reads /dev/null (a part stands it in for the launcher's stdin pipe).
+ */
+void dbg_mpir_launcher_gone(struct dbg_mpir *m);
+
+/*
  * Why the job's ranks cannot be restored as the parts of a job
  * checkpoint in this session, or NULL: the launcher is killed first, and
  * an srun that made its own allocation takes it, and the session's

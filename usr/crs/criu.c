@@ -644,14 +644,48 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 	return r ? r : crs_criu_dump_finish(&d, err, errlen);
 }
 
+/*
+ * criu closes every --inherit-fd once it has put it into its fdstore,
+ * and a shell job's restore then stores criu's own stdin there as well
+ * (its terminal): an inherit of our fd 0 failed that with "Can't send fd
+ * 0 into store: Bad file descriptor". So an inherited fd 0-2 goes to
+ * criu as a close-on-exec dup above them (dups[i], -1 for none), which
+ * the child keeps; criu's stdio stays its own.
+ */
+static int inherit_above_stdio(char **inherit, size_t nr, int *dups)
+{
+	for (size_t k = 1; k < nr; k += 2) {
+		const char *key = strchr(inherit[k], ':');
+		char *moved;
+		int fd;
+
+		dups[k / 2] = -1;
+		if (!key || sscanf(inherit[k], "fd[%d]", &fd) != 1 || fd > 2)
+			continue;
+		dups[k / 2] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (dups[k / 2] < 0 || asprintf(&moved, "fd[%d]%s", dups[k / 2], key) < 0)
+			return -errno;
+		free(inherit[k]);
+		inherit[k] = moved;
+	}
+	return 0;
+}
+
+static void close_dups(const int *dups, size_t nr)
+{
+	for (size_t k = 0; k < nr; k++)
+		if (dups[k] >= 0)
+			close(dups[k]);
+}
+
 pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
 			     bool lazy, const char *pre_resume, int terminal_fd, char *err,
 			     size_t errlen)
 {
 	char **argv, **inherit;
 	size_t nr_inherit, k;
+	int i = 0, *dups;
 	pid_t child;
-	int i = 0;
 
 	/* What of the tree's stdio crdbg restart stands in for (tree-stdio.h). */
 	if (crs_stdio_inherit_args(m, terminal_fd, &inherit, &nr_inherit)) {
@@ -659,10 +693,17 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		return -ENOMEM;
 	}
 	argv = calloc(24 + CRS_MAX_CRIU_OPTS + nr_inherit, sizeof(*argv));
-	if (!argv) {
+	dups = calloc(nr_inherit / 2 + 1, sizeof(*dups));
+	if (!argv || !dups || inherit_above_stdio(inherit, nr_inherit, dups)) {
+		int e = errno ? errno : ENOMEM;
+
+		if (dups)
+			close_dups(dups, nr_inherit / 2);
+		free(dups);
+		free(argv);
 		crs_stdio_args_free(inherit, nr_inherit);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		snprintf(err, errlen, "cannot hand the tree's stdio to criu: %s", strerror(e));
+		return -e;
 	}
 
 	argv[i++] = (char *)crs_criu_path();
@@ -703,9 +744,14 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (terminal_fd >= 0)
 			fcntl(terminal_fd, F_SETFD, 0);
+		for (k = 0; k < nr_inherit / 2; k++)
+			if (dups[k] >= 0)
+				fcntl(dups[k], F_SETFD, 0);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
+	close_dups(dups, nr_inherit / 2);
+	free(dups);
 	free(argv);
 	crs_stdio_args_free(inherit, nr_inherit);
 	return child;
