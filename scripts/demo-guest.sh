@@ -111,6 +111,41 @@ step crdbg debug -n 2 --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo
 	"$CRDBG_BUILD/tests/debug/prog_timeline"
 step crdbg list
 
+bold "10. a job over 3 nodes (6 ranks under srun in a TCP ring) checkpointed, killed and restarted inside a debug session"
+cat >/tmp/demo-ring-session <<'EOS'
+break ring_step
+continue
+continue
+stacks
+print iter
+checkpoint
+kill
+restart
+stacks
+print iter
+delete
+continue
+EOS
+cat /tmp/demo-ring-session
+# Run on the login node of a throwaway cluster of three namespaced nodes
+# (scripts/cluster): each rank writes its stdout to a file of its own
+# (RING_OUT), since a restarted rank no longer has srun's pipes; the
+# store is in the cluster's directory, which every node sees.
+cat >/tmp/demo-ring.sh <<'EOS'
+set -eu
+d=$CRDBG_CLUSTER_DIR
+nodes="10.20.0.10 10.20.0.11 10.20.0.12"
+printf '$ salloc -N3 -n6 crdbg debug --preload libcrdbg.so --batch /tmp/demo-ring-session -- srun --mpi=none -N3 -n6 -m cyclic prog_ring 8 4 ADDR0 ... ADDR5\n'
+CRDBG_STORE=$d/store RING_OUT=$d/ring salloc -N3 -n6 --quiet \
+	crdbg debug --preload "$CRDBG_BUILD/usr/libcrdbg.so" --batch /tmp/demo-ring-session \
+	-- srun --mpi=none -N3 -n6 -m cyclic "$CRDBG_BUILD/tests/cluster/prog_ring" 8 4 \
+	$nodes $nodes </dev/null
+echo "(each rank's last line, from its own file)"
+for r in 0 1 2 3 4 5; do tail -n 1 "$d/ring.$r.out"; done
+EOS
+ip link set lo up
+step "$CRDBG_TOP/scripts/cluster" --kind ns --nodes 3 --timeout 900 -- bash /tmp/demo-ring.sh
+
 step rmmod crdbg
 echo
 echo "demo: done"

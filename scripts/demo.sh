@@ -9,8 +9,10 @@
 # kernel), crdbg.ko freezing a process, checkpoint/restart round trips
 # with and without the debugger, a console session that checkpoints and
 # restarts its job, a whole Open MPI job checkpointed and restarted, and
-# a debug session of an MPI program with a checkpoint and a restart, and
-# the console's checkpoint timeline (auto-checkpoint, restart N, back).
+# a debug session of an MPI program with a checkpoint and a restart,
+# the console's checkpoint timeline (auto-checkpoint, restart N, back),
+# and a debug session of a job over three namespaced nodes inside the
+# guest that checkpoints, kills and restarts it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -45,5 +47,5 @@ set -x
 set +x
 
 bold "2. booting a QEMU guest (Debian 6.1 kernel, TCG) for crdbg.ko and CRIU"
-exec "$top/scripts/vm" --timeout 1200 -- env CRDBG_BUILD="$build" CRDBG_TOP="$top" \
+exec "$top/scripts/vm" --timeout 1800 -- env CRDBG_BUILD="$build" CRDBG_TOP="$top" \
 	bash "$top/scripts/demo-guest.sh"
