@@ -50,14 +50,15 @@ static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t e
 }
 
 /*
- * Until CRIU has handed the restored tree back held. Looked at every 2 ms:
- * this wait is on the path to the release (at 20 ms it cost 10 ms on
- * average per restart); a look reads a few /proc files per process.
+ * Until CRIU has handed the restored tree back held, looked at every
+ * 20 ms. Each look reads /proc files of every thread while criu restore
+ * and the page check share the CPUs: at 2 ms (10 ms less on average to
+ * the release) a 1 GiB restart was not faster (Documentation/performance.md).
  */
 static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen, pid_t criu,
 			 const char *log, time_t deadline, int *ret_st, char *err, size_t errlen)
 {
-	struct timespec nap = { .tv_nsec = 2 * 1000 * 1000 };
+	struct timespec nap = { .tv_nsec = 20 * 1000 * 1000 };
 	int st;
 
 	for (;;) {
