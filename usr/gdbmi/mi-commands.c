@@ -178,6 +178,38 @@ int mi_attach(struct mi_driver *d, pid_t pid)
 	return 0;
 }
 
+int mi_attach_send(struct mi_driver *d, pid_t pid, uint64_t *ret_token)
+{
+	int err = mi_driver_send(d, ret_token, "-target-attach %d", (int)pid);
+
+	/* Until its answer, the inferior gdb reports is not one it started. */
+	if (!err)
+		d->attaching = true;
+	return err;
+}
+
+int mi_attach_result(struct mi_driver *d, uint64_t token)
+{
+	struct mi_record *rec;
+	int r = mi_driver_take_result(d, token, &rec);
+
+	if (r == 0)
+		return 0;
+	d->attaching = false;
+	if (r < 0)
+		return r == -ENOENT ? -EINVAL : r;
+	if (rec->rclass == MI_RC_ERROR) {
+		const char *msg = mi_get_str(rec->results, "msg");
+
+		mi_drv_set_error(d, "%s", msg ? msg : "error");
+		mi_record_free(rec);
+		return -EREMOTEIO;
+	}
+	mi_record_free(rec);
+	d->owns_inferior = false;
+	return 1;
+}
+
 int mi_continue(struct mi_driver *d)
 {
 	return mi_driver_cmd(d, NULL, "-exec-continue");

@@ -34,10 +34,12 @@
 #define GDBB_WATCH_MAX	4
 #define GDBB_REPLY_MAX	(60u << 10)
 #define GDBB_START_MS	120000
+#define GDBB_ATTACH_MS	170000	/* -target-attach to the stop after it */
 
 enum gdbb_state {
 	GDBB_EMPTY,	/* no gdb yet */
 	GDBB_LOADED,	/* gdb up, program not started */
+	GDBB_ATTACHING,	/* -target-attach sent, its stop not reported yet */
 	GDBB_STOPPED,
 	GDBB_RUNNING,
 	GDBB_EXITED,
@@ -45,7 +47,7 @@ enum gdbb_state {
 };
 
 static const char *const state_name[] = {
-	[GDBB_EMPTY] = "empty", [GDBB_LOADED] = "loaded",
+	[GDBB_EMPTY] = "empty", [GDBB_LOADED] = "loaded", [GDBB_ATTACHING] = "attaching",
 	[GDBB_STOPPED] = "stopped", [GDBB_RUNNING] = "running",
 	[GDBB_EXITED] = "exited", [GDBB_LOST] = "lost",
 };
@@ -67,6 +69,11 @@ struct gdbb {
 	uint32_t pend_req;
 	int pend_timer;
 	bool in_drain;
+	/* The attach under way (GDBB_ATTACHING): its request, gdb's parts. */
+	uint32_t attach_req;
+	uint64_t attach_token;
+	int attach_timer;
+	bool attach_answered, attach_stopped;
 	struct mpiv mpi;	/* the rank's MPI state (libcrdbg-mpi) */
 };
 
@@ -116,8 +123,22 @@ static void answer_pending(struct gdbb *g, int error, const char *s)
 	reply(g, req, error, s);
 }
 
+/* The attach under way is over: its request, if still waiting, and timer. */
+static uint32_t attach_over(struct gdbb *g)
+{
+	uint32_t req = g->attach_req;
+
+	g->attach_req = 0;
+	if (g->attach_timer > 0)
+		sdm_transport_cancel_timer(g->host.engine, g->attach_timer);
+	g->attach_timer = 0;
+	return req;
+}
+
 static void mark_lost(struct gdbb *g)
 {
+	uint32_t attach_req;
+
 	if (g->state == GDBB_LOST)
 		return;
 	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "%s",
@@ -125,6 +146,9 @@ static void mark_lost(struct gdbb *g)
 	g->state = GDBB_LOST;
 	unwatch_all(g);
 	answer_pending(g, 1, g->lost);
+	attach_req = attach_over(g);
+	if (attach_req)
+		reply(g, attach_req, 1, g->lost);
 	/* Freeing the driver kills the program gdb started. */
 	mi_driver_free(g->d);
 	g->d = NULL;
@@ -271,6 +295,8 @@ static void forward_output(struct gdbb *g)
 		g->host.output(g->host.arg, g->host.id, SDM_IOF_STDOUT, buf, n);
 }
 
+static bool attach_progress(struct gdbb *g);
+
 /* Process what gdb said: output, stops, exits, its death. */
 static void drain(struct gdbb *g)
 {
@@ -282,14 +308,31 @@ static void drain(struct gdbb *g)
 	g->in_drain = true;
 	mi_driver_pump(g->d, 0);
 	forward_output(g);
-	while ((r = mi_driver_next_event(g->d, 0, &rec)) > 0) {
-		if (rec->kind == MI_REC_EXEC && !strcmp(rec->klass, "stopped")) {
-			on_stop(g, rec);
-			continue;
+	do {
+		while ((r = mi_driver_next_event(g->d, 0, &rec)) > 0) {
+			bool stop = rec->kind == MI_REC_EXEC &&
+				    !strcmp(rec->klass, "stopped");
+
+			if (stop && g->state == GDBB_ATTACHING) {
+				g->attach_stopped = true;	/* the attach's */
+				mi_record_free(rec);
+				continue;
+			}
+			if (stop) {
+				on_stop(g, rec);
+				continue;
+			}
+			/* An attach reports each new thread "running" first. */
+			if (rec->kind == MI_REC_EXEC && !strcmp(rec->klass, "running") &&
+			    g->state != GDBB_ATTACHING)
+				g->state = GDBB_RUNNING;
+			mi_record_free(rec);
 		}
-		if (rec->kind == MI_REC_EXEC && !strcmp(rec->klass, "running"))
-			g->state = GDBB_RUNNING;
-		mi_record_free(rec);
+		/* An attach completed: what came during its last commands. */
+	} while (r == 0 && attach_progress(g));
+	if (!g->d) {		/* lost while attaching */
+		g->in_drain = false;
+		return;
 	}
 	if (mi_driver_inferior_pid(g->d))
 		g->pid = mi_driver_inferior_pid(g->d);
@@ -397,29 +440,13 @@ static int do_load(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 	return 0;
 }
 
-/* "attach PID PROG": gdb on PROG attaches to the running PID. */
-static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
+/* The rank stopped by its attach: where, in the user's terms, as the reply. */
+static void attach_done(struct gdbb *g)
 {
 	struct dbgp_stop ds = { .attached = true };
-	struct mi_driver_opts o = { 0 };
+	uint32_t req = attach_over(g);
 	struct mi_frames fr;
-	int err;
 
-	if (g->d) {
-		reply(g, req, 1, DBGP_ERROR "a program is already loaded");
-		return 0;
-	}
-	o.program = prog;
-	o.cmd_timeout_ms = GDBB_START_MS;
-	o.no_pty = true;
-	if (!start_gdb(g, req, &o))
-		return 0;
-	err = mi_attach(g->d, pid);
-	if (err) {
-		fail(g, req, err);
-		return 0;
-	}
-	g->pid = pid;
 	g->state = GDBB_STOPPED;
 	if (mi_backtrace(g->d, 1, &fr) == 0) {
 		struct mi_frames user = { 0 };
@@ -438,6 +465,83 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 		describe_stop(g, &ds);
 	}
 	reply_stop(g, req, false);
+}
+
+/*
+ * Where the attach under way is (from drain()): true once it completed,
+ * gdb's ^done and the stop after it both in; a failure is the reply.
+ */
+static bool attach_progress(struct gdbb *g)
+{
+	int r;
+
+	if (g->state != GDBB_ATTACHING)
+		return false;
+	if (!g->attach_answered) {
+		r = mi_attach_result(g->d, g->attach_token);
+		if (r < 0) {
+			g->state = GDBB_LOADED;
+			fail(g, attach_over(g), r);
+			return false;
+		}
+		g->attach_answered = r > 0;
+	}
+	if (!g->attach_answered || !g->attach_stopped)
+		return false;
+	attach_done(g);
+	return true;
+}
+
+static void attach_timeout(void *arg)
+{
+	struct gdbb *g = arg;
+	uint32_t req;
+
+	g->attach_timer = 0;
+	drain(g);
+	if (g->state != GDBB_ATTACHING)
+		return;
+	/* gdb, still busy with it, is ended: the rank is lost. */
+	req = attach_over(g);
+	mark_lost(g);
+	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "gdb did not attach within %d s",
+		 GDBB_ATTACH_MS / 1000);
+	reply(g, req, 1, g->lost);
+}
+
+/*
+ * "attach PID PROG": gdb on PROG attaches to the running PID. Only sent
+ * here: the reply goes when gdb has attached and the rank stopped
+ * (attach_progress()), so that the server's other ranks and the servers
+ * below it in the tree do not wait for this one. A gdb attaching to a
+ * rank inside MPI_Init reads the symbols of every library it loaded: a
+ * node's ranks attach side by side, not one after another.
+ */
+static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
+{
+	struct mi_driver_opts o = { 0 };
+	int err;
+
+	if (g->d) {
+		reply(g, req, 1, DBGP_ERROR "a program is already loaded");
+		return 0;
+	}
+	o.program = prog;
+	o.cmd_timeout_ms = GDBB_START_MS;
+	o.no_pty = true;
+	if (!start_gdb(g, req, &o))
+		return 0;
+	err = mi_attach_send(g->d, pid, &g->attach_token);
+	if (err) {
+		fail(g, req, err);
+		return 0;
+	}
+	g->pid = pid;
+	g->state = GDBB_ATTACHING;
+	g->attach_req = req;
+	g->attach_answered = g->attach_stopped = false;
+	g->attach_timer = sdm_transport_add_timer(g->host.engine, GDBB_ATTACH_MS,
+						  attach_timeout, g);
 	drain(g);
 	return 0;
 }
@@ -451,6 +555,10 @@ static bool need_program(struct gdbb *g, uint32_t req)
 	}
 	if (!g->d) {
 		reply(g, req, 1, DBGP_ERROR "no program loaded");
+		return false;
+	}
+	if (g->state == GDBB_ATTACHING) {
+		reply(g, req, 1, DBGP_ERROR "gdb is still attaching to the program");
 		return false;
 	}
 	return true;
@@ -1059,6 +1167,7 @@ static int rank_command(struct gdbb *g, uint32_t req, const void *cmd,
 
 static void rank_free(struct gdbb *g)
 {
+	attach_over(g);
 	unwatch_all(g);
 	if (g->pend_timer > 0)
 		sdm_transport_cancel_timer(g->host.engine, g->pend_timer);

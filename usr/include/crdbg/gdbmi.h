@@ -284,6 +284,16 @@ void mi_threads_release(struct mi_threads *t);
 int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp);
 int mi_run(struct mi_driver *d);		/* -exec-run */
 int mi_attach(struct mi_driver *d, pid_t pid);	/* -target-attach, waits for the stop */
+/*
+ * The same for an event loop that cannot wait (the SDM server, whose
+ * gdbs attach side by side): mi_attach_send() sends -target-attach;
+ * after pumping, mi_attach_result() is 1 once gdb answered ^done (the
+ * *stopped that follows, or came first, is queued as an event), 0 while
+ * it has not, -EREMOTEIO for ^error (mi_driver_error() says why),
+ * -EPIPE if gdb died.
+ */
+int mi_attach_send(struct mi_driver *d, pid_t pid, uint64_t *ret_token);
+int mi_attach_result(struct mi_driver *d, uint64_t token);
 int mi_continue(struct mi_driver *d);
 int mi_interrupt(struct mi_driver *d);
 int mi_step(struct mi_driver *d);
