@@ -30,6 +30,7 @@
 
 #define FE_GRACE_MS	1000
 #define FE_STOP_MS	3000
+#define FE_LAUNCH_POLL_MS 250	/* a look at the launchers while servers start */
 
 struct fe_req {
 	struct fe_req *next;
@@ -691,6 +692,53 @@ static bool all_ready(struct sdm_fe *fe, void *arg)
 	       (fe->cfg.star || fe->master_peer >= 0 || fe->master_peer == -2);
 }
 
+/* pid exited with a failure (not reaped: report_missing() and the stop do that). */
+static bool failed(pid_t pid)
+{
+	siginfo_t si = { 0 };
+
+	if (pid <= 0 || waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    si.si_pid != pid)
+		return false;
+	return si.si_code != CLD_EXITED || si.si_status != 0;
+}
+
+/*
+ * A server that has not announced itself never will: its launcher (one
+ * per server, or one for all) or, forked here, the server itself failed.
+ * A launcher that exits with success may have left its server running.
+ */
+static bool launch_failed(struct sdm_fe *fe)
+{
+	for (unsigned int i = 0; fe->pids && i < fe->npids; i++) {
+		if (!failed(fe->pids[i]))
+			continue;
+		if (fe->npids == fe->n ? !fe->ready[i] : fe->nready < fe->n)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Wait for every server, but not the whole timeout for one that cannot
+ * come (Documentation/sdm.md, Startup): false if any is missing.
+ */
+static bool wait_servers(struct sdm_fe *fe, uint64_t deadline)
+{
+	while (!all_ready(fe, NULL)) {
+		uint64_t now = sdm_now_ms();
+		uint64_t slice = deadline - now;
+
+		if (now >= deadline || launch_failed(fe))
+			return false;
+		if (slice > FE_LAUNCH_POLL_MS)
+			slice = FE_LAUNCH_POLL_MS;
+		if (sdm_transport_progress(fe->t, (int)slice) < 0)
+			return false;
+	}
+	return true;
+}
+
 static bool req_done(struct sdm_fe *fe, void *arg)
 {
 	(void)fe;
@@ -1024,8 +1072,7 @@ int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
 		fe_err(fe, "cannot launch the servers: %s", strerror(-rc));
 		goto fail;
 	}
-	if (!wait_until(fe, all_ready, NULL,
-			sdm_now_ms() + fe->cfg.init_timeout_ms) ||
+	if (!wait_servers(fe, sdm_now_ms() + fe->cfg.init_timeout_ms) ||
 	    fe->master_peer == -2) {
 		rc = -ETIMEDOUT;
 		if (fe->nready < fe->n)

@@ -818,6 +818,27 @@ TEST_F_TIMEOUT(session, launcher_template, 60)
 	sdm_set_free(all);
 }
 
+/*
+ * A server whose launcher fails never announces itself: the start gives
+ * up then, with one error naming its rank, its host and the launcher's
+ * last line, not at the initialization timeout (ten times this test's).
+ */
+TEST_F_TIMEOUT(session, launcher_failure_ends_the_wait, 60)
+{
+	struct sdm_fe_config c = base_config(3);
+	char err[512] = "";
+
+	c.launcher = "if [ {id} = 2 ]; then echo 'no such node' >&2; exit 3; fi; {cmd}";
+	c.hosts = "h0,h1,h2";
+	c.log_path = NULL;	/* the launchers' stderr in the session's own log */
+	c.init_timeout_ms = 600000;
+	ASSERT_EQ(-ETIMEDOUT, sdm_fe_start(&c, &self->fe, err, sizeof(err)));
+	self->fe = NULL;	/* stopped by the failed start */
+	EXPECT_NE(NULL, strstr(err, "only 2 of 3 servers")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "missing: 2 on h2; launcher: no such node"))
+		TH_LOG("%s", err);
+}
+
 /* The master gives up on an unreachable front end with a clear error. */
 TEST(master_unreachable_frontend)
 {
