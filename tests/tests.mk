@@ -31,17 +31,19 @@ $(B)/tests/cluster/prog_ring: tests/cluster/prog_ring.c
 
 ALL_TARGETS  += $(B)/tests/cluster/prog_ring
 # crdbg debug sessions of six-rank jobs over the cluster's three nodes
-# (srun, mpirun in salloc, attach, a node lost, a server that cannot start).
-HOST_TESTS   += tests/cluster/test_debug_cluster.sh
+# (srun, mpirun in salloc, attach, a node lost, a server that cannot
+# start): all of them in the guest (group clusterdebug below), and on the
+# host the one check the guest's sessions leave out, the srun session to
+# its clean end (test_debug_srun.sh runs test_debug_cluster.sh --srun;
+# test_debug_cluster.sh alone runs every session on the host).
+HOST_TESTS   += tests/cluster/test_debug_srun.sh
 BENCH_CMDS   += tests/cluster/bench_debug_cluster.sh
 # A session end to end over three QEMU guests, each its own kernel with
 # crdbg.ko (scripts/cluster --kind vm): boots its own guests.
 HOST_TESTS   += tests/cluster/test_vm_cluster.sh
 GUEST_GROUPS += cluster
 # Guest group "clusterdebug": test_debug_cluster.sh --tcg inside the guest.
-# Not in GUEST_GROUPS yet: no run of it has been green (Documentation/
-# testing.md says what still fails); run it with
-#   scripts/vm --timeout 3000 --results DIR -- tests/guest/run-group clusterdebug
+GUEST_GROUPS += clusterdebug
 # Guest group "clusterjob": job checkpoints of the ring over the namespaced
 # cluster inside the guest, from the command line and from the console
 # (tests/cluster/test_job_cluster.sh).

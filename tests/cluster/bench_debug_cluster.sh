@@ -4,7 +4,9 @@
 # make bench: a debug session of six ranks over three namespaced Slurm
 # nodes (scripts/cluster). Time from `crdbg debug -- srun -N3 -n6` to every
 # rank stopped at a breakpoint, next to the same job under srun alone (to
-# its end), in rounds that alternate the two in one cluster; and the
+# its end), in rounds that alternate the two in one cluster; `crdbg
+# attach` to such a job running past MPI_Init, to every rank stopped
+# (each gdb reads the symbols of the libraries MPI_Init loaded); and the
 # messages that reach the front end for one aggregated reply (the SDM
 # tree merges identical replies: it must stay 1 whatever the ranks).
 # Prints a Markdown section.
@@ -37,6 +39,18 @@ for r in $(seq "$rounds"); do
 		"sdm: "*) echo "$line" >>"$w/sdm" ;;
 		esac
 	done
+	srun -N3 -n6 "$prog" spin >"$w/spin.out" 2>&1 &
+	job=$!
+	until [ "$(grep -c '^mpi rank' "$w/spin.out")" = 6 ]; do sleep 0.1; done
+	t0=$(now)
+	"$crdbg" attach -ex quit $job </dev/null 2>&1 |
+	while IFS= read -r line; do
+		case $line in
+		*"stopped: attached"*) echo "attach $(since "$t0")" >>"$w/times" ;;
+		esac
+	done
+	kill $job
+	wait $job
 done
 EOF
 
@@ -46,6 +60,7 @@ EOF
 median() { sort -n | awk '{v[NR]=$1} END {print NR ? v[int((NR+1)/2)] : "n/a"}'; }
 srun_s=$(awk '$1=="srun"{print $2}' "$work/times" | median)
 crdbg_s=$(awk '$1=="crdbg"{print $2}' "$work/times" | median)
+attach_s=$(awk '$1=="attach"{print $2}' "$work/times" | median)
 same=$(awk 'NR%2==1' "$work/sdm" | sed -n 's/.*: \([0-9]*\) messages.*/\1/p' | sort -u | tr '\n' ' ')
 diff=$(awk 'NR%2==0' "$work/sdm" | sed -n 's/.*: \([0-9]*\) messages.*/\1/p' | sort -u | tr '\n' ' ')
 
@@ -61,6 +76,7 @@ echo "| \`crdbg debug -- srun -N3 -n6 mpi_debug\`, start to every rank stopped a
 if [[ $srun_s != n/a && $crdbg_s != n/a ]]; then
 	echo "| ratio (debug session to stop / job alone) | $(awk -v a="$crdbg_s" -v b="$srun_s" 'BEGIN { printf "%.1f", a / b }')x |"
 fi
+echo "| \`crdbg attach\` to a running \`srun -N3 -n6 mpi_debug spin\` (past MPI_Init), start to every rank stopped | ${attach_s} s |"
 echo
 echo "Front-end messages for one command (console command \`sdm\`):"
 echo "\`print value\` at the breakpoint, the same value on all six ranks:"

@@ -9,22 +9,30 @@
 # drives a gdb per rank of its node by node-local pid, and the tree's
 # links cross the nodes' network namespaces. One cluster for all
 # scenarios.
-#   test_debug_cluster.sh          five sessions (the host test)
-#   test_debug_cluster.sh --tcg    four, sized for the TCG guest: node2 is
-#                                  killed in the srun session once its
-#                                  checks are done, not in a session of
-#                                  its own
-# In the guest a session costs about two minutes, most of it six gdbs
+#   test_debug_cluster.sh          every session: srun, mpirun, a server
+#                                  that cannot start and an attach (one
+#                                  running job), a node lost
+#   test_debug_cluster.sh --tcg    the same sized for the TCG guest (guest
+#                                  group clusterdebug): node2 is killed in
+#                                  the srun session once its checks are
+#                                  done, not in a session of its own
+#   test_debug_cluster.sh --srun   the srun session alone, to its clean
+#                                  end: what --tcg cannot check (the host
+#                                  test of make check)
+# In the guest a session costs two to four minutes, most of it six gdbs
 # reading the symbols of every library MPI_Init loads
 # (Documentation/testing.md).
 set -uo pipefail
 
-tcg=false
+mode=full
 case ${1:-} in
---tcg) tcg=true ;;
+--tcg) mode=tcg ;;
+--srun) mode=srun ;;
 "") ;;
-*) echo "test_debug_cluster.sh: unknown argument '$1' (--tcg or nothing)" >&2; exit 2 ;;
+*) echo "test_debug_cluster.sh: unknown argument '$1' (--tcg, --srun or nothing)" >&2; exit 2 ;;
 esac
+tcg=false
+[[ $mode == tcg ]] && tcg=true
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
@@ -41,6 +49,8 @@ if $tcg; then
 	plan=21
 	limit=600
 	whole=2400
+elif [[ $mode == srun ]]; then
+	plan=6
 fi
 
 . "$top/tests/guest/tap.sh"
@@ -58,7 +68,9 @@ fi
 # files land in $work for the checks below.
 cat >"$work/scenarios.sh" <<'EOF'
 set -u
-w=$1 crdbg=$2 prog=$3 tcg=$4 limit=$5
+w=$1 crdbg=$2 prog=$3 mode=$4 limit=$5
+tcg=false
+[ "$mode" = tcg ] && tcg=true
 export OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cd "$w"
@@ -124,41 +136,49 @@ kill_node2() {
 
 # srun's table names the executable as given: a relative name here.
 cp "$prog" "$w/mpi_debug"
+if [ "$mode" = srun ]; then
+	session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 ./mpi_debug deadlock
+	exit 0
+fi
 $tcg || session srun "$crdbg" debug "${ex[@]}" -- srun -N3 -n6 ./mpi_debug deadlock
 session mpirun salloc -N3 -n6 "$crdbg" debug "${ex[@]}" -- mpirun "$prog" deadlock
 
-# Attach to a running srun job: the ranks spin until released.
+# One running srun job, its ranks spinning until released, for two
+# sessions: one whose server cannot start on a node, which must leave
+# the job as it found it, then an attach that debugs and releases it.
+t0=$SECONDS
 srun -N3 -n6 "$prog" spin >"$w/job.out" 2>&1 &
 job=$!
 # Up to a session's limit: srun's six ranks start slowly in a loaded
 # TCG guest.
 ranks_up() { [ "$(grep -c '^mpi rank' "$w/$1.out")" = "$2" ]; }
 until_for "$limit" ranks_up job 6
-session attach "$crdbg" attach -ex "print spinning" -ex "set var spinning = 0" -ex continue $job
-wait $job
-echo "rc=$?" >"$w/job.rc"
+echo "job-up $((SECONDS - t0))" >>"$w/seconds"
 
 # A server that cannot start: on node1 (its own mount namespace) the
 # server's binary is broken, as on a node with a bad install: a tmpfs
-# over its directory holds /bin/false in its place. In the TCG guest
-# this mount fails with ENOENT (so does a bind mount of the file), which
-# this check then reports: Documentation/testing.md.
-srun -N2 -n4 -w node0,node1 "$prog" spin >"$w/job2.out" 2>&1 &
-job=$!
-until_for "$limit" ranks_up job2 4
+# over its directory holds /bin/false in its place. nsenter --root:
+# entering a mount namespace makes its root mount the root, and in the
+# guest every process runs chrooted (scripts/vm), so without it the
+# command would run in the guest's initramfs, where that path is not.
 node1=$(pgrep -P "$(cat "$CRDBG_CLUSTER_DIR/run/node1.pid")")
 sdm=$(dirname "$crdbg")/sdm
-nsenter -t "$node1" -m -p sh -c "mount -t tmpfs none '$sdm' && cp /bin/false '$sdm/crdbg-server'"
+in_node1() { nsenter -t "$node1" -m -p --root --wd "$@"; }
+in_node1 sh -c "mount -t tmpfs none '$sdm' && cp /bin/false '$sdm/crdbg-server'" 2>"$w/nostart.mount"
+t0=$SECONDS
 timeout "$limit" "$crdbg" attach -ex "print spinning" $job </dev/null >"$w/nostart.out" 2>&1
 echo "rc=$?" >"$w/nostart.rc"
-nsenter -t "$node1" -m -p umount "$sdm"
+echo "nostart $((SECONDS - t0))" >>"$w/seconds"
+in_node1 umount "$sdm" 2>>"$w/nostart.mount"
 settled_leftovers "$prog spin" >"$w/nostart.left"
-# Left running and untraced: srun and its four ranks, none stopped.
+# Left running and untraced: srun and its six ranks, none stopped.
 ranks=$(pgrep -d, -f "^$prog spin")
-[ "$(echo "$ranks" | tr , '\n' | grep -c .)" = 4 ] && kill -0 $job &&
-	! ps -o stat= -p "$ranks" | grep -q '[tT]' && echo running >"$w/job2.state"
-kill -KILL $job
-wait $job 2>/dev/null
+[ "$(echo "$ranks" | tr , '\n' | grep -c .)" = 6 ] && kill -0 $job &&
+	! ps -o stat= -p "$ranks" | grep -q '[tT]' && echo running >"$w/job.state"
+
+session attach "$crdbg" attach -ex "print spinning" -ex "set var spinning = 0" -ex continue $job
+wait $job
+echo "rc=$?" >"$w/job.rc"
 
 # A node lost mid-session: node2 (ranks 4 and 5) and everything on it
 # killed while the session is stopped at a breakpoint.
@@ -208,15 +228,16 @@ EOF
 
 start=$(date +%s)
 "$top/scripts/cluster" --nodes 3 --timeout $whole --dir "$work/c" -- \
-	bash "$work/scenarios.sh" "$work" "$crdbg" "$prog" $tcg $limit >"$work/cluster.out" 2>&1
+	bash "$work/scenarios.sh" "$work" "$crdbg" "$prog" $mode $limit >"$work/cluster.out" 2>&1
 rc=$?
 echo "# cluster and scenarios: $(($(date +%s) - start)) s, exit $rc"
+sed -n 's/^cluster: \(.* idle after .*\)/# cluster: \1/p' "$work/cluster.out"
 [[ -s $work/seconds ]] && echo "# seconds per session: $(tr '\n' ' ' <"$work/seconds")"
 # In a guest group the sessions' files are kept with its results.
 if [[ -n ${CRDBG_RESULTS:-} ]]; then
 	mkdir -p "$CRDBG_RESULTS/debug-cluster.files"
-	cp "$work"/*.out "$work"/*.rc "$work"/*.left "$work"/*.count "$work"/*.state "$work"/seconds \
-		"$CRDBG_RESULTS/debug-cluster.files/" 2>/dev/null
+	cp "$work"/*.out "$work"/*.rc "$work"/*.left "$work"/*.count "$work"/*.state \
+		"$work"/*.mount "$work"/seconds "$CRDBG_RESULTS/debug-cluster.files/" 2>/dev/null
 fi
 [[ $rc == 0 ]] || diag "$work/cluster.out"
 
@@ -246,6 +267,7 @@ for l in srun mpirun; do
 	check "$l: the session ends cleanly, nothing left on any node" \
 		eval "grep -qx 'rc=0' $work/$l.rc && [[ ! -s $work/$l.left ]]" ||
 		diag "$work/$l.rc" "$work/$l.left" "$work/$l.out"
+	[[ $mode == srun ]] && exit 0
 done
 
 check "attach to a running srun job: its six ranks, released, end well" \
@@ -272,8 +294,8 @@ check "node lost: nothing is left on the other nodes" \
 check "a server that cannot start: one line naming the node, exit 1" \
 	eval "grep -qx 'rc=1' $work/nostart.rc &&
 	      grep -qE '^crdbg: .*missing: 2-3 on node1; .*node1.*' $work/nostart.out" ||
-	diag "$work/nostart.rc" "$work/nostart.out"
+	diag "$work/nostart.rc" "$work/nostart.out" "$work/nostart.mount"
 check "a server that cannot start: nothing of the debugger is left, the job runs on" \
-	eval "[[ ! -s $work/nostart.left ]] && grep -qx running $work/job2.state" ||
-	diag "$work/nostart.left" "$work/job2.out"
+	eval "[[ ! -s $work/nostart.left ]] && grep -qx running $work/job.state" ||
+	diag "$work/nostart.left" "$work/job.out"
 exit 0
