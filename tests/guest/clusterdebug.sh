@@ -4,9 +4,11 @@
 # (tests/cluster/test_debug_cluster.sh --tcg: srun, mpirun in salloc,
 # attach to a running srun job, a server that cannot start, a node lost).
 # vm-options: --timeout 3000
-# Its wall time in the guest (2026-11-25 09:45, load average 8-15, 15
-# of 21 checks passing; not yet green, see Documentation/testing.md):
-# vm-time: 1412
+# Its scripts/vm wall time, 21 of 21 passing: 750 s on 2026-11-25 12:18
+# (load average 4-10: other agents' guests, and host runs of the test
+# beside it), 590 s at 12:55 (load 5-13); not measured on an idle
+# machine nor in make check's two lanes (Documentation/testing.md):
+# vm-time: 750
 ip link set lo up 2>/dev/null
 CRDBG_TEST_TIMEOUT=2700 run_tap debug-cluster \
 	env CRDBG_BUILD="$CRDBG_BUILD" "$CRDBG_TOP/tests/cluster/test_debug_cluster.sh" --tcg
