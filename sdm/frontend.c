@@ -704,24 +704,35 @@ static bool failed(pid_t pid)
 }
 
 /*
- * A server that has not announced itself never will: its launcher (one
- * per server, or one for all) or, forked here, the server itself failed.
- * A launcher that exits with success may have left its server running.
+ * Server i, not announced yet, never will: its launcher (one per server,
+ * or the one for all) or, forked here, the server itself failed. A
+ * launcher that exits with success may have left its server running.
  */
-static bool launch_failed(struct sdm_fe *fe)
+static bool doomed(struct sdm_fe *fe, uint32_t i)
 {
-	for (unsigned int i = 0; fe->pids && i < fe->npids; i++) {
-		if (!failed(fe->pids[i]))
-			continue;
-		if (fe->npids == fe->n ? !fe->ready[i] : fe->nready < fe->n)
+	if (fe->ready[i])
+		return false;
+	if (fe->npids == fe->n)
+		return failed(fe->pids[i]);
+	for (unsigned int k = 0; fe->pids && k < fe->npids; k++)
+		if (failed(fe->pids[k]))
 			return true;
-	}
 	return false;
+}
+
+/* Every server announced itself or never will: nothing more to wait for. */
+static bool servers_settled(struct sdm_fe *fe)
+{
+	for (uint32_t i = 0; i < fe->n; i++)
+		if (!fe->ready[i] && !doomed(fe, i))
+			return false;
+	return true;
 }
 
 /*
  * Wait for every server, but not the whole timeout for one that cannot
- * come (Documentation/sdm.md, Startup): false if any is missing.
+ * come (Documentation/sdm.md, Startup): the others still can, and only
+ * the missing are named. False if any is missing.
  */
 static bool wait_servers(struct sdm_fe *fe, uint64_t deadline)
 {
@@ -729,7 +740,7 @@ static bool wait_servers(struct sdm_fe *fe, uint64_t deadline)
 		uint64_t now = sdm_now_ms();
 		uint64_t slice = deadline - now;
 
-		if (now >= deadline || launch_failed(fe))
+		if (now >= deadline || (fe->nready < fe->n && servers_settled(fe)))
 			return false;
 		if (slice > FE_LAUNCH_POLL_MS)
 			slice = FE_LAUNCH_POLL_MS;
