@@ -213,7 +213,6 @@ const struct cli_env cli_envs[] = {
 	{ "CRDBG_BACKEND", "the default freeze backend: kmod, ptrace or auto" },
 	{ "CRDBG_CRIU", "the criu program (default /usr/sbin/criu)" },
 	{ "CRDBG_GDB", "the gdb program each crdbg-server runs (default gdb from PATH)" },
-	{ "CRDBG_GDB_INDEX_CACHE", "off: the gdbs do not share a DWARF index cache (default ~/.cache/crdbg-gdb-index)" },
 	{ "CRDBG_SDM_BINDIR", "where sdm-master and crdbg-server are (default: found from crdbg's own path)" },
 	{ "CRDBG_SDM_LOG", "a file for the SDM servers' log" },
 	{ "CRDBG_BIN", "read by libcrdbg: the crdbg command its MPIR commands name (default crdbg)" },
