@@ -518,49 +518,6 @@ TEST_F(gdb, dead_drivers_fifos_swept)
 	unlink(other);
 }
 
-/* Files in dir/crdbg-gdb-index once the gdb that read PROG_SIMPLE is gone; -1: no dir. */
-static int cache_files(struct __test_metadata *_metadata, const char *cache, const char *env)
-{
-	struct mi_driver *d = NULL;
-	char dir[300], cmd[400];
-	int n = -1;
-
-	setenv("XDG_CACHE_HOME", cache, 1);
-	if (env)
-		setenv("CRDBG_GDB_INDEX_CACHE", env, 1);
-	if (start(&d, PROG_SIMPLE, NULL) == 0)
-		mi_break(d, "main", NULL);	/* reads its symbols */
-	mi_driver_free(d);
-	unsetenv("XDG_CACHE_HOME");
-	unsetenv("CRDBG_GDB_INDEX_CACHE");
-	snprintf(dir, sizeof(dir), "%s/crdbg-gdb-index", cache);
-	if (access(dir, F_OK))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "exit $(ls %s | grep -c '\\.gdb-index$')", dir);
-	n = WEXITSTATUS(system(cmd));
-	return n;
-}
-
-/*
- * gdb indexes a program's DWARF once for all gdbs of the user, in a
- * directory of the user's alone; "off" or a directory others can write
- * (gdb trusts what it reads there) means no cache.
- */
-TEST_F(gdb, dwarf_index_cache_private)
-{
-	char cache[] = "/tmp/crdbg-cache-XXXXXX", dir[300], cmd[300];
-
-	ASSERT_NE(NULL, mkdtemp(cache));
-	snprintf(dir, sizeof(dir), "%s/crdbg-gdb-index", cache);
-	EXPECT_EQ(-1, cache_files(_metadata, cache, "off"));
-	EXPECT_LT(0, cache_files(_metadata, cache, NULL));
-	snprintf(cmd, sizeof(cmd), "rm -f %s/* && chmod 0777 %s", dir, dir);
-	ASSERT_EQ(0, system(cmd));
-	EXPECT_EQ(0, cache_files(_metadata, cache, NULL));	/* not ours alone: unused */
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", cache);
-	EXPECT_EQ(0, system(cmd));
-}
-
 static int pidfd_open(pid_t pid)
 {
 	return syscall(SYS_pidfd_open, pid, 0);

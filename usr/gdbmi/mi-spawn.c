@@ -8,9 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,54 +209,12 @@ fail:
 	_exit(127);
 }
 
-/* dir exists or is made (mode 0700), is not a link, and is ours alone. */
-static bool private_dir(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return false;
-	return !lstat(dir, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       !(st.st_mode & 077);
-}
-
-/*
- * gdb's DWARF index cache, shared by this user's gdbs: the first gdb to
- * read a library without an index (libc6-dbg's, an MPI library's) indexes
- * it once, and every other rank's gdb, every re-attach after a checkpoint
- * and the next session read that index instead. gdb trusts what it
- * reads there, so only a directory of ours alone, mode 0700, is used:
- * $XDG_CACHE_HOME or ~/.cache, else /tmp (a read-only home, as in the
- * test guest); none (no cache) if neither works or CRDBG_GDB_INDEX_CACHE
- * is "off". Documentation/console.md.
- */
-static bool index_cache_dir(char *dir, size_t len)
-{
-	const char *env = getenv("CRDBG_GDB_INDEX_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	char parent[PATH_MAX];
-
-	if (env && !strcmp(env, "off"))
-		return false;
-	if (xdg && *xdg == '/')
-		snprintf(parent, sizeof(parent), "%s", xdg);
-	else if (home && *home == '/')
-		snprintf(parent, sizeof(parent), "%s/.cache", home);
-	else
-		parent[0] = 0;
-	if (parent[0] && (!mkdir(parent, 0700) || errno == EEXIST) &&
-	    (size_t)snprintf(dir, len, "%s/crdbg-gdb-index", parent) < len && private_dir(dir))
-		return true;
-	snprintf(dir, len, "/tmp/crdbg-gdb-index-%u", (unsigned int)geteuid());
-	return private_dir(dir);
-}
-
 static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 {
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
 	int pst[2] = { -1, -1 }, e = 0, err;
 	const char *argv[64 + 16];
-	char ttyarg[104], wrapper[128], cache[PATH_MAX], cache_dir[PATH_MAX + 32];
+	char ttyarg[104], wrapper[128];
 	size_t n = 0, i;
 	pid_t parent = getpid();
 	ssize_t r;
@@ -269,13 +225,6 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 	argv[n++] = "-q";
 	argv[n++] = "-iex";
 	argv[n++] = "set debuginfod enabled off";
-	if (index_cache_dir(cache, sizeof(cache))) {
-		snprintf(cache_dir, sizeof(cache_dir), "set index-cache directory %s", cache);
-		argv[n++] = "-iex";
-		argv[n++] = cache_dir;
-		argv[n++] = "-iex";
-		argv[n++] = "set index-cache enabled on";
-	}
 	if (d->tty[0]) {
 		snprintf(ttyarg, sizeof(ttyarg), "--tty=%s", d->tty);
 		argv[n++] = ttyarg;
