@@ -73,7 +73,7 @@
 struct ck_child {
 	pid_t pid;
 	int fd;			/* its stdout+stderr: a pipe or a pty master */
-	bool forward;		/* the restored ranks' output too: a pty, or a job's restart */
+	bool forward;		/* pty: the restored rank's output too */
 	bool reported;		/* its failure was shown */
 	int status;		/* exit status once reaped, else -1 */
 	char out[CK_OUT_MAX];
@@ -1075,14 +1075,6 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 			dbg_error(s, "restart: %s", err);
 	}
 	attach_and_release(ck, live, "restart");
-	/*
-	 * The ranks' output that went to their launcher's pipes now comes
-	 * through the restart coordinator's stdout: read on (as launcher
-	 * output) for as long as it runs, or a rank that writes enough
-	 * would block on a full pipe.
-	 */
-	if (ck->parts)
-		ck->job.forward = true;
 	/* Ranks that had exited are stopped again where the checkpoint was. */
 	sdm_set_for_each(id, live) {
 		struct sdm_idset *one = one_rank(id);
@@ -1175,8 +1167,6 @@ static void on_pump(void *priv)
 	for (uint32_t i = 0; i < ck->n; i++)
 		if (ck->rank[i].child.forward)
 			child_poll(ck->s, i, &ck->rank[i].child);
-	if (ck->job.forward)
-		child_poll(ck->s, DBG_MPIRUN, &ck->job);
 }
 
 static const struct dbg_listener ckpt_listener = {
@@ -1213,24 +1203,6 @@ fail:
 	free(ck->rank);
 	free(ck);
 	return NULL;
-}
-
-void dbg_ckpt_drain(struct dbg_ckpt *ck, int max_s)
-{
-	struct pollfd p;
-	time_t end = time(NULL) + max_s;
-
-	if (!ck || !ck->job.forward)
-		return;
-	for (uint32_t i = 0; i < ck->n; i++)
-		if (ck->s->state[i] != DBG_EXITED)
-			return;
-	while (ck->job.fd >= 0 && time(NULL) < end) {
-		p = (struct pollfd){ .fd = ck->job.fd, .events = POLLIN };
-		if (poll(&p, 1, 100) > 0)
-			child_poll(ck->s, DBG_MPIRUN, &ck->job);
-	}
-	dbg_flush_lines(ck->s);
 }
 
 void dbg_ckpt_free(struct dbg_ckpt *ck)
