@@ -23,7 +23,9 @@
 #      a breakpoint, `checkpoint` (one job checkpoint, a part per rank on
 #      its node), `kill`, `restart`: the same stacks, rank 0's stdin (srun's
 #      pipe before) is /dev/null and `input` says srun is gone, and
-#      `continue` ends every rank as the uninterrupted run.
+#      `continue` ends every rank as the uninterrupted run, each first
+#      writing 8000 lines to stderr, which now reach the console through
+#      the restart's coordinator (a full pipe there would block them).
 #   d. node2 killed in the cut: nothing kept anywhere, the
 #      ranks on node0 and node1 thawed (they run into the broken ring and
 #      end), and nothing hangs. Last: the cluster has lost a node.
@@ -41,7 +43,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=23
+plan=24
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -340,7 +342,7 @@ step_f() {
 	t0=$(date +%s)
 	snap_if_slow 900 console &
 	snap=$!
-	CRDBG_STORE=$S CRDBG_BACKEND=$backend RING_GO=$d/f.go RING_OUT=$d/f \
+	CRDBG_STORE=$S CRDBG_BACKEND=$backend RING_GO=$d/f.go RING_OUT=$d/f RING_CHATTY=8000 \
 		timeout 1200 salloc -N3 -n6 --quiet "$crdbg" debug --preload "$lib" \
 		--batch "$d/f.script" -- srun --mpi=none -N3 -n6 -m cyclic \
 		"$prog" $iters $wait_at $addrs >"$d/f.console" 2>&1 </dev/null
@@ -366,6 +368,10 @@ step_f() {
 	check "... continue: every rank ends as the uninterrupted run" \
 		eval 'grep -q "^\[0-5\]: exited: code 0" "$d/f.console" && ring_same_as_plain f' ||
 		{ diag "$d/f.0.out"; tail -n 20 "$d/f.console" | diag -; }
+	check "... the restarted ranks' stderr (8000 lines each, more than the pipes hold) comes through the console whole" \
+		eval '[[ $(grep -c "chatter rank 0 line" "$d/f.console") == 8000 &&
+		        $(grep -c "chatter rank 5 line 7999\$" "$d/f.console") == 1 ]]' ||
+		grep -c chatter "$d/f.console" | diag -
 	check "... the session leaves no rank, gdb or crdbg-server on any node" \
 		eval 'wait_long eval "! rings_left && ! pgrep -x crdbg-server >/dev/null"' ||
 		ps -eo pid,args | grep -E 'prog_ring|crdbg|gdb' | diag -

@@ -73,7 +73,9 @@
 struct ck_child {
 	pid_t pid;
 	int fd;			/* its stdout+stderr: a pipe or a pty master */
-	bool forward;		/* pty: the restored rank's output too */
+	bool forward;		/* the restored ranks' output too: a pty, or a job's restart */
+	char fline[1024];	/* a job's restart: the line being forwarded */
+	size_t flen;
 	bool reported;		/* its failure was shown */
 	int status;		/* exit status once reaped, else -1 */
 	char out[CK_OUT_MAX];
@@ -307,6 +309,7 @@ static int child_start(struct ck_child *c, bool pty, char *const args[], const c
 	c->status = -1;
 	c->reported = false;
 	c->forward = pty;
+	c->flen = 0;
 	c->pid = fork();
 	if (c->pid < 0)
 		goto fail;
@@ -363,6 +366,24 @@ static void child_failed(struct ck_child *c, const char *msg)
 }
 
 /* Read what c printed (forwarding a restart's to the rank); reap it. */
+/*
+ * A job restart's coordinator relays the ranks' output, and also its
+ * own "MPIR debug info)" markers, which the checkpoint code reads
+ * (wait_info_lines) and the user has had: every other line goes on as
+ * the launcher's output.
+ */
+static void forward_lines(struct dbg_session *s, struct ck_child *c, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		c->fline[c->flen++] = buf[i];
+		if (buf[i] != '\n' && c->flen < sizeof(c->fline))
+			continue;
+		if (strncmp(c->fline, CRS_DEBUG_INFO_PREFIX, strlen(CRS_DEBUG_INFO_PREFIX)))
+			dbg_rank_output(s, DBG_MPIRUN, c->fline, c->flen);
+		c->flen = 0;
+	}
+}
+
 static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -373,6 +394,8 @@ static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 	while (c->fd >= 0 && poll(&p, 1, 0) > 0) {
 		n = read(c->fd, buf, sizeof(buf));
 		if (n <= 0) {
+			if (c->forward && id == DBG_MPIRUN && c->flen)	/* its last line, unended */
+				forward_lines(s, c, "\n", 1);
 			close(c->fd);
 			c->fd = -1;
 			break;
@@ -388,7 +411,9 @@ static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 		memcpy(c->out + c->len, buf, n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2);
 		c->len += n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2;
 		c->out[c->len] = 0;
-		if (c->forward)
+		if (c->forward && id == DBG_MPIRUN)
+			forward_lines(s, c, buf, (size_t)n);
+		else if (c->forward)
 			dbg_rank_output(s, id, buf, n);
 	}
 	if (c->pid > 0 && c->status < 0 && waitpid(c->pid, &st, WNOHANG) == c->pid) {
@@ -1075,6 +1100,14 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 			dbg_error(s, "restart: %s", err);
 	}
 	attach_and_release(ck, live, "restart");
+	/*
+	 * The ranks' output that went to their launcher's pipes now comes
+	 * through the restart coordinator's stdout: read on (as launcher
+	 * output) for as long as it runs, or a rank that writes enough
+	 * would block on a full pipe.
+	 */
+	if (ck->parts)
+		ck->job.forward = true;
 	/* Ranks that had exited are stopped again where the checkpoint was. */
 	sdm_set_for_each(id, live) {
 		struct sdm_idset *one = one_rank(id);
@@ -1167,6 +1200,8 @@ static void on_pump(void *priv)
 	for (uint32_t i = 0; i < ck->n; i++)
 		if (ck->rank[i].child.forward)
 			child_poll(ck->s, i, &ck->rank[i].child);
+	if (ck->job.forward)
+		child_poll(ck->s, DBG_MPIRUN, &ck->job);
 }
 
 static const struct dbg_listener ckpt_listener = {
@@ -1203,6 +1238,24 @@ fail:
 	free(ck->rank);
 	free(ck);
 	return NULL;
+}
+
+void dbg_ckpt_drain(struct dbg_ckpt *ck, int max_s)
+{
+	struct pollfd p;
+	time_t end = time(NULL) + max_s;
+
+	if (!ck || !ck->job.forward)
+		return;
+	for (uint32_t i = 0; i < ck->n; i++)
+		if (ck->s->state[i] != DBG_EXITED)
+			return;
+	while (ck->job.fd >= 0 && time(NULL) < end) {
+		p = (struct pollfd){ .fd = ck->job.fd, .events = POLLIN };
+		if (poll(&p, 1, 100) > 0)
+			child_poll(ck->s, DBG_MPIRUN, &ck->job);
+	}
+	dbg_flush_lines(ck->s);
 }
 
 void dbg_ckpt_free(struct dbg_ckpt *ck)

@@ -24,6 +24,13 @@ struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir);
 /* After dbg_session_stop(). Accepts NULL. */
 void dbg_ckpt_free(struct dbg_ckpt *ck);
 
+/*
+ * Once every rank has exited: what a job's restart coordinator still
+ * relays of their output, up to its end or max_s seconds (the session
+ * is ending).
+ */
+void dbg_ckpt_drain(struct dbg_ckpt *ck, int max_s);
+
 /* "checkpoint": every rank, left where it was; prints the handles. */
 void dbg_ckpt_checkpoint(struct dbg_ckpt *ck);
 

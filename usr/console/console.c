@@ -624,6 +624,7 @@ int dbg_main(const struct dbg_opts *o)
 	}
 	run_commands(&c, o);
 	dbg_pump_output(&s, 0);
+	dbg_ckpt_drain(c.ckpt, 10);
 	dbg_flush_lines(&s);
 	started = true;
 out:
