@@ -286,7 +286,8 @@ static uint8_t page_byte(uint64_t off)
 }
 
 /* A checkpoint of pid 100 in dir: one lazy entry over all of pages-1.img. */
-static void write_served(const char *dir, struct crs_meta *m)
+/* The served image and its records into dir and m: 0, or -1 if a write failed. */
+static int write_served(const char *dir, struct crs_meta *m)
 {
 	struct crs_file f = { .name = "pages-1.img", .size = SERVED_BYTES };
 	struct crs_file pmf = { .name = "pagemap-100.img" };
@@ -294,7 +295,7 @@ static void write_served(const char *dir, struct crs_meta *m)
 	uint8_t *buf = malloc(CRS_PAGE_CHUNK_BYTES);
 	struct img im;
 	uint64_t off, i;
-	int fd;
+	int fd, rc = 0;
 
 	crs_meta_init(m);
 	strcpy(m->handle, "20261125T120000-100");
@@ -302,13 +303,21 @@ static void write_served(const char *dir, struct crs_meta *m)
 	entry(&im, SERVED_AT, SERVED_BYTES / 4096, CRS_PE_PRESENT | CRS_PE_LAZY, -1);
 	snprintf(path, sizeof(path), "%s/pagemap-100.img", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	write(fd, im.b, im.len);
-	close(fd);
+	if (fd < 0 || write(fd, im.b, im.len) != (ssize_t)im.len)
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
 	pmf.size = im.len;
 	crs_meta_add_file(m, &pmf);
 	crs_meta_add_file(m, &f);
 	snprintf(path, sizeof(path), "%s/pages-1.img", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	for (off = 0; off < SERVED_BYTES; off += CRS_PAGE_CHUNK_BYTES) {
 		struct crs_chunk c = { .name = "pages-1.img", .off = off };
 
@@ -316,12 +325,14 @@ static void write_served(const char *dir, struct crs_meta *m)
 								 : CRS_PAGE_CHUNK_BYTES;
 		for (i = 0; i < c.len; i++)
 			buf[i] = page_byte(off + i);
-		write(fd, buf, c.len);
+		if (write(fd, buf, c.len) != (ssize_t)c.len)
+			rc = -1;
 		crs_xxh128_buf(buf, c.len, c.digest);
 		crs_meta_add_chunk(m, &c);
 	}
 	close(fd);
 	free(buf);
+	return rc;
 }
 
 /* Ask for nr pages at vaddr; the pages answered, -1 if the server hung up. */
@@ -364,7 +375,7 @@ TEST(page_server_serves_only_checked_reads)
 	int sk, fd;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
-	write_served(dir, &m);
+	ASSERT_EQ(0, write_served(dir, &m));
 	ASSERT_EQ(0, crs_page_server_start(&ps, dir, &m, err, sizeof(err))) TH_LOG("%s", err);
 	sk = crs_page_server_peer(&ps);
 	ASSERT_EQ(0, crs_page_server_wait_eager(&ps, err, sizeof(err))) TH_LOG("%s", err);
