@@ -11,7 +11,7 @@
 # whole group took 23 min at load 14, test_terminal.sh 2.5 min of it per
 # backend).
 # vm-options: --timeout 2400
-# vm-time: 769
+# vm-time: 848
 export CRDBG_TEST_TIMEOUT=1200
 
 ip link set lo up 2>/dev/null
