@@ -368,9 +368,11 @@ step_f() {
 	check "... continue: every rank ends as the uninterrupted run" \
 		eval 'grep -q "^\[0-5\]: exited: code 0" "$d/f.console" && ring_same_as_plain f' ||
 		{ diag "$d/f.0.out"; tail -n 20 "$d/f.console" | diag -; }
-	check "... the restarted ranks' stderr (8000 lines each, more than the pipes hold) comes through the console whole" \
-		eval '[[ $(grep -c "chatter rank 0 line" "$d/f.console") == 8000 &&
-		        $(grep -c "chatter rank 5 line 7999\$" "$d/f.console") == 1 ]]' ||
+	# Through each rank's part on its node and that node's server: labelled with the rank.
+	check "... the restarted ranks' stderr (8000 lines each, more than the pipes hold) comes through the console whole, each line under its rank" \
+		eval '[[ $(grep -c "^\[0\] chatter rank 0 line" "$d/f.console") == 8000 &&
+		        $(grep -c "chatter rank" "$d/f.console") == 48000 &&
+		        $(grep -c "^\[5\] chatter rank 5 line 7999\$" "$d/f.console") == 1 ]]' ||
 		grep -c chatter "$d/f.console" | diag -
 	check "... the session leaves no rank, gdb or crdbg-server on any node" \
 		eval 'wait_long eval "! rings_left && ! pgrep -x crdbg-server >/dev/null"' ||

@@ -115,6 +115,23 @@ TEST(hook_verb)
 	EXPECT_EQ(-ENOENT, parse("hooks", in, sizeof(in), &p));
 }
 
+/* A job checkpoint part's verb (usr/server/part-run.c): its text as is. */
+TEST(part_verb)
+{
+	struct dbgp_cmd start = { .verb = DBGP_PART, .arg = "start verify\x1fH\x1f--part" };
+	struct dbgp_cmd p;
+	char buf[128], in[128];
+
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &start));
+	EXPECT_STREQ("part start verify\x1fH\x1f--part", buf);
+	ASSERT_EQ(0, parse("part wait 1000 frozen", in, sizeof(in), &p));
+	EXPECT_EQ(DBGP_PART, p.verb);
+	EXPECT_STREQ("wait 1000 frozen", p.arg);
+	start.arg = "order dump\nrelease";
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &start));
+	EXPECT_EQ(-ENOENT, parse("parts", in, sizeof(in), &p));
+}
+
 TEST(load_argv_round_trips)
 {
 	char *const argv[] = { "/bin/prog", "one", "", "three four", NULL };

@@ -6,10 +6,11 @@
  * The manifest names every part's node and the pid of its tree's root,
  * which CRIU gives back on restart: rank i is part i's root. So the
  * servers are placed (one per node, ranks.c) and started before anything
- * is restored; then checkpoint.c runs `crdbg restart JOB --debug` (every
- * part on its node, released together through the barrier), attaches each
- * rank's gdb from the markers the restart prints and takes every thread
- * back to its pc, as after a restart inside a session.
+ * is restored; then checkpoint.c restarts the job over them (every part
+ * restored on its node by the server there, released together through
+ * the barrier), attaches each rank's gdb once its part saw the rank's
+ * marker and takes every thread back to its pc, as after a restart
+ * inside a session.
  */
 #include <errno.h>
 #include <stdio.h>

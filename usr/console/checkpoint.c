@@ -64,6 +64,7 @@
 #include "sdm/message.h"
 #include "checkpoint.h"
 #include "mpir.h"
+#include "parts-sdm.h"
 #include "session.h"
 
 #define CK_WAIT_S	180
@@ -73,9 +74,7 @@
 struct ck_child {
 	pid_t pid;
 	int fd;			/* its stdout+stderr: a pipe or a pty master */
-	bool forward;		/* the restored ranks' output too: a pty, or a job's restart */
-	char fline[1024];	/* a job's restart: the line being forwarded */
-	size_t flen;
+	bool forward;		/* the restored rank's output too: its pty */
 	bool reported;		/* its failure was shown */
 	int status;		/* exit status once reaped, else -1 */
 	char out[CK_OUT_MAX];
@@ -102,6 +101,7 @@ struct dbg_ckpt {
 	struct ck_rank *rank;
 	uint32_t n;
 	struct ck_child job;
+	struct dbg_parts *sdm_parts;	/* a job checkpoint's parts, on the servers */
 	char last[4096];	/* handles of the last checkpoint */
 };
 
@@ -309,7 +309,6 @@ static int child_start(struct ck_child *c, bool pty, char *const args[], const c
 	c->status = -1;
 	c->reported = false;
 	c->forward = pty;
-	c->flen = 0;
 	c->pid = fork();
 	if (c->pid < 0)
 		goto fail;
@@ -366,24 +365,6 @@ static void child_failed(struct ck_child *c, const char *msg)
 }
 
 /* Read what c printed (forwarding a restart's to the rank); reap it. */
-/*
- * A job restart's coordinator relays the ranks' output, and also its
- * own "MPIR debug info)" markers, which the checkpoint code reads
- * (wait_info_lines) and the user has had: every other line goes on as
- * the launcher's output.
- */
-static void forward_lines(struct dbg_session *s, struct ck_child *c, const char *buf, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		c->fline[c->flen++] = buf[i];
-		if (buf[i] != '\n' && c->flen < sizeof(c->fline))
-			continue;
-		if (strncmp(c->fline, CRS_DEBUG_INFO_PREFIX, strlen(CRS_DEBUG_INFO_PREFIX)))
-			dbg_rank_output(s, DBG_MPIRUN, c->fline, c->flen);
-		c->flen = 0;
-	}
-}
-
 static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -394,8 +375,6 @@ static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 	while (c->fd >= 0 && poll(&p, 1, 0) > 0) {
 		n = read(c->fd, buf, sizeof(buf));
 		if (n <= 0) {
-			if (c->forward && id == DBG_MPIRUN && c->flen)	/* its last line, unended */
-				forward_lines(s, c, "\n", 1);
 			close(c->fd);
 			c->fd = -1;
 			break;
@@ -411,9 +390,7 @@ static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
 		memcpy(c->out + c->len, buf, n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2);
 		c->len += n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2;
 		c->out[c->len] = 0;
-		if (c->forward && id == DBG_MPIRUN)
-			forward_lines(s, c, buf, (size_t)n);
-		else if (c->forward)
+		if (c->forward)
 			dbg_rank_output(s, id, buf, n);
 	}
 	if (c->pid > 0 && c->status < 0 && waitpid(c->pid, &st, WNOHANG) == c->pid) {
@@ -464,29 +441,6 @@ static void child_reason(const struct ck_child *c, char *buf, size_t len)
 }
 
 /*
- * A job restart's coordinator prints every part's "MPIR debug info)
- * host:pid" lines on its own stderr (a restored rank's own line may go to
- * a file nobody reads): each names a rank by its node and node-local pid.
- */
-static void markers_from_job(struct dbg_ckpt *ck)
-{
-	char *copy = strndup(ck->job.out, ck->job.len), *save = NULL, *line;
-	char host[256];
-	pid_t pid;
-
-	for (line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (crs_parse_debug_info(line, host, sizeof(host), &pid))
-			continue;
-		for (uint32_t i = 0; i < ck->n; i++)
-			if (ck->rank[i].pid == pid &&
-			    (!ck->s->host || !ck->s->host[i] || !strcmp(ck->s->host[i], host)))
-				ck->rank[i].info_pid = pid;
-	}
-	free(copy);
-}
-
-/*
  * Wait until every rank of set has printed its "MPIR debug info)" line.
  * A rank whose child fails first, or that is silent for CK_WAIT_S, is
  * reported and dropped from set. For checkpoint children (pipes) the
@@ -509,10 +463,8 @@ static void wait_info_lines(struct dbg_ckpt *ck, struct sdm_idset *set, bool wan
 			struct ck_child *c = child_of(ck, id);
 
 			child_poll(s, id, c);
-			if (ck->parts)
-				markers_from_job(ck);
 			if (c->status > 0) {
-				if (!c->reported && (ck->mpir || ck->parts)) {
+				if (!c->reported && ck->mpir) {
 					child_reason(c, line, sizeof(line));
 					dbg_error(s, "%s: %s", what, line);
 				} else if (!c->reported) {
@@ -800,46 +752,169 @@ static void child_handle(struct dbg_session *s, struct ck_child *c, const char *
 }
 
 /*
- * The ranks' checkpoint is one job checkpoint (<crdbg/job.h>): one
- * `crdbg checkpoint --job NODE:PID:RANK,... --debug` takes every rank's
- * tree at one cut, each on its node, and prints one handle; a part that
- * fails calls off every part (no handle is left anywhere) and says which.
+ * A job checkpoint operation the console runs itself, over its servers:
+ * each rank's server runs that rank's part on the rank's node
+ * (parts-sdm.h), the console the job-level sequence (<crdbg/job.h>).
  */
-static void checkpoint_parts(struct dbg_ckpt *ck, const struct sdm_idset *live,
-			     unsigned int flags)
+static void parts_opts(struct dbg_ckpt *ck, struct crs_job_opts *o)
 {
-	struct dbg_session *s = ck->s;
-	char *targets = NULL;
-	char *args[] = { "checkpoint", "--job", NULL, "--debug", NULL, NULL };
-	char here[256] = "localhost", err[256];
-	size_t len = 0;
-	FILE *f = open_memstream(&targets, &len);
-	bool first = true;
+	const char *b = getenv("CRDBG_BACKEND");
+
+	*o = (struct crs_job_opts){
+		.transport = dbg_parts_transport(ck->sdm_parts),
+		/* the servers' environment is not ours on other nodes: say it */
+		.backend = !b ? FREEZE_BACKEND_AUTO :
+			   !strcmp(b, "kmod") ? FREEZE_BACKEND_KMOD :
+			   !strcmp(b, "ptrace") ? FREEZE_BACKEND_PTRACE : FREEZE_BACKEND_AUTO,
+	};
+}
+
+/*
+ * Wait until every rank of set has a process parked for the debugger:
+ * its own "MPIR debug info)" line came through its output (on_line), or
+ * its part saw the line (a restart's part prints one per process, and a
+ * rank's own stderr may go where nobody reads). pid: per rank, the
+ * process to wait for (NULL or 0: the rank's).
+ */
+static void parked_ranks(struct dbg_ckpt *ck, const struct sdm_idset *set, const pid_t *pid,
+			 const char *what)
+{
+	struct sdm_idset *ask = sdm_set_copy(set);	/* their part may still say it */
+	time_t end = time(NULL) + CK_WAIT_S;
+	char err[512];
+	bool pending;
 	sdm_id id;
 
+	do {
+		pending = false;
+		dbg_pump_output(ck->s, 100);
+		sdm_set_for_each(id, set) {
+			pid_t p = pid && pid[id] > 0 ? pid[id] : ck->rank[id].pid;
+			int r;
+
+			if (ck->rank[id].info_pid || p <= 0)
+				continue;
+			if (ask && sdm_set_contains(ask, id)) {
+				r = dbg_parts_wait_debug(ck->sdm_parts, id, p, 0, err, sizeof(err));
+				if (!r)
+					ck->rank[id].info_pid = p;
+				else if (r != -ETIMEDOUT)
+					sdm_set_remove_element(ask, id);
+			}
+			pending |= !ck->rank[id].info_pid;
+		}
+	} while (pending && time(NULL) < end);
+	sdm_set_for_each(id, set)
+		if (!ck->rank[id].info_pid)
+			dbg_error(ck->s, "%s: rank %u: no \"" CRS_DEBUG_INFO_PREFIX "\" line in %d s",
+				  what, id, CK_WAIT_S);
+	sdm_set_free(ask);
+}
+
+/*
+ * The ranks' checkpoint is one job checkpoint (<crdbg/job.h>) with a part
+ * per rank, taken at one cut, each on its node, under one handle (into
+ * handle, "" if it failed); a part that fails calls off every part (no
+ * handle is left anywhere) and says which. Every rank stays parked.
+ */
+static void checkpoint_parts(struct dbg_ckpt *ck, const struct sdm_idset *live,
+			     unsigned int flags, char *handle, size_t hlen)
+{
+	struct dbg_session *s = ck->s;
+	size_t n = sdm_set_size(live), i = 0, len = 0;
+	struct crs_job_target *t = calloc(n, sizeof(*t));
+	char here[CRS_NODE_MAX] = "localhost", err[1024], *what = NULL;
+	FILE *f = open_memstream(&what, &len);
+	struct crs_job_opts o;
+	sdm_id id;
+
+	handle[0] = 0;
 	gethostname(here, sizeof(here) - 1);
-	if (!f) {
-		child_failed(&ck->job, "out of memory");
-		return;
+	if (!t || !f) {
+		dbg_error(s, "checkpoint: out of memory");
+		goto out;
 	}
 	sdm_set_for_each(id, live) {
 		const char *node = s->host && s->host[id] ? s->host[id] : here;
 
-		fprintf(f, "%s%s:%d:%u", first ? "" : ",", node, ck->rank[id].pid, id);
-		first = false;
+		snprintf(t[i].node, sizeof(t[i].node), "%s", node);
+		snprintf(t[i].ranks, sizeof(t[i].ranks), "%u", id);
+		t[i].pid = ck->rank[id].pid;
+		fprintf(f, "%s%s:%d:%u", i ? "," : "", node, ck->rank[id].pid, id);
+		i++;
 	}
-	if (fclose(f) || !targets) {
-		child_failed(&ck->job, "out of memory");
+	if (fclose(f) || !what) {
+		f = NULL;
+		dbg_error(s, "checkpoint: out of memory");
+		goto out;
+	}
+	f = NULL;
+	parts_opts(ck, &o);
+	o.debug = true;		/* the ranks stay parked for their gdbs */
+	o.what = what;
+	o.full = flags & DBG_CKPT_FULL;
+	if (crs_job_checkpoint(&o, t, n, handle, hlen, err, sizeof(err))) {
+		handle[0] = 0;
+		dbg_error(s, "checkpoint: %s; nothing was kept, the job goes on", err);
+	}
+out:
+	if (f)
+		fclose(f);
+	if (handle[0]) {
+		parked_ranks(ck, live, NULL, "checkpoint");
+	} else {
+		/* thawed where they were parked: the debugger takes them back */
+		sdm_set_for_each(id, live)
+			ck->rank[id].info_pid = ck->rank[id].pid;
+	}
+	free(what);
+	free(t);
+}
+
+/*
+ * Restart the job checkpoint handle over the servers: every part is
+ * restored on its rank's node and released at the barrier, its
+ * processes parked for the debugger; the ranks whose part said so get
+ * their info pid (the manifest's pid: CRIU gives it back).
+ */
+static void restart_parts(struct dbg_ckpt *ck, const char *handle, const struct sdm_idset *live)
+{
+	struct dbg_session *s = ck->s;
+	pid_t *pid = calloc(s->n, sizeof(*pid));
+	struct crs_job_opts o;
+	struct crs_job j;
+	char err[1024];
+	int status;
+
+	parts_opts(ck, &o);
+	o.handle = handle;
+	o.debug = true;
+	if (!pid) {
+		dbg_error(s, "restart: out of memory");
 		return;
 	}
-	args[2] = targets;
-	if (flags & DBG_CKPT_FULL)
-		args[4] = "--full";
-	if (child_start(&ck->job, false, args, ck->launch)) {
-		snprintf(err, sizeof(err), "cannot run crdbg: %s", strerror(errno));
-		child_failed(&ck->job, err);
+	if (crs_job_restart(&o, &status, err, sizeof(err))) {
+		dbg_error(s, "restart: %s", err);
+		free(pid);
+		return;
 	}
-	free(targets);
+	if (!crs_job_load(crs_store_root(NULL), handle, &j, err, sizeof(err))) {
+		for (size_t i = 0; i < j.nr_parts; i++) {
+			struct sdm_idset *r = sdm_set_new();
+			sdm_id id;
+
+			if (!strcmp(j.parts[i].ranks, "-") && i < s->n)
+				pid[i] = j.parts[i].pid;	/* rank i is part i */
+			else if (r && sdm_set_parse(r, j.parts[i].ranks, NULL) >= 0)
+				sdm_set_for_each(id, r)
+					if (id < s->n)
+						pid[id] = j.parts[i].pid;
+			sdm_set_free(r);
+		}
+		crs_job_free(&j);
+	}
+	parked_ranks(ck, live, pid, "restart");
+	free(pid);
 }
 
 /*
@@ -903,12 +978,13 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		dbg_error(s, "checkpoint: a rank's gdb cannot detach");
 		goto out;
 	}
-	if (!ck->parts)
+	if (!ck->parts) {
 		mpirun_detached = checkpoint_job(ck, flags);
-	else
-		checkpoint_parts(ck, live, flags);
-	wait_info_lines(ck, live, true, true, "checkpoint");
-	child_handle(s, &ck->job, "", h, sizeof(h));
+		wait_info_lines(ck, live, true, true, "checkpoint");
+		child_handle(s, &ck->job, "", h, sizeof(h));
+	} else {
+		checkpoint_parts(ck, live, flags, h, sizeof(h));
+	}
 	hl = snprintf(handles, sizeof(handles), "%s", h);
 	if (mpirun_detached) {
 		char err[256];
@@ -939,6 +1015,14 @@ int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size
 	struct ck_child c = { .fd = -1, .status = -1 };
 	char *args[] = { "rm", (char *)handle, NULL };
 
+	/* a job checkpoint of this session's ranks: its parts are on their nodes */
+	if (ck->parts && crs_job_exists(crs_store_root(NULL), handle)) {
+		struct crs_job_opts o;
+
+		parts_opts(ck, &o);
+		o.handle = handle;
+		return crs_job_remove(&o, err, errlen);
+	}
 	if (child_start(&c, false, args, ck->launch)) {
 		snprintf(err, errlen, "cannot run crdbg rm: %s", strerror(errno));
 		return -errno;
@@ -972,10 +1056,23 @@ static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char 
 	char line[512];
 	sdm_id id;
 
+	if (ck->parts) {
+		struct crs_job_opts o;
+
+		sdm_set_for_each(id, set) {
+			parts_opts(ck, &o);
+			o.handle = handle[id];	/* one handle for the whole job */
+			if (!crs_job_verify(&o, line, sizeof(line)))
+				return true;
+			dbg_error(s, "restart: refused, nothing was changed: %s", line);
+			return false;
+		}
+		return true;
+	}
 	sdm_set_for_each(id, set) {
 		char *args[] = { "verify", handle[id], NULL };
 
-		if ((ck->mpir || ck->parts) && once)
+		if (ck->mpir && once)
 			continue;	/* one handle for the whole job */
 		once = true;
 		if (child_start(c, false, args, ck->launch)) {
@@ -1065,11 +1162,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);
 	if (ck->parts) {
-		char *args[] = { "restart", h, "--debug", NULL };
-
-		/* The coordinator restores every part, releases them together. */
-		if (child_start(&ck->job, false, args, ck->launch))
-			dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
+		/* We restore every part on its node and release them together. */
+		restart_parts(ck, h, live);
 	} else if (ck->mpir) {
 		char *args[] = { "restart", h, "--debug", NULL };
 
@@ -1090,7 +1184,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 					  strerror(errno));
 		}
 	}
-	wait_info_lines(ck, live, false, false, "restart");
+	if (!ck->parts)
+		wait_info_lines(ck, live, false, false, "restart");
 	/* mpirun's tree came back with the ranks: our gdb takes it again. */
 	if (ck->mpir && !ck->parts && dbg_mpir_pid(ck->mpir) > 0 &&
 	    !kill(dbg_mpir_pid(ck->mpir), 0)) {
@@ -1100,14 +1195,6 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 			dbg_error(s, "restart: %s", err);
 	}
 	attach_and_release(ck, live, "restart");
-	/*
-	 * The ranks' output that went to their launcher's pipes now comes
-	 * through the restart coordinator's stdout: read on (as launcher
-	 * output) for as long as it runs, or a rank that writes enough
-	 * would block on a full pipe.
-	 */
-	if (ck->parts)
-		ck->job.forward = true;
 	/* Ranks that had exited are stopped again where the checkpoint was. */
 	sdm_set_for_each(id, live) {
 		struct sdm_idset *one = one_rank(id);
@@ -1126,7 +1213,6 @@ out:
 int dbg_ckpt_adopt(struct dbg_ckpt *ck, const char *handle, char *launch)
 {
 	struct dbg_session *s = ck->s;
-	char *args[] = { "restart", (char *)handle, "--debug", NULL };
 	struct sdm_idset *all = sdm_set_new();
 	struct crs_job j;
 	char err[512];
@@ -1143,11 +1229,8 @@ int dbg_ckpt_adopt(struct dbg_ckpt *ck, const char *handle, char *launch)
 	for (uint32_t i = 0; i < ck->n && i < j.nr_parts; i++)
 		ck->rank[i].pid = j.parts[i].pid;
 	crs_job_free(&j);
-	if (child_start(&ck->job, false, args, ck->launch)) {
-		dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
-		goto out;
-	}
-	wait_info_lines(ck, all, false, false, "restart");
+	/* the servers are there, on the parts' nodes: they restore them */
+	restart_parts(ck, handle, all);
 	ck->first_attach = true;
 	attach_and_release(ck, all, "restart");
 	ck->first_attach = false;
@@ -1200,8 +1283,6 @@ static void on_pump(void *priv)
 	for (uint32_t i = 0; i < ck->n; i++)
 		if (ck->rank[i].child.forward)
 			child_poll(ck->s, i, &ck->rank[i].child);
-	if (ck->job.forward)
-		child_poll(ck->s, DBG_MPIRUN, &ck->job);
 }
 
 static const struct dbg_listener ckpt_listener = {
@@ -1231,10 +1312,12 @@ struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir)
 	child_init(&ck->job);
 	for (uint32_t i = 0; i < ck->n; i++)
 		child_init(&ck->rank[i].child);
-	if (dbg_session_listen(s, &ckpt_listener, ck) < 0)
+	ck->sdm_parts = dbg_parts_new(s);
+	if (!ck->sdm_parts || dbg_session_listen(s, &ckpt_listener, ck) < 0)
 		goto fail;
 	return ck;
 fail:
+	dbg_parts_free(ck->sdm_parts);
 	free(ck->rank);
 	free(ck);
 	return NULL;
@@ -1242,19 +1325,14 @@ fail:
 
 void dbg_ckpt_drain(struct dbg_ckpt *ck, int max_s)
 {
-	struct pollfd p;
-	time_t end = time(NULL) + max_s;
-
-	if (!ck || !ck->job.forward)
+	if (!ck)
 		return;
 	for (uint32_t i = 0; i < ck->n; i++)
 		if (ck->s->state[i] != DBG_EXITED)
 			return;
-	while (ck->job.fd >= 0 && time(NULL) < end) {
-		p = (struct pollfd){ .fd = ck->job.fd, .events = POLLIN };
-		if (poll(&p, 1, 100) > 0)
-			child_poll(ck->s, DBG_MPIRUN, &ck->job);
-	}
+	/* the servers forward what restored ranks wrote through their parts */
+	dbg_parts_drain(ck->sdm_parts, (uint32_t)max_s * 1000u);
+	dbg_pump_output(ck->s, 100);
 	dbg_flush_lines(ck->s);
 }
 
@@ -1268,6 +1346,7 @@ void dbg_ckpt_free(struct dbg_ckpt *ck)
 	if (ck->job.fd >= 0)
 		close(ck->job.fd);
 	free(ck->adopted);
+	dbg_parts_free(ck->sdm_parts);
 	free(ck->rank);
 	free(ck);
 }

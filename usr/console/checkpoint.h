@@ -25,9 +25,9 @@ struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir);
 void dbg_ckpt_free(struct dbg_ckpt *ck);
 
 /*
- * Once every rank has exited: what a job's restart coordinator still
- * relays of their output, up to its end or max_s seconds (the session
- * is ending).
+ * Once every rank has exited: what their restart parts still relay of
+ * their output through the servers, up to the parts' end or max_s
+ * seconds (the session is ending).
  */
 void dbg_ckpt_drain(struct dbg_ckpt *ck, int max_s);
 

@@ -7,7 +7,7 @@
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
 		usr/console/mpir.c usr/console/mpir-probe.c usr/console/ranks.c usr/console/adopt.c \
 		usr/console/checkpoint.c usr/console/timeline.c usr/console/breakpoints.c usr/console/pstep.c usr/console/gate.c \
-		usr/console/pstep-model.c usr/console/pstep-view.c
+		usr/console/pstep-model.c usr/console/pstep-view.c usr/console/parts-sdm.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 
 $(CONSOLE_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include

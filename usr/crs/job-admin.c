@@ -36,6 +36,7 @@ static int on_every_part(const struct crs_job_opts *o, const char *root, const s
 		job_part_argv(argv, verb, j->parts[i].handle, opts, root, o);
 		ps[i].index = i;
 		ps[i].ranks = j->parts[i].ranks;
+		ps[i].tp = o->transport;
 		r = job_part_start(&ps[i], j->parts[i].node, o->launch, argv, err, errlen);
 	}
 	job_parts_finish(ps, j->nr_parts, NULL, o->timeout_s > 0 ? o->timeout_s : 300);

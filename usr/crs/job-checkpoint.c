@@ -68,7 +68,7 @@ static int failed_part(struct job_part *ps, size_t n, const char *step, int r, c
 			continue;
 		return crs_fail(err, errlen, r == -ETIMEDOUT ? r : -EIO, "failed on %s: %s",
 				job_part_name(&ps[i], name, sizeof(name)),
-				r == -ETIMEDOUT && ps[i].out >= 0 ? "no answer in time" :
+				r == -ETIMEDOUT && !job_part_over(&ps[i]) ? "no answer in time" :
 				ps[i].last_err[0] ? ps[i].last_err : "ended without a word");
 	}
 	return r;
@@ -88,6 +88,7 @@ static int start_parts(const struct crs_job_opts *o, const char *root, const cha
 		job_part_argv(argv, "checkpoint", pid, opts, root, o);
 		ps[i].index = i;
 		ps[i].ranks = t[i].ranks;
+		ps[i].tp = o->transport;
 		r = job_part_start(&ps[i], t[i].node, o->launch, argv, err, errlen);
 		if (r)
 			return r;

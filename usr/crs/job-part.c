@@ -93,6 +93,9 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 	snprintf(p->node, sizeof(p->node), "%s", node[0] ? node : "this host");
 	p->status = -1;
 	p->in = p->out = p->err = -1;
+	if (p->tp)
+		return p->tp->start(p->tp->arg, p->index, node, p->ranks ? p->ranks : "-", argv,
+				    err, errlen);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		return crs_fail(err, errlen, -errno, "cannot find crdbg's own path: %s",
@@ -221,6 +224,10 @@ int job_part_send(struct job_part *p, const char *line)
 
 void job_parts_send(struct job_part *ps, size_t n, const char *line)
 {
+	if (n && ps[0].tp) {
+		ps[0].tp->send(ps[0].tp->arg, line);
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		job_part_send(&ps[i], line);
 }
@@ -319,9 +326,44 @@ bool job_part_at(const struct job_part *p, const char *step)
 	return !strncmp(p->step, step, n) && (p->step[n] == 0 || p->step[n] == ' ');
 }
 
-static bool part_over(const struct job_part *p)
+bool job_part_over(const struct job_part *p)
 {
+	if (p->tp)
+		return p->over;
 	return !p->awaiting && p->out < 0;
+}
+
+/*
+ * A transport's wait or finish: it reports on every part in rep, which
+ * starts as what we know.
+ */
+static int through_transport(struct job_part *ps, size_t n, const char *step, int timeout_s,
+			     int grace_s)
+{
+	const struct crs_job_transport *tp = ps[0].tp;
+	struct crs_part_report *rep = calloc(n, sizeof(*rep));
+	int r = 0;
+
+	if (!rep)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(rep[i].step, sizeof(rep[i].step), "%s", ps[i].step);
+		snprintf(rep[i].why, sizeof(rep[i].why), "%s", ps[i].last_err);
+		rep[i].over = ps[i].over;
+		rep[i].status = ps[i].status;
+	}
+	if (step)
+		r = tp->wait(tp->arg, step, timeout_s, rep, n);
+	else
+		tp->finish(tp->arg, grace_s, rep, n);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(ps[i].step, sizeof(ps[i].step), "%s", rep[i].step);
+		snprintf(ps[i].last_err, sizeof(ps[i].last_err), "%s", rep[i].why);
+		ps[i].over = rep[i].over;
+		ps[i].status = rep[i].status;
+	}
+	free(rep);
+	return r;
 }
 
 #define WATCH_MAX 16
@@ -339,6 +381,10 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 	size_t i, nf, nw = 0;
 	int r = 0;
 
+	if (n && ps[0].tp) {
+		free(fds);
+		return through_transport(ps, n, step, timeout_s, 0);
+	}
 	if (!fds)
 		return -ENOMEM;
 	for (;;) {
@@ -346,7 +392,7 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 
 		nf = 0;
 		for (i = 0; i < n; i++) {
-			if (!part_over(&ps[i]) && !job_part_at(&ps[i], step))
+			if (!job_part_over(&ps[i]) && !job_part_at(&ps[i], step))
 				waiting = true;
 			fds[2 * i] = (struct pollfd){ .fd = ps[i].out, .events = POLLIN };
 			fds[2 * i + 1] = (struct pollfd){ .fd = ps[i].err, .events = POLLIN };
@@ -384,6 +430,11 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 	bool killed = false;
 	size_t i;
 
+	if (n && ps[0].tp) {
+		free(fds);
+		through_transport(ps, n, NULL, 0, grace_s);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		if (ps[i].in >= 0)
 			close_in(&ps[i]);

@@ -6,6 +6,8 @@
  * other line, the restored program's, is passed to our stdout); its
  * stderr is passed to the log, each line under the node's name except the
  * "MPIR debug info)" markers, which must reach the user unchanged.
+ * With a transport (crs_job_opts.transport) the same calls go to it, and
+ * its reports fill the same fields.
  */
 #ifndef CRDBG_CRS_JOB_PART_H
 #define CRDBG_CRS_JOB_PART_H
@@ -40,6 +42,12 @@ struct job_part {
 	bool pass_tty;
 	int tty_fd;
 	bool awaiting, joined;
+	/*
+	 * A part reached through a transport (crs_job_opts.transport, set
+	 * before job_part_start): no fds of ours; over once it ended.
+	 */
+	const struct crs_job_transport *tp;
+	bool over;
 };
 
 /*
@@ -82,6 +90,9 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 
 /* The part reached step (its last line), or not. */
 bool job_part_at(const struct job_part *p, const char *step);
+
+/* The part ended (or cannot be reached): no more steps will come. */
+bool job_part_over(const struct job_part *p);
 
 /*
  * Close every stdin, read every part to its end and reap it; with grace_s,

@@ -68,7 +68,7 @@ static int not_at(struct job_part *ps, size_t n, const char *step, int r, const 
 	for (i = 0; i < n; i++) {
 		if (job_part_at(&ps[i], step))
 			continue;
-		if (ps[i].out < 0 && !ps[i].awaiting)	/* it ended: its own reason says most */
+		if (job_part_over(&ps[i]))	/* it ended: its own reason says most */
 			return crs_fail(err, errlen, -EIO, "%s: %s: %s", what,
 					job_part_name(&ps[i], name, sizeof(name)),
 					ps[i].last_err[0] ? ps[i].last_err : "ended without a word");
@@ -165,6 +165,7 @@ static int start_parts(struct terminals *t, char *err, size_t errlen)
 
 		p->index = i;
 		p->ranks = jp->ranks;
+		p->tp = t->o->transport;
 		if (t->group[i]) {
 			snprintf(p->node, sizeof(p->node), "%s",
 				 this_host(jp->node) ? "this host" : jp->node);
@@ -319,6 +320,9 @@ static int open_terminals(struct terminals *t, char *err, size_t errlen)
 
 	t->door = (struct job_door){ .dir_fd = -1, .listen_fd = -1 };
 	t->tty = (struct crs_tty_relay)CRS_TTY_RELAY_INIT;
+	/* A transport's parts run where their servers are: no terminal of ours. */
+	if (t->o->transport)
+		return 0;
 	t->nr = job_terminal_groups(t->j, t->group);
 	for (size_t i = 0; i < t->j->nr_parts; i++)
 		ours |= !t->group[i] && t->j->parts[i].tty[0] && this_host(t->j->parts[i].node);

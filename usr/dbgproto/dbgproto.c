@@ -22,7 +22,7 @@ static const char *const verb_name[] = {
 	[DBGP_BT] = "bt",		[DBGP_STACK] = "stack",
 	[DBGP_STATUS] = "status",	[DBGP_CLI] = "cli",
 	[DBGP_INPUT] = "input",		[DBGP_MPI] = "mpi",
-	[DBGP_HOOK] = "hook",
+	[DBGP_HOOK] = "hook",		[DBGP_PART] = "part",
 };
 
 static const char *const exec_name[] = {
@@ -79,7 +79,8 @@ static bool verb_takes_wait(enum dbgp_verb verb)
 static bool verb_takes_text(enum dbgp_verb verb)
 {
 	return verb == DBGP_PRINT || verb == DBGP_BREAK || verb == DBGP_CLI ||
-	       verb == DBGP_INPUT || verb == DBGP_LOAD || verb == DBGP_HOOK;
+	       verb == DBGP_INPUT || verb == DBGP_LOAD || verb == DBGP_HOOK ||
+	       verb == DBGP_PART;
 }
 
 int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)

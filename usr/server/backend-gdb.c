@@ -30,6 +30,7 @@
 #include "backends.h"
 #include "hook-park.h"
 #include "mpi-view.h"
+#include "part-run.h"
 
 #define GDBB_WATCH_MAX	4
 #define GDBB_REPLY_MAX	(60u << 10)
@@ -75,6 +76,7 @@ struct gdbb {
 	int attach_timer;
 	bool attach_answered, attach_stopped;
 	struct mpiv mpi;	/* the rank's MPI state (libcrdbg-mpi) */
+	struct part_rank *parts;	/* its job checkpoint parts, made at the first */
 };
 
 /* The backend of one server: its ranks, each made at its first command. */
@@ -1081,6 +1083,20 @@ static int do_hook(struct gdbb *g, uint32_t req, const char *arg)
 	return 0;
 }
 
+/*
+ * A job checkpoint part of the rank (part-run.c): it needs no gdb, so a
+ * rank whose gdb is lost or that exited can still be restarted.
+ */
+static int do_part(struct gdbb *g, uint32_t req, const char *arg)
+{
+	if (!g->parts)
+		g->parts = part_rank_new(&g->host, g->me);
+	if (!g->parts)
+		return -ENOMEM;
+	part_rank_command(g->parts, req, arg);
+	return 0;
+}
+
 /* A known verb whose arguments dbgp_parse() refused. */
 static void bad_arguments(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 {
@@ -1158,6 +1174,8 @@ static int rank_command(struct gdbb *g, uint32_t req, const void *cmd,
 		return do_mpi(g, req, c.arg);
 	case DBGP_HOOK:
 		return do_hook(g, req, c.arg);
+	case DBGP_PART:
+		return do_part(g, req, c.arg);
 	default:
 		break;
 	}
@@ -1167,6 +1185,7 @@ static int rank_command(struct gdbb *g, uint32_t req, const void *cmd,
 
 static void rank_free(struct gdbb *g)
 {
+	part_rank_free(g->parts);
 	attach_over(g);
 	unwatch_all(g);
 	if (g->pend_timer > 0)
@@ -1260,7 +1279,8 @@ const struct sdm_backend_ops crdbg_backend_gdb = {
 	.name = "gdb",
 	.help = "load PROG | attach PID PROG | start MS | exec MS continue|step|next|finish | "
 		"wait MS | interrupt MS | print EXPR | break LOC | bt | stack | "
-		"status | cli CMD | input TEXT | mpi [frames on|off]",
+		"status | cli CMD | input TEXT | mpi [frames on|off] | hook park|unpark|plan | "
+		"part start|order|wait|finish",
 	.start = gdbb_start,
 	.command = gdbb_command,
 	.stop = gdbb_stop,

@@ -57,6 +57,29 @@
  *   hook plan              open MPIR_checkpoint_debug_gate; "plan SEL
  *                          NUM:PC..." for every thread under a hook frame,
  *                          PC the one under its outermost frame
+ *   part start ARG[\x1fARG...]
+ *                          a part of a job checkpoint operation
+ *                          (<crdbg/job.h>): run the crdbg next to this
+ *                          server as `crdbg ARG...` (ARG is checkpoint,
+ *                          restart, verify or rm, and --part must be
+ *                          among them) for the rank; "started". Its
+ *                          stdout's other lines (a restored program's)
+ *                          are the rank's output
+ *   part order LINE        LINE to that part's stdin: "sent"
+ *   part wait MS STEP      the part's "crdbg-part STEP..." line without
+ *                          the prefix, once it said it (at once if it
+ *                          did); an error "error: ended: WHY" if it ends
+ *                          first, "error: no answer in N s" after MS
+ *   part wait MS debug PID "debug PID" once the part said "MPIR debug
+ *                          info) HOST:PID" (its process is parked)
+ *   part finish MS         close its stdin; "exit 0" or "exit STATUS: WHY"
+ *                          once it ends
+ *                          (killed with its process group after MS);
+ *                          MS 0: "running", it runs on (a released
+ *                          restart waits for its processes)
+ *   part drain MS          "drained" once every part of the rank ended
+ *                          (all they wrote has gone up before), or
+ *                          "running" after MS; nothing is killed
  *
  * WAIT is in milliseconds, decimal, at most DBGP_WAIT_MAX_MS.
  *
@@ -129,6 +152,7 @@ enum dbgp_verb {
 	DBGP_INPUT,
 	DBGP_MPI,
 	DBGP_HOOK,
+	DBGP_PART,
 	__DBGP_VERB_LAST
 };
 

@@ -116,7 +116,9 @@ int crs_job_part_digest(const char *root, const char *handle, uint8_t sha[32], c
  * is a `crdbg checkpoint|restart ... --part` process on its node, started
  * here (its node is this host) or through a launch template ("ssh {host}
  * {cmd}"; inside a Slurm allocation the default is srun --overlap), and
- * driven through its stdin and stdout, one line a step (checkpoint.md).
+ * driven through its stdin and stdout, one line a step (checkpoint.md);
+ * or, with a transport, by whoever the transport asks (a debug session's
+ * servers).
  */
 struct crs_job_target {
 	char node[CRS_NODE_MAX];	/* "" or this host: started here */
@@ -124,9 +126,40 @@ struct crs_job_target {
 	pid_t pid;			/* root of the part's process tree */
 };
 
+/*
+ * Another way to the parts than processes started here or through a
+ * launch template: the console's SDM servers (usr/console/parts-sdm.c),
+ * each running its own node's parts. Parts are numbered as in the job;
+ * wait and finish fill rep[part] for every part started.
+ */
+struct crs_part_report {
+	char step[512];		/* its last "crdbg-part" line without the prefix, "" none */
+	char why[512];		/* why it failed or ended, "" if it did not say */
+	bool over;		/* it ended, or cannot be reached: no more steps */
+	int status;		/* its exit status once known, else -1 */
+};
+
+struct crs_job_transport {
+	/* Start part (argv[0] is ignored: crdbg) for ranks on node. 0 or -errno and err. */
+	int (*start)(void *arg, size_t part, const char *node, const char *ranks,
+		     char *const argv[], char *err, size_t errlen);
+	/* One line to every part started and not over. */
+	void (*send)(void *arg, const char *line);
+	/* Until every part not over said STEP, or timeout_s: 0 or -ETIMEDOUT. */
+	int (*wait)(void *arg, const char *step, int timeout_s, struct crs_part_report *rep,
+		    size_t n);
+	/*
+	 * No more orders: wait up to grace_s for each part to end (then it
+	 * is killed); grace_s 0: they run on (a released restart).
+	 */
+	void (*finish)(void *arg, int grace_s, struct crs_part_report *rep, size_t n);
+	void *arg;
+};
+
 struct crs_job_opts {
 	const char *store;
 	const char *launch;		/* template for other nodes, or NULL */
+	const struct crs_job_transport *transport;	/* NULL: processes */
 	enum freeze_backend_kind backend;
 	int timeout_s;			/* for each step of every part */
 	FILE *log;			/* the parts' messages, one line each */

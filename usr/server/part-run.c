@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A rank's job checkpoint parts (part-run.h). A part is the crdbg next
+ * to this server (build/crdbg beside build/sdm/, or PREFIX/bin/crdbg
+ * beside PREFIX/libexec/crdbg/) run with the arguments the console sent,
+ * which must name a part operation: nothing else can be run this way.
+ * It speaks the line protocol of the coordinators (usr/crs/job-part.h):
+ * orders on its stdin, "crdbg-part STEP" lines on its stdout, messages
+ * on its stderr. A restart part stands in for the restored program's
+ * stdout and stderr where those were a launcher's pipes: its other
+ * lines go upstream as the rank's output. crdbg's own lines on its
+ * stderr give the reason when it fails, and its "MPIR debug info)"
+ * markers the processes it parked.
+ *
+ * The newest part of the rank is the one orders and waits go to; an
+ * older one whose orders were closed (a released restart) runs on
+ * beside it until it ends, its output still forwarded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <crdbg/dbgproto.h>
+
+#include "part-cmd.h"
+#include "part-run.h"
+
+#define PART_PREFIX	"crdbg-part "
+#define MARKER_PREFIX	"MPIR debug info) "
+#define PART_LINE_MAX	1024
+#define PART_MARKERS	64
+#define REAP_POLL_MS	50
+
+struct part_proc {
+	struct part_rank *pr;
+	pid_t pid;
+	int in, out, err;
+	char obuf[PART_LINE_MAX], ebuf[PART_LINE_MAX];
+	size_t olen, elen;
+	bool restart;		/* a restart: its other lines are the restored program's */
+	char step[512];		/* its last "crdbg-part" line, without the prefix */
+	char why[512];		/* crdbg's last error line, else its last stderr line */
+	bool crdbg_said;
+	pid_t marker[PART_MARKERS];	/* pids of its "MPIR debug info)" lines */
+	unsigned int nmarker;
+	int status;		/* exit status once reaped, else -1 */
+	int reap_timer;
+	struct part_proc *next;	/* the rank's older parts */
+};
+
+struct part_rank {
+	struct sdm_backend_host host;
+	const struct sdm_idset *me;
+	struct part_proc *cur;		/* orders and waits go here */
+	struct part_proc *old;		/* released, running on */
+	/* the wait under way: its request, what it waits for, its timer */
+	uint32_t wait_req;
+	char wait_step[64];
+	pid_t wait_pid;
+	int wait_timer, wait_ms;
+	/* the finish under way */
+	uint32_t fin_req;
+	int fin_timer;
+	/* the drain under way */
+	uint32_t drain_req;
+	int drain_timer;
+};
+
+static void reply(struct part_rank *pr, uint32_t req, int error, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reply(struct part_rank *pr, uint32_t req, int error, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* a reply is one line of the protocol */
+	for (char *c = buf; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	pr->host.reply(pr->host.arg, req, pr->me, error, buf, strlen(buf));
+}
+
+/* The crdbg program next to us, into buf; -ENOENT if there is none. */
+static int find_crdbg(char *buf, size_t len)
+{
+	static const char *const rel[] = { "../crdbg", "../../bin/crdbg" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(buf, len, "%.4000s/%s", exe, rel[i]);
+		if (!access(buf, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static bool proc_over(const struct part_proc *p)
+{
+	return p->status >= 0;
+}
+
+static bool at_step(const struct part_proc *p, const char *step)
+{
+	size_t n = strlen(step);
+
+	return !strncmp(p->step, step, n) && (p->step[n] == 0 || p->step[n] == ' ');
+}
+
+static bool has_marker(const struct part_proc *p, pid_t pid)
+{
+	for (unsigned int i = 0; i < p->nmarker; i++)
+		if (p->marker[i] == pid)
+			return true;
+	return false;
+}
+
+static void wait_done(struct part_rank *pr)
+{
+	if (pr->wait_timer > 0)
+		sdm_transport_cancel_timer(pr->host.engine, pr->wait_timer);
+	pr->wait_timer = 0;
+	pr->wait_req = 0;
+}
+
+/* Answer the wait under way if the current part settled it. */
+static void check_wait(struct part_rank *pr)
+{
+	struct part_proc *p = pr->cur;
+	uint32_t req = pr->wait_req;
+
+	if (!req || !p)
+		return;
+	if (pr->wait_pid > 0 && has_marker(p, pr->wait_pid)) {
+		wait_done(pr);
+		reply(pr, req, 0, "debug %d", (int)pr->wait_pid);
+	} else if (pr->wait_pid <= 0 && at_step(p, pr->wait_step)) {
+		wait_done(pr);
+		reply(pr, req, 0, "%s", p->step);
+	} else if (proc_over(p)) {
+		wait_done(pr);
+		reply(pr, req, 1, DBGP_ERROR "ended: %s", p->why[0] ? p->why : "it ended without a word");
+	}
+}
+
+static void wait_expired(void *arg)
+{
+	struct part_rank *pr = arg;
+	uint32_t req = pr->wait_req;
+
+	pr->wait_timer = 0;
+	pr->wait_req = 0;
+	if (req)
+		reply(pr, req, 1, DBGP_ERROR "no answer in %d s", (pr->wait_ms + 999) / 1000);
+}
+
+/* A line the part relays for the restored program: the rank's output. */
+static void relay(struct part_proc *p, int stream, const char *line)
+{
+	struct part_rank *pr = p->pr;
+	char out[PART_LINE_MAX + 1];
+	size_t len = strlen(line);
+
+	memcpy(out, line, len);
+	out[len++] = '\n';
+	pr->host.output(pr->host.arg, pr->host.id, stream, out, len);
+}
+
+static void on_out_line(struct part_proc *p, const char *line)
+{
+
+	if (!strncmp(line, PART_PREFIX, strlen(PART_PREFIX))) {
+		snprintf(p->step, sizeof(p->step), "%s", line + strlen(PART_PREFIX));
+		return;
+	}
+	/* a verify's or rm's report: the steps and the exit say it all */
+	if (p->restart)
+		relay(p, SDM_IOF_STDOUT, line);
+}
+
+static void on_err_line(struct part_proc *p, const char *line)
+{
+	static const char *const cmds[] = { "checkpoint: ", "restart: ", "verify: ", "rm: " };
+	const char *why = line, *colon;
+
+	if (!strncmp(line, MARKER_PREFIX, strlen(MARKER_PREFIX))) {
+		colon = strrchr(line, ':');
+		if (colon && p->nmarker < PART_MARKERS && atoi(colon + 1) > 0)
+			p->marker[p->nmarker++] = atoi(colon + 1);
+		return;
+	}
+	/* "crdbg: restart: WHY" says WHY; a launcher's last words say less */
+	if (!strncmp(why, "crdbg: ", 7)) {
+		why += 7;
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (!strncmp(why, cmds[i], strlen(cmds[i])))
+				why += strlen(cmds[i]);
+		snprintf(p->why, sizeof(p->why), "%.500s", why);
+		p->crdbg_said = true;
+	} else if (p->restart) {
+		/* the restored program's stderr, which the part stands in for */
+		relay(p, SDM_IOF_STDERR, line);
+	} else if (!p->crdbg_said && *why) {
+		snprintf(p->why, sizeof(p->why), "%.500s", why);
+	}
+}
+
+static void proc_free(struct part_proc *p)
+{
+	struct part_rank *pr = p->pr;
+
+	if (p->reap_timer > 0)
+		sdm_transport_cancel_timer(pr->host.engine, p->reap_timer);
+	if (p->in >= 0)
+		close(p->in);
+	for (int *fd = &p->out; fd <= &p->err; fd++)
+		if (*fd >= 0) {
+			sdm_transport_unwatch_fd(pr->host.engine, *fd);
+			close(*fd);
+		}
+	free(p);
+}
+
+/* An older part that ended: forget it. */
+static void drop_old(struct part_rank *pr, struct part_proc *p)
+{
+	for (struct part_proc **pp = &pr->old; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			proc_free(p);
+			return;
+		}
+}
+
+/* "exit 0", or "exit S: WHY" for a part that failed. */
+static void reply_exit(struct part_rank *pr, uint32_t req, const struct part_proc *p)
+{
+	if (p->status)
+		reply(pr, req, 0, "exit %d: %s", p->status, p->why);
+	else
+		reply(pr, req, 0, "exit 0");
+}
+
+static void fin_done(struct part_rank *pr)
+{
+	if (pr->fin_timer > 0)
+		sdm_transport_cancel_timer(pr->host.engine, pr->fin_timer);
+	pr->fin_timer = 0;
+	pr->fin_req = 0;
+}
+
+/* No part of the rank runs any more (its output is all forwarded). */
+static bool all_ended(const struct part_rank *pr)
+{
+	return !pr->old && (!pr->cur || proc_over(pr->cur));
+}
+
+static void drain_done(struct part_rank *pr)
+{
+	if (pr->drain_timer > 0)
+		sdm_transport_cancel_timer(pr->host.engine, pr->drain_timer);
+	pr->drain_timer = 0;
+	pr->drain_req = 0;
+}
+
+static void check_drain(struct part_rank *pr)
+{
+	uint32_t req = pr->drain_req;
+
+	if (req && all_ended(pr)) {
+		drain_done(pr);
+		reply(pr, req, 0, "drained");
+	}
+}
+
+static void reaped(struct part_proc *p, int st)
+{
+	struct part_rank *pr = p->pr;
+
+	p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (!p->why[0] && p->status)
+		snprintf(p->why, sizeof(p->why), "it ended with status %d", p->status);
+	if (p != pr->cur) {
+		drop_old(pr, p);
+		check_drain(pr);
+		return;
+	}
+	check_drain(pr);
+	check_wait(pr);
+	if (pr->fin_req) {
+		uint32_t req = pr->fin_req;
+
+		fin_done(pr);
+		reply_exit(pr, req, p);
+	}
+}
+
+/* Both its pipes ended: the part is ending; reap it without blocking. */
+static void try_reap(void *arg)
+{
+	struct part_proc *p = arg;
+	int st;
+	pid_t r;
+
+	p->reap_timer = 0;
+	do
+		r = waitpid(p->pid, &st, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == p->pid) {
+		reaped(p, st);
+	} else if (r < 0) {
+		reaped(p, 127 << 8);	/* not ours any more: nothing to wait for */
+	} else {
+		p->reap_timer = sdm_transport_add_timer(p->pr->host.engine, REAP_POLL_MS,
+							try_reap, p);
+	}
+}
+
+/* Take what fd has; lines go to the handlers. */
+static void on_readable(void *arg, int fd, uint32_t events)
+{
+	struct part_proc *p = arg;
+	bool is_err = fd == p->err;
+	char *buf = is_err ? p->ebuf : p->obuf;
+	size_t *len = is_err ? &p->elen : &p->olen;
+	size_t cap = sizeof(p->obuf) - 1;	/* room for a NUL after the longest line */
+	ssize_t n = read(fd, buf + *len, cap - *len);
+	char *nl;
+
+	(void)events;
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n > 0)
+		*len += (size_t)n;
+	while ((nl = memchr(buf, '\n', *len)) || *len == cap || (n <= 0 && *len)) {
+		size_t ll = nl ? (size_t)(nl - buf) : *len;
+
+		buf[ll] = 0;
+		is_err ? on_err_line(p, buf) : on_out_line(p, buf);
+		ll += nl ? 1 : 0;
+		memmove(buf, buf + ll, *len - ll);
+		*len -= ll;
+	}
+	if (n <= 0) {
+		sdm_transport_unwatch_fd(p->pr->host.engine, fd);
+		close(fd);
+		*(is_err ? &p->err : &p->out) = -1;
+		if (p->out < 0 && p->err < 0)
+			try_reap(p);
+		return;
+	}
+	check_wait(p->pr);
+}
+
+static void child_exec(const char *prog, char **argv, int in, int out, int err)
+{
+	sigset_t none;
+
+	setpgid(0, 0);	/* a part that does not end is killed whole */
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	signal(SIGPIPE, SIG_DFL);	/* the server ignores it */
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execv(prog, argv);
+	dprintf(2, "crdbg: cannot run %s: %s\n", prog, strerror(errno));
+	_exit(127);
+}
+
+static void do_start(struct part_rank *pr, uint32_t req, struct part_cmd *c)
+{
+	char prog[PATH_MAX], **argv = c->argv;
+	int in[2], out[2], er[2];
+	struct part_proc *p;
+
+	if (pr->cur && !proc_over(pr->cur) && pr->cur->in >= 0) {
+		reply(pr, req, 1, DBGP_ERROR "the rank's last part is still taking orders");
+		return;
+	}
+	if (find_crdbg(prog, sizeof(prog))) {
+		reply(pr, req, 1, DBGP_ERROR "no crdbg program next to this server");
+		return;
+	}
+	argv[0] = prog;
+	p = calloc(1, sizeof(*p));
+	if (!p || pipe2(in, O_CLOEXEC)) {
+		free(p);
+		reply(pr, req, 1, DBGP_ERROR "cannot start a part: %s", strerror(errno));
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
+		reply(pr, req, 1, DBGP_ERROR "cannot start a part: %s", strerror(errno));
+		close(in[0]);
+		close(in[1]);
+		free(p);
+		return;
+	}
+	p->pr = pr;
+	p->status = -1;
+	p->restart = !strcmp(argv[1], "restart");
+	p->pid = fork();
+	if (p->pid == 0)
+		child_exec(prog, argv, in[0], out[1], er[1]);
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	p->in = in[1];
+	p->out = out[0];
+	p->err = er[0];
+	if (p->pid < 0 ||
+	    sdm_transport_watch_fd(pr->host.engine, p->out, EPOLLIN, on_readable, p) ||
+	    sdm_transport_watch_fd(pr->host.engine, p->err, EPOLLIN, on_readable, p)) {
+		if (p->pid > 0) {
+			kill(-p->pid, SIGKILL);
+			waitpid(p->pid, NULL, 0);
+		}
+		proc_free(p);
+		reply(pr, req, 1, DBGP_ERROR "cannot start a part: %s", strerror(errno));
+		return;
+	}
+	/* the last part ran on (released) or ended: it gives way */
+	if (pr->cur) {
+		if (proc_over(pr->cur)) {
+			proc_free(pr->cur);
+		} else {
+			pr->cur->next = pr->old;
+			pr->old = pr->cur;
+		}
+	}
+	pr->cur = p;
+	reply(pr, req, 0, "started");
+}
+
+static void do_order(struct part_rank *pr, uint32_t req, const char *line)
+{
+	struct part_proc *p = pr->cur;
+	size_t len = strlen(line);
+	char buf[PART_LINE_MAX];
+
+	if (!p || p->in < 0 || proc_over(p)) {
+		reply(pr, req, 1, DBGP_ERROR "ended: %s", p && p->why[0] ? p->why : "no part takes orders");
+		return;
+	}
+	memcpy(buf, line, len);
+	buf[len++] = '\n';
+	/* an order is far below PIPE_BUF: one write, whole or not at all */
+	if (write(p->in, buf, len) != (ssize_t)len) {
+		close(p->in);
+		p->in = -1;
+		reply(pr, req, 1, DBGP_ERROR "ended: %s", p->why[0] ? p->why : "it no longer takes orders");
+		return;
+	}
+	reply(pr, req, 0, "sent");
+}
+
+static void do_wait(struct part_rank *pr, uint32_t req, const struct part_cmd *c)
+{
+	if (!pr->cur) {
+		reply(pr, req, 1, DBGP_ERROR "ended: no part was started");
+		return;
+	}
+	if (pr->wait_req)	/* a newer wait replaces one nobody waits for */
+		wait_done(pr);
+	pr->wait_req = req;
+	pr->wait_pid = c->pid;
+	pr->wait_ms = (int)c->ms;
+	snprintf(pr->wait_step, sizeof(pr->wait_step), "%s", c->step);
+	check_wait(pr);
+	if (pr->wait_req == req)
+		pr->wait_timer = sdm_transport_add_timer(pr->host.engine, (int)c->ms,
+							 wait_expired, pr);
+}
+
+static void finish_expired(void *arg)
+{
+	struct part_rank *pr = arg;
+
+	pr->fin_timer = 0;
+	if (pr->cur && !proc_over(pr->cur) && pr->cur->pid > 0) {
+		/* it does not end: a hung freeze or launch; its group goes */
+		kill(-pr->cur->pid, SIGKILL);
+		kill(pr->cur->pid, SIGKILL);
+	}
+}
+
+static void do_finish(struct part_rank *pr, uint32_t req, unsigned long ms)
+{
+	struct part_proc *p = pr->cur;
+
+	if (!p) {
+		reply(pr, req, 1, DBGP_ERROR "ended: no part was started");
+		return;
+	}
+	if (p->in >= 0) {
+		close(p->in);
+		p->in = -1;
+	}
+	if (proc_over(p)) {
+		reply_exit(pr, req, p);
+	} else if (!ms) {
+		reply(pr, req, 0, "running");
+	} else {
+		if (pr->fin_req)
+			fin_done(pr);
+		pr->fin_req = req;
+		pr->fin_timer = sdm_transport_add_timer(pr->host.engine, (int)ms, finish_expired,
+							pr);
+	}
+}
+
+static void drain_expired(void *arg)
+{
+	struct part_rank *pr = arg;
+	uint32_t req = pr->drain_req;
+
+	pr->drain_timer = 0;
+	pr->drain_req = 0;
+	if (req)
+		reply(pr, req, 0, "running");
+}
+
+/* Until every part of the rank ended, all it wrote forwarded: "drained". */
+static void do_drain(struct part_rank *pr, uint32_t req, unsigned long ms)
+{
+	if (pr->drain_req)
+		drain_done(pr);
+	pr->drain_req = req;
+	check_drain(pr);
+	if (pr->drain_req == req)
+		pr->drain_timer = sdm_transport_add_timer(pr->host.engine, (int)ms, drain_expired,
+							  pr);
+}
+
+void part_rank_command(struct part_rank *pr, uint32_t req, const char *arg)
+{
+	char buf[DBGP_CMD_MAX + 1];
+	struct part_cmd c;
+	const char *why;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	if (part_cmd_parse(buf, &c, &why)) {
+		reply(pr, req, 1, DBGP_ERROR "%s", why);
+		return;
+	}
+	switch (c.op) {
+	case PART_START:
+		do_start(pr, req, &c);
+		break;
+	case PART_ORDER:
+		do_order(pr, req, c.line);
+		break;
+	case PART_WAIT:
+		do_wait(pr, req, &c);
+		break;
+	case PART_FINISH:
+		do_finish(pr, req, c.ms);
+		break;
+	case PART_DRAIN:
+		do_drain(pr, req, c.ms);
+		break;
+	}
+}
+
+struct part_rank *part_rank_new(const struct sdm_backend_host *host,
+				const struct sdm_idset *me)
+{
+	struct part_rank *pr = calloc(1, sizeof(*pr));
+
+	if (!pr)
+		return NULL;
+	pr->host = *host;
+	pr->me = me;
+	return pr;
+}
+
+void part_rank_free(struct part_rank *pr)
+{
+	struct part_proc *p, *next;
+
+	if (!pr)
+		return;
+	wait_done(pr);
+	fin_done(pr);
+	drain_done(pr);
+	if (pr->cur)
+		proc_free(pr->cur);
+	for (p = pr->old; p; p = next) {
+		next = p->next;
+		proc_free(p);
+	}
+	free(pr);
+}
