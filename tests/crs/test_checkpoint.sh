@@ -59,7 +59,7 @@ pcs_ok() {
 
 meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
 
-echo "1..42"
+echo "1..43"
 
 # --- Table 5.2 scenario 1, continue: no debugger before or after --------
 start s1c 1
@@ -114,6 +114,37 @@ check "three restarts from one checkpoint: identical output" \
 	same3 "$work/s1r.out.1" "$work/s1r.out.2" "$work/s1r.out.3"
 check "scenario 1 post after restart: debug_with_checkpoint=0, gate=1" \
 	grep -q 'debug_with_checkpoint=0 gate=1' "$work/s1r.out.1"
+
+# The restart's criu starts before the verify, held at crdbg's CRIU plugin
+# until it passed (a failed verify ends it there, nothing restored: the
+# refusals below); its RESUME_DEVICES_LATE hook says when CRIU lets the
+# tree go and, with crdbg.ko, holds it there for the freeze, where an
+# action script (a new process) did before. criu's debug log of a
+# restart left waiting at CKPT_GO.
+rm -f "$CKPT_GO"
+cp "$work/s1r.at-checkpoint" "$work/s1r.out"
+mkdir -p "$work/tmp-gate"
+TMPDIR=$work/tmp-gate CRDBG_CRIU_VERBOSITY=4 timeout 300 \
+	"$crdbg" restart "$h8" --backend "$backend" >"$work/gate.log" 2>&1 &
+rpid=$!
+pids+=("$rpid")
+gate_log() { ls "$work"/tmp-gate/crdbg-restore-*/restore.log 2>/dev/null | head -n 1; }
+gate_restored() { [[ -n $(gate_log) ]] && grep -q 'Restore finished successfully' "$(gate_log)"; }
+wait_for gate_restored
+cp "$(gate_log)" "$work/gate.restore.log" 2>/dev/null
+touch "$CKPT_GO"
+wait "$rpid"
+grc=$?
+restore_gated() {
+	local log=$work/gate.restore.log
+	[[ $grc == 0 ]] && grep -q 'Plugin "crdbg_gate"' "$log" &&
+		grep -q 'Running pre-resume scripts' "$log" && ! grep -qP '\t\[/' "$log" &&
+		grep -q "plugin: \`crdbg_gate' hook 9 " "$log" &&
+		same_steps "$work/s1r.out" && [[ -z $(ls -A "$work/tmp-gate") ]]
+}
+check "restart: criu runs crdbg's plugin, its init and its hook before the detach, no action script; nothing left behind" \
+	restore_gated
+restore_gated || diag "$work/gate.log" "$work/gate.restore.log"
 
 # --- scenario 4: debugger before (MPIR_debug_with_checkpoint=1), none after
 CKPT_DEBUG_WITH_CHECKPOINT=1 start s4 8
@@ -399,8 +430,10 @@ printf 'X' | dd of="$CRDBG_STORE/$h8.bad/$(basename "$img")" bs=1 seek=100 conv=
 # The pages' digests are checked while criu restores (restart.c): a
 # corrupt page is found then, the restored tree is killed before it runs
 # (its output file gets no new line) and the one line names the file.
-# Everything else, and the sizes, are checked before criu starts: such a
-# restart never makes its work directory in $TMPDIR.
+# Everything else, and the sizes, are checked while criu starts up, held
+# at crdbg's plugin before it reads an image: a refused restart ends it
+# there, restores nothing and leaves nothing in $TMPDIR (its work
+# directory and the plugin's go).
 refused_file() { # OUT TMPDIR CMD...: one "crdbg:" line (kept in OUT), non-zero
 	local out=$1 tmp=$2 rc
 	shift 2
@@ -418,26 +451,27 @@ corrupt_refused() {
 }
 check "corrupt pages image: found while criu restores, the tree killed before it ran, one line naming it" corrupt_refused
 diag "$work/bad.err"
-before_criu() { # OUT TMPDIR PATTERN CMD...: refused naming PATTERN, criu never ran
+before_criu() { # OUT TMPDIR PATTERN CMD...: refused naming PATTERN, nothing restored
 	local out=$1 tmp=$2 pat=$3
 	shift 3
 	refused_file "$out" "$tmp" "$@" && grep -q "$pat" "$out" && ! grep -q killed "$out" &&
-		[[ -z $(ls -A "$tmp") ]] && ! pgrep -f "prog_ckpt 8 $STEPS" >/dev/null
+		[[ -z $(ls -A "$tmp") ]] && ! pgrep -f "prog_ckpt 8 $STEPS" >/dev/null &&
+		! pgrep -x criu >/dev/null
 }
-check "corrupt pages image, CRDBG_VERIFY=first: refused before criu starts" \
+check "corrupt pages image, CRDBG_VERIFY=first: refused before criu restores anything" \
 	before_criu "$work/first.err" "$work/tmp-first" "checksum of $(basename "$img") does not match" \
 		env CRDBG_VERIFY=first "$crdbg" restart "$h8.bad" --backend "$backend"
 diag "$work/first.err"
 copy_as "$h8" "$h8.core"
 core=$(ls "$CRDBG_STORE/$h8.core"/core-*.img | head -n 1)
 printf 'X' | dd of="$core" bs=1 seek=20 conv=notrunc 2>/dev/null
-check "corrupt core image: refused before criu starts, naming it" \
+check "corrupt core image: refused before criu restores anything, naming it" \
 	before_criu "$work/core.err" "$work/tmp-core" "checksum of $(basename "$core") does not match" \
 		"$crdbg" restart "$h8.core" --backend "$backend"
 diag "$work/core.err"
 copy_as "$h8" "$h8.short"
 truncate -s 4096 "$CRDBG_STORE/$h8.short/$(basename "$img")"
-check "truncated pages image: refused before criu starts, naming it" \
+check "truncated pages image: refused before criu restores anything, naming it" \
 	before_criu "$work/short.err" "$work/tmp-short" "$(basename "$img") has 4096 bytes" \
 		"$crdbg" restart "$h8.short" --backend "$backend"
 diag "$work/short.err"

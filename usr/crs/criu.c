@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -362,95 +363,103 @@ static void link_installed_plugins(const char *gatedir)
 	closedir(d);
 }
 
-static int gate_fifo(struct crs_criu_dump *d, const char *name)
+static int gate_fifo(struct crs_criu_gate *g, const char *name)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", d->gatedir, name);
+	snprintf(path, sizeof(path), "%s/%s", g->dir, name);
 	if (mkfifo(path, 0600))
 		return -errno;
 	return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 }
 
-static int gate_open(struct crs_criu_dump *d)
+/* The plugin and its FIFOs in a new directory DIR/crdbg-gate-XXXXXX. */
+static int gate_open(struct crs_criu_gate *g, const char *dir)
 {
-	const char *tmp = getenv("TMPDIR");
 	char so[PATH_MAX];
 	int r;
 
-	snprintf(d->gatedir, sizeof(d->gatedir), "%s/crdbg-gate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(d->gatedir)) {
-		d->gatedir[0] = '\0';
+	g->gate_fd = g->status_fd = -1;
+	snprintf(g->dir, sizeof(g->dir), "%s/crdbg-gate-XXXXXX", dir);
+	if (!mkdtemp(g->dir)) {
+		g->dir[0] = '\0';
 		return -errno;
 	}
-	snprintf(so, sizeof(so), "%s/%s", d->gatedir, GATE_PLUGIN);
+	snprintf(so, sizeof(so), "%s/%s", g->dir, GATE_PLUGIN);
 	r = write_file(so, crs_gate_plugin, (size_t)(crs_gate_plugin_end - crs_gate_plugin));
 	if (r)
 		return r;
-	link_installed_plugins(d->gatedir);
-	d->gate_fd = gate_fifo(d, "gate");
-	if (d->gate_fd < 0)
-		return d->gate_fd == -1 ? -errno : d->gate_fd;
-	d->status_fd = gate_fifo(d, "status");
-	if (d->status_fd < 0)
-		return d->status_fd == -1 ? -errno : d->status_fd;
+	link_installed_plugins(g->dir);
+	g->gate_fd = gate_fifo(g, "gate");
+	if (g->gate_fd < 0)
+		return g->gate_fd == -1 ? -errno : g->gate_fd;
+	g->status_fd = gate_fifo(g, "status");
+	if (g->status_fd < 0)
+		return g->status_fd == -1 ? -errno : g->status_fd;
 	return 0;
 }
 
-static void gate_close(struct crs_criu_dump *d)
+static void gate_close(struct crs_criu_gate *g)
 {
-	if (d->gate_fd >= 0)
-		close(d->gate_fd);	/* end of file for a waiting plugin */
-	if (d->status_fd >= 0)
-		close(d->status_fd);
-	d->gate_fd = d->status_fd = -1;
-	if (!d->gatedir[0])
+	if (g->gate_fd >= 0)
+		close(g->gate_fd);	/* end of file for a waiting plugin */
+	if (g->status_fd >= 0)
+		close(g->status_fd);
+	g->gate_fd = g->status_fd = -1;
+	if (!g->dir[0])
 		return;
-	crs_rmtree(AT_FDCWD, d->gatedir);
-	d->gatedir[0] = '\0';
+	crs_rmtree(AT_FDCWD, g->dir);
+	g->dir[0] = '\0';
 }
 
 /*
  * Wait up to ms milliseconds (< 0: as long as it takes) for the plugin
- * to say word ("ready", "dumped"), or for criu's exit or "failed": 1
- * when it said word, 0 when criu exited (d->exited, d->status), -EIO
- * when it said "failed", -ETIMEDOUT.
+ * to say word ("ready", "dumped", "held"), or for criu's exit or
+ * "failed": 1 when it said word, 0 when criu exited (g->exited,
+ * g->status), -EIO when it said "failed", -ETIMEDOUT. Other words are
+ * passed over.
  */
-static int gate_wait_for(struct crs_criu_dump *d, const char *word, int ms)
+static int gate_wait_for(struct crs_criu_gate *g, const char *word, int ms)
 {
-	struct pollfd p = { .fd = d->status_fd, .events = POLLIN };
-	size_t have = strlen(d->said);
+	struct pollfd p = { .fd = g->status_fd, .events = POLLIN };
+	size_t have = strlen(g->said);
 	char *nl;
 	ssize_t n;
 	int waited;
 
 	for (waited = 0; ms < 0 || waited <= ms; waited += 5) {
-		while ((nl = strchr(d->said, '\n'))) {
-			bool match = (size_t)(nl - d->said) == strlen(word) &&
-				     !strncmp(d->said, word, strlen(word));
-			bool failed = !strncmp(d->said, "failed\n", 7);
+		while ((nl = strchr(g->said, '\n'))) {
+			bool match = (size_t)(nl - g->said) == strlen(word) &&
+				     !strncmp(g->said, word, strlen(word));
+			bool failed = !strncmp(g->said, "failed\n", 7);
 
-			memmove(d->said, nl + 1, strlen(nl + 1) + 1);
+			memmove(g->said, nl + 1, strlen(nl + 1) + 1);
 			if (match)
 				return 1;
 			if (failed)
 				return -EIO;
 		}
-		have = strlen(d->said);
+		have = strlen(g->said);
 		if (poll(&p, 1, 5) > 0) {
-			n = read(d->status_fd, d->said + have, sizeof(d->said) - 1 - have);
+			n = read(g->status_fd, g->said + have, sizeof(g->said) - 1 - have);
 			if (n > 0)
-				d->said[have + (size_t)n] = '\0';
-			if (have + (size_t)(n > 0 ? n : 0) >= sizeof(d->said) - 1)
-				d->said[0] = '\0';	/* not the plugin's words */
+				g->said[have + (size_t)n] = '\0';
+			if (have + (size_t)(n > 0 ? n : 0) >= sizeof(g->said) - 1)
+				g->said[0] = '\0';	/* not the plugin's words */
 			continue;
 		}
-		if (waitpid(d->child, &d->status, WNOHANG) == d->child) {
-			d->exited = true;
+		if (waitpid(g->child, &g->status, WNOHANG) == g->child) {
+			g->exited = true;
 			return 0;
 		}
 	}
 	return -ETIMEDOUT;
+}
+
+/* "go": CRIU goes on from where the plugin holds it. */
+static int gate_go(struct crs_criu_gate *g)
+{
+	return write(g->gate_fd, "go\n", 3) == 3 ? 0 : -errno;
 }
 
 #define GATE_TIMEOUT_MS 60000
@@ -458,23 +467,24 @@ static int gate_wait_for(struct crs_criu_dump *d, const char *word, int ms)
 /* Wait until criu is up and waits at the gate. */
 static int wait_at_gate(struct crs_criu_dump *d, char *err, size_t errlen)
 {
+	struct crs_criu_gate *g = &d->g;
 	char log[4200];
-	int r = gate_wait_for(d, "ready", GATE_TIMEOUT_MS);
+	int r = gate_wait_for(g, "ready", GATE_TIMEOUT_MS);
 
 	if (r == 1)
 		return 0;
 	if (r == -ETIMEDOUT) {
-		kill(d->child, SIGKILL);
+		kill(g->child, SIGKILL);
 		crs_criu_dump_cancel(d);
 		snprintf(err, errlen, "criu did not start in %d s", GATE_TIMEOUT_MS / 1000);
 		return -ETIMEDOUT;
 	}
-	if (!d->exited)
-		while (waitpid(d->child, &d->status, 0) < 0 && errno == EINTR)
+	if (!g->exited)
+		while (waitpid(g->child, &g->status, 0) < 0 && errno == EINTR)
 			;
-	d->child = 0;
-	gate_close(d);
-	if (WIFEXITED(d->status) && WEXITSTATUS(d->status) == 127) {
+	g->child = 0;
+	gate_close(g);
+	if (WIFEXITED(g->status) && WEXITSTATUS(g->status) == 127) {
 		snprintf(err, errlen, "cannot run %s", crs_criu_path());
 		return -ENOENT;
 	}
@@ -490,19 +500,19 @@ void crs_criu_dump_cancel(struct crs_criu_dump *d);
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
 			struct crs_criu_dump *d, char *err, size_t errlen)
 {
-	char spid[16], prev[CRS_HANDLE_MAX + 4], env[sizeof(d->gatedir) + 16];
+	char spid[16], prev[CRS_HANDLE_MAX + 4], env[sizeof(d->g.dir) + 16];
 	char *argv[24 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
+	const char *tmp = getenv("TMPDIR");
 	size_t nr_ext, k;
 	int i = 0, r;
 
 	memset(d, 0, sizeof(*d));
-	d->gate_fd = d->status_fd = -1;
 	d->pid = pid;
 	snprintf(d->dir, sizeof(d->dir), "%s", dir);
-	r = gate_open(d);
+	r = gate_open(&d->g, tmp && *tmp ? tmp : "/tmp");
 	if (r) {
 		snprintf(err, errlen, "cannot prepare criu's start: %s", strerror(-r));
-		gate_close(d);
+		gate_close(&d->g);
 		return r;
 	}
 	snprintf(spid, sizeof(spid), "%d", (int)pid);
@@ -516,7 +526,7 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	argv[i++] = CRS_CRIU_DUMP_LOG;
 	argv[i++] = (char *)criu_verbosity();
 	argv[i++] = "--libdir";
-	argv[i++] = d->gatedir;
+	argv[i++] = d->g.dir;
 	if (leave_running)
 		argv[i++] = "--leave-running";
 	if (m->shell_job)
@@ -538,19 +548,19 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	/* The tree's terminals whose masters are outside it (tree-stdio.h). */
 	if (crs_stdio_external_args(m, &ext, &nr_ext)) {
 		snprintf(err, errlen, "out of memory");
-		gate_close(d);
+		gate_close(&d->g);
 		return -ENOMEM;
 	}
 	for (k = 0; k < nr_ext && k < 2 * MAX_EXTERNAL_TTYS; k++)
 		argv[i++] = ext[k];
 	argv[i] = NULL;
-	snprintf(env, sizeof(env), "CRDBG_GATE=%s", d->gatedir);
-	d->child = spawn_env(argv, -1, env);
+	snprintf(env, sizeof(env), "CRDBG_GATE=%s", d->g.dir);
+	d->g.child = spawn_env(argv, -1, env);
 	crs_stdio_args_free(ext, nr_ext);
-	if (d->child < 0) {
+	if (d->g.child < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot run criu: %s", strerror(errno));
-		gate_close(d);
+		gate_close(&d->g);
 		return r;
 	}
 	return wait_at_gate(d, err, errlen);
@@ -558,22 +568,22 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 
 void crs_criu_dump_cancel(struct crs_criu_dump *d)
 {
-	if (d->child <= 0 || d->exited) {
-		gate_close(d);
-		d->child = 0;
+	if (d->g.child <= 0 || d->g.exited) {
+		gate_close(&d->g);
+		d->g.child = 0;
 		return;
 	}
-	gate_close(d);	/* the gate fails: CRIU gives up before touching a task */
-	while (waitpid(d->child, NULL, 0) < 0 && errno == EINTR)
+	gate_close(&d->g);	/* the gate fails: CRIU gives up before touching a task */
+	while (waitpid(d->g.child, NULL, 0) < 0 && errno == EINTR)
 		;
-	d->child = 0;
+	d->g.child = 0;
 }
 
 int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen)
 {
 	if (d->went)
 		return 0;
-	if (write(d->gate_fd, "go\n", 3) != 3) {
+	if (gate_go(&d->g)) {
 		snprintf(err, errlen, "cannot let criu go on: %s", strerror(errno));
 		crs_criu_dump_cancel(d);
 		return -EIO;
@@ -584,18 +594,18 @@ int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen)
 
 int crs_criu_dump_wait_written(struct crs_criu_dump *d)
 {
-	int r = gate_wait_for(d, "dumped", -1);
+	int r = gate_wait_for(&d->g, "dumped", -1);
 
 	if (r == 1)
 		return 1;
 	/* it failed: criu lets go of the tree and exits with its error */
-	while (!d->exited && waitpid(d->child, &d->status, 0) < 0) {
+	while (!d->g.exited && waitpid(d->g.child, &d->g.status, 0) < 0) {
 		if (errno != EINTR) {
-			d->status = 1 << 8;	/* lost: a failure all the same */
+			d->g.status = 1 << 8;	/* lost: a failure all the same */
 			break;
 		}
 	}
-	d->exited = true;
+	d->g.exited = true;
 	return 0;
 }
 
@@ -608,19 +618,19 @@ int crs_criu_dump_save_tmpfs(struct crs_criu_dump *d, char *err, size_t errlen)
 int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen)
 {
 	char log[4200];
-	int st = d->status, r;
+	int st = d->g.status, r;
 
 	r = crs_criu_dump_go(d, err, errlen);
 	if (r)
 		return r;
-	while (!d->exited && waitpid(d->child, &st, 0) < 0) {
+	while (!d->g.exited && waitpid(d->g.child, &st, 0) < 0) {
 		if (errno != EINTR) {
-			gate_close(d);
+			gate_close(&d->g);
 			return -errno;
 		}
 	}
-	d->child = 0;
-	gate_close(d);
+	d->g.child = 0;
+	gate_close(&d->g);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return d->tmpfs_saved ? 0 : crs_criu_dump_save_tmpfs(d, err, errlen);
 	snprintf(log, sizeof(log), "%s/%s", d->dir, CRS_CRIU_DUMP_LOG);
@@ -678,18 +688,47 @@ static void close_dups(const int *dups, size_t nr)
 			close(dups[k]);
 }
 
-pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     bool lazy, const char *pre_resume, int terminal_fd, char *err,
-			     size_t errlen)
+int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, bool gated,
+			  bool hold, char *why, size_t whylen)
 {
-	char **argv, **inherit;
+	struct statvfs vfs;
+	int r;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->g.gate_fd = rs->g.status_fd = -1;
+	if (!gated && !hold)
+		return 0;
+	if (statvfs(workdir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+		snprintf(why, whylen, "%s is on a noexec file system: CRIU cannot load crdbg's plugin there",
+			 workdir);
+		return -ENOEXEC;
+	}
+	r = gate_open(&rs->g, workdir);
+	if (r) {
+		snprintf(why, whylen, "cannot write crdbg's CRIU plugin into %s: %s", workdir,
+			 strerror(-r));
+		gate_close(&rs->g);
+		return r;
+	}
+	rs->gated = gated;
+	rs->hold = hold;
+	return 0;
+}
+
+int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const char *workdir,
+			   const struct crs_meta *m, bool lazy, int terminal_fd, char *err,
+			   size_t errlen)
+{
+	char **argv, **inherit, env[sizeof(rs->g.dir) + 16];
 	size_t nr_inherit, k;
 	int i = 0, *dups;
 	pid_t child;
 
+	snprintf(rs->dir, sizeof(rs->dir), "%s", dir);
 	/* What of the tree's stdio crdbg restart stands in for (tree-stdio.h). */
 	if (crs_stdio_inherit_args(m, terminal_fd, &inherit, &nr_inherit)) {
 		snprintf(err, errlen, "out of memory");
+		gate_close(&rs->g);
 		return -ENOMEM;
 	}
 	argv = calloc(24 + CRS_MAX_CRIU_OPTS + nr_inherit, sizeof(*argv));
@@ -703,6 +742,7 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 		free(argv);
 		crs_stdio_args_free(inherit, nr_inherit);
 		snprintf(err, errlen, "cannot hand the tree's stdio to criu: %s", strerror(e));
+		gate_close(&rs->g);
 		return -e;
 	}
 
@@ -715,12 +755,12 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	argv[i++] = "-o";
 	argv[i++] = CRS_CRIU_RESTORE_LOG;
 	argv[i++] = (char *)criu_verbosity();
-	if (pre_resume) {
-		argv[i++] = "--action-script";
-		argv[i++] = (char *)pre_resume;
-	} else {
-		argv[i++] = "--leave-stopped";
+	if (rs->g.dir[0]) {
+		argv[i++] = "--libdir";
+		argv[i++] = rs->g.dir;
 	}
+	if (!rs->hold)
+		argv[i++] = "--leave-stopped";
 	if (lazy)
 		argv[i++] = "--lazy-pages";
 	if (m->shell_job)
@@ -734,7 +774,8 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	for (k = 0; k < nr_inherit; k++)
 		argv[i++] = inherit[k];
 	argv[i] = NULL;
-	child = crs_tmpfs_put_back(dir, err, errlen) ? -EIO : fork();
+	/* held at the gate, criu finds the tmpfs files back after the go */
+	child = !rs->gated && crs_tmpfs_put_back(dir, err, errlen) ? -EIO : fork();
 	if (child < 0 && child != -EIO) {
 		child = -errno;
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
@@ -742,6 +783,11 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	if (child == 0) {
 		/* criu keeps our stdio (a shell job's terminal) and the tree's pty. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(env, sizeof(env), "CRDBG_GATE=%s", rs->g.dir);
+		if (rs->g.dir[0])
+			putenv(env);
+		if (rs->hold)
+			putenv("CRDBG_GATE_HOLD=1");
 		if (terminal_fd >= 0)
 			fcntl(terminal_fd, F_SETFD, 0);
 		for (k = 0; k < nr_inherit / 2; k++)
@@ -754,8 +800,75 @@ pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct 
 	free(dups);
 	free(argv);
 	crs_stdio_args_free(inherit, nr_inherit);
-	return child;
+	if (child < 0)
+		gate_close(&rs->g);
+	rs->g.child = child > 0 ? child : 0;
+	return child < 0 ? child : 0;
 }
+
+int crs_criu_restore_go(struct crs_criu_restore *rs, char *err, size_t errlen)
+{
+	int r;
+
+	if (!rs->gated)
+		return 0;
+	if (crs_tmpfs_put_back(rs->dir, err, errlen)) {
+		crs_criu_restore_cancel(rs);
+		return -EIO;
+	}
+	r = gate_go(&rs->g);
+	if (r) {
+		snprintf(err, errlen, "cannot let criu restore go on: %s", strerror(-r));
+		crs_criu_restore_cancel(rs);
+	}
+	return r;
+}
+
+/*
+ * End of file at the gate: the plugin's init fails and CRIU gives up.
+ * The plugin stays where it is until criu has exited: a criu that had
+ * not yet listed its plugin directory would otherwise find none and
+ * restore unchecked.
+ */
+void crs_criu_restore_cancel(struct crs_criu_restore *rs)
+{
+	if (rs->g.gate_fd >= 0)
+		close(rs->g.gate_fd);
+	rs->g.gate_fd = -1;
+	if (rs->g.child > 0 && !rs->g.exited)
+		while (waitpid(rs->g.child, NULL, 0) < 0 && errno == EINTR)
+			;
+	rs->g.child = 0;
+	gate_close(&rs->g);
+}
+
+int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st)
+{
+	int r = gate_wait_for(&rs->g, "held", ms);
+
+	if (r == 1)
+		return 0;
+	if (r == -ETIMEDOUT)
+		return r;
+	if (!rs->g.exited)	/* "failed" is not said on a restore: criu exits */
+		while (waitpid(rs->g.child, &rs->g.status, 0) < 0 && errno == EINTR)
+			;
+	rs->g.exited = true;
+	*ret_st = rs->g.status;
+	return -ECHILD;
+}
+
+void crs_criu_restore_release(struct crs_criu_restore *rs)
+{
+	if (rs->hold && rs->g.gate_fd >= 0 && gate_go(&rs->g))
+		perror("crdbg: letting criu restore detach");
+}
+
+void crs_criu_restore_close(struct crs_criu_restore *rs)
+{
+	gate_close(&rs->g);
+}
+
 
 pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd, char *err,
 				size_t errlen)

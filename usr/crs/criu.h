@@ -17,6 +17,24 @@
 #define CRS_CRIU_RESTORE_LOG	"restore.log"
 #define CRS_CRIU_LAZY_LOG	"lazy-pages.log"
 
+/*
+ * crdbg's CRIU plugin (usr/crs/gate/criu-gate.c), seen from crdbg: a
+ * private directory holding the plugin (criu runs with --libdir there)
+ * and two FIFOs, "gate" (crdbg -> plugin: "go") and "status" (plugin ->
+ * crdbg: "ready", "dumped", "failed", "held"), both held open read-write
+ * here so that the plugin's opens never block and crdbg's death is an
+ * end of file at the gate.
+ */
+struct crs_criu_gate {
+	pid_t child;		/* criu */
+	int gate_fd;
+	int status_fd;
+	bool exited;		/* criu reaped, its wait status in status */
+	int status;
+	char said[32];		/* the plugin's words not yet taken */
+	char dir[PATH_MAX - 64];
+};
+
 const char *crs_criu_path(void);
 
 /* "3.17.1" from `criu --version`. */
@@ -38,14 +56,6 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 		  char *err, size_t errlen);
 
 /*
- * Start `criu restore` (not detached: criu stays the parent of the root
- * and waits for it); returns criu's pid. Without pre_resume every task is
- * left stopped (--leave-stopped); with it, criu runs that action script
- * while it still holds the restored tasks, and lets them run after it.
- * With lazy, memory comes on demand from a `criu lazy-pages` server
- * started first in the same workdir (crs_criu_lazy_pages_start).
- */
-/*
  * Restoring dir connects the tree to something outside it that a kill of
  * the restored tree could not leave as it found it: a TCP connection (or
  * a network namespace), an external unix socket, an external resource.
@@ -53,12 +63,64 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m);
 
 /*
+ * `criu restore` of dir (not detached: criu stays the parent of the root
+ * and waits for it). With gated, criu starts up at once but waits at
+ * crdbg's plugin (its init, before CRIU reads an image or creates a
+ * task) until crs_criu_restore_go(), so that its start-up overlaps the
+ * verify; crs_criu_restore_cancel() instead makes it give up having
+ * restored nothing. With hold (crdbg.ko's restart), the plugin also
+ * holds CRIU once every restored thread is stopped under its ptrace at
+ * the end of its restore, just before it detaches (the hook
+ * RESUME_DEVICES_LATE, where CRIU 3.17 runs pre-resume scripts next):
+ * crs_criu_restore_held() waits for that and crs_criu_restore_release()
+ * lets CRIU detach. Without hold every task is left stopped
+ * (--leave-stopped). With lazy (no gate, no hold), memory comes on
+ * demand from a `criu lazy-pages` server started first in the same
+ * workdir (crs_criu_lazy_pages_start()).
+ *
  * terminal_fd (-1: none) is the pty slave that stands in for the tree's
  * terminals dumped as external (tree-stdio.h); criu inherits it.
  */
-pid_t crs_criu_restore_start(const char *dir, const char *workdir, const struct crs_meta *m,
-			     bool lazy, const char *pre_resume, int terminal_fd, char *err,
-			     size_t errlen);
+struct crs_criu_restore {
+	struct crs_criu_gate g;
+	bool gated, hold;	/* as asked, or off when the plugin cannot load */
+	char dir[PATH_MAX];
+};
+
+/*
+ * Write the plugin into a directory of workdir for a gated restore
+ * (gated, hold as above; rs zeroed here). On a noexec file system (no
+ * plugin can load from it), or when it cannot be written, both are off:
+ * a negative errno, why saying so.
+ */
+int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, bool gated,
+			  bool hold, char *why, size_t whylen);
+
+/*
+ * Start criu (after crs_criu_restore_gate(), or with rs zeroed and its
+ * gate fds -1); its pid in rs->g.child. 0 or a negative errno.
+ */
+int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const char *workdir,
+			   const struct crs_meta *m, bool lazy, int terminal_fd, char *err,
+			   size_t errlen);
+
+/* The checkpoint verified: put its tmpfs files back, let CRIU restore. */
+int crs_criu_restore_go(struct crs_criu_restore *rs, char *err, size_t errlen);
+
+/* Make a gated criu give up before restoring anything, and reap it. */
+void crs_criu_restore_cancel(struct crs_criu_restore *rs);
+
+/*
+ * gated: wait until CRIU has restored every task and is about to let
+ * them go (0; with hold, the plugin holds them until
+ * crs_criu_restore_release()), or criu exits (-ECHILD, its wait status
+ * in *ret_st), or ms pass (-ETIMEDOUT).
+ */
+int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st);
+void crs_criu_restore_release(struct crs_criu_restore *rs);
+
+/* The plugin's FIFOs and directory go (criu no longer needs them). */
+void crs_criu_restore_close(struct crs_criu_restore *rs);
 
 /*
  * Start `criu lazy-pages` for dir (a child; it serves page faults of the
@@ -73,20 +135,15 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd,
 /*
  * The same in two steps, so that CRIU starts up while the tree still runs:
  * start runs `criu dump` and returns once it waits at crdbg's dump gate
- * (a CRIU plugin, usr/crs/gate/criu-gate.c: before CRIU looks at any
- * task), finish lets it go on and waits for it; cancel makes it give up.
+ * (the plugin's init: before CRIU looks at any task), finish lets it go
+ * on and waits for it; cancel makes it give up.
  */
 struct crs_criu_dump {
-	pid_t child, pid;
-	int gate_fd;		/* crdbg -> plugin: "go" */
-	int status_fd;		/* plugin -> crdbg: "ready", "dumped" or "failed" */
+	struct crs_criu_gate g;
+	pid_t pid;
 	bool went;		/* "go" written: CRIU seizes the tree */
-	bool exited;		/* criu reaped, its wait status in status */
 	bool tmpfs_saved;	/* crs_criu_dump_save_tmpfs() ran */
-	int status;
-	char said[32];		/* the plugin's words not yet taken */
 	char dir[PATH_MAX];
-	char gatedir[PATH_MAX - 64];
 };
 
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * crdbg restart: verify the checkpoint, let CRIU restore the tree (criu
- * stays its parent, crdbg the subreaper above) frozen by crdbg.ko before
- * CRIU lets it go (pre-resume.c), or left stopped (ptrace backend, lazy
+ * crdbg restart: start CRIU held at crdbg's plugin (criu.h), verify the
+ * checkpoint meanwhile, let CRIU restore the tree (criu stays its parent,
+ * crdbg the subreaper above) frozen by crdbg.ko where the plugin holds
+ * CRIU before it lets the tree go, or left stopped (ptrace backend, lazy
  * restores), push the CRS hook on every thread, release, and wait for the
  * program like a shell would. With --debug the hook parks every thread and
  * each designated thread prints "MPIR debug info) <host>:<pid>" on the
@@ -26,7 +27,6 @@
 #include "held.h"
 #include "page-check.h"
 #include "page-server.h"
-#include "pre-resume.h"
 #include "resume.h"
 #include "criu.h"
 #include "proc.h"
@@ -51,14 +51,17 @@ static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t e
 
 /*
  * Until CRIU has handed the restored tree back held, looked at every
- * 20 ms. Each look reads /proc files of every thread while criu restore
- * and the page check share the CPUs: at 2 ms (10 ms less on average to
- * the release) a 1 GiB restart was not faster (Documentation/performance.md).
+ * nap_ms. Each look reads /proc files of every thread: while criu
+ * restore and the page check share the CPUs, every 20 ms (at 2 ms, 10
+ * ms less on average to the release, a 1 GiB restart was not faster:
+ * Documentation/performance.md); once crdbg's plugin said CRIU is
+ * letting the tree go, every millisecond.
  */
 static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen, pid_t criu,
-			 const char *log, time_t deadline, int *ret_st, char *err, size_t errlen)
+			 const char *log, time_t deadline, int nap_ms, int *ret_st, char *err,
+			 size_t errlen)
 {
-	struct timespec nap = { .tv_nsec = 20 * 1000 * 1000 };
+	struct timespec nap = { .tv_nsec = nap_ms * 1000L * 1000L };
 	int st;
 
 	for (;;) {
@@ -175,7 +178,7 @@ static int wait_done(const struct crs_meta *m, struct crs_page_server *ps, pid_t
 }
 
 /*
- * CRIU holds the restored tree (its pre-resume script waits): freeze
+ * CRIU holds the restored tree (crdbg's plugin waits in its hook): freeze
  * every process that runs, so that each thread parks at CRIU's detach
  * before its first user instruction. If crdbg.ko refuses one, every
  * process is sent SIGSTOP instead, to be found in a group stop as with
@@ -392,25 +395,79 @@ static void announce_parked(const struct crs_meta *m, FILE *out, FILE *log)
 	free(done);
 }
 
+/*
+ * The checks of crs_restart() that need no image: 0, or the one error.
+ * Every pid of the tree must be free, or criu restore could not give it back.
+ */
+static int restart_allowed(const struct crs_restart_opts *o, const struct crs_meta *m,
+			   enum freeze_backend_kind *kind, char *err, size_t errlen)
+{
+	struct freeze_backend *b;
+	char msg[512];
+	size_t i;
+	int r;
+
+	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
+	if (r)
+		return crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
+	*kind = freeze_backend_kind(b);
+	freeze_backend_close(b);
+	for (i = 0; i < m->nr_procs; i++)
+		if (kill(m->procs[i].pid, 0) == 0 || errno == EPERM)
+			return crs_fail(err, errlen, -EBUSY,
+					"pid %d is in use: the checkpointed process (or another) still runs; stop it first",
+					m->procs[i].pid);
+	return 0;
+}
+
+/*
+ * Everything that must hold before CRIU may restore a task: the images
+ * verified (verify_before_restore()), the pages' check started, the
+ * program usable with --debug, the job's go-ahead for a part. A gated
+ * criu (crs_criu_restore_start()) starts up meanwhile.
+ */
+static int verify_while_criu_starts(const struct crs_restart_opts *o, const char *root,
+				    const char *dir, struct crs_meta *m,
+				    struct crs_page_check *pc, struct crs_page_server *ps,
+				    bool *pages_later, bool *served, char *err, size_t errlen)
+{
+	int r = verify_before_restore(root, o->handle, dir, m, pages_later, err, errlen);
+
+	/* A lazy restart checks its pages chunk by chunk as they are served. */
+	*served = o->lazy && *pages_later && crs_page_server_applies(m);
+	if (!r && *served)
+		r = crs_page_server_start(ps, dir, m, err, errlen);
+	else if (!r)
+		r = start_page_check(pc, *pages_later, root, o->handle, m, err, errlen);
+	if (r)
+		return r;
+	if (o->debug && !any_mpir(m))
+		return crs_fail(err, errlen, -EOPNOTSUPP,
+				"checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
+				o->handle);
+	if (o->hold && o->hold(o->hold_arg, m, CRS_HOLD_VERIFIED))
+		return crs_fail(err, errlen, -ECANCELED, "the job's restart was called off");
+	return 0;
+}
+
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
 {
 	const char *root = crs_store_root(o->store);
 	const char *tmp = getenv("TMPDIR");
-	struct crs_pre_resume pr = { .ready_fd = -1, .go_fd = -1 };
+	struct crs_criu_restore rs = { .g = { .gate_fd = -1, .status_fd = -1 } };
 	struct crs_page_check pc = { .started = false };
 	struct crs_page_server ps = { .m = NULL };
 	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
 	int terminal = -1;
-	struct freeze_backend *b, *frozen = NULL;
+	struct freeze_backend *frozen = NULL;
 	time_t deadline;
-	enum freeze_backend_kind kind;
-	char dir[PATH_MAX], work[PATH_MAX], log[PATH_MAX + 32], msg[512];
+	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
+	char dir[PATH_MAX], work[PATH_MAX] = "", log[PATH_MAX + 32], msg[512];
 	struct crs_meta m;
 	uint64_t arg;
-	pid_t criu, lazy = 0;
+	pid_t criu = 0, lazy = 0;
 	double t0 = crs_clock_ms(), t_verified, t_restored, t_pages;
-	bool pages_later, served;
-	size_t i;
+	bool pages_later = false, served = false;
 	int r, st = 0;
 
 	if (o->expect_meta_sha) {
@@ -429,42 +486,9 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (r)
 		return r;
 	crs_store_path(root, o->handle, dir, sizeof(dir));
-	r = verify_before_restore(root, o->handle, dir, &m, &pages_later, err, errlen);
-	/* A lazy restart checks its pages chunk by chunk as they are served. */
-	served = o->lazy && pages_later && crs_page_server_applies(&m);
-	if (!r && served)
-		r = crs_page_server_start(&ps, dir, &m, err, errlen);
-	else if (!r)
-		r = start_page_check(&pc, pages_later, root, o->handle, &m, err, errlen);
+	r = restart_allowed(o, &m, &kind, err, errlen);
 	if (r)
 		goto out;
-	t_verified = crs_clock_ms();
-	if (o->debug && !any_mpir(&m)) {
-		r = crs_fail(err, errlen, -EOPNOTSUPP,
-			 "checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
-			 o->handle);
-		goto out;
-	}
-	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
-	if (r) {
-		r = crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
-		goto out;
-	}
-	kind = freeze_backend_kind(b);
-	freeze_backend_close(b);
-	for (i = 0; i < m.nr_procs; i++) {
-		if (kill(m.procs[i].pid, 0) == 0 || errno == EPERM) {
-			r = crs_fail(err, errlen, -EBUSY,
-				 "pid %d is in use: the checkpointed process (or another) still runs; stop it first",
-				 m.procs[i].pid);
-			goto out;
-		}
-	}
-
-	if (o->hold && o->hold(o->hold_arg, &m, CRS_HOLD_VERIFIED)) {
-		r = crs_fail(err, errlen, -ECANCELED, "the job's restart was called off");
-		goto out;
-	}
 
 	snprintf(work, sizeof(work), "%s/crdbg-restore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(work)) {
@@ -473,6 +497,24 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		goto out;
 	}
 	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_RESTORE_LOG);
+	/*
+	 * Not lazy: criu starts up now, held at crdbg's plugin until the
+	 * checkpoint is verified; with crdbg.ko the plugin also holds the
+	 * restored tree before CRIU lets it go, for the freeze. A lazy
+	 * restart starts criu once verified (its lazy-pages server needs the
+	 * pages' check), and without the plugin (noexec $TMPDIR) so does
+	 * every restart; the tree is then restored stopped, as with ptrace.
+	 */
+	if (!o->lazy && crs_criu_restore_gate(&rs, work, true, kind == FREEZE_BACKEND_KMOD, msg,
+					      sizeof(msg)) && o->log)
+		fprintf(o->log, "crdbg: %s: criu starts once the checkpoint is verified%s\n", msg,
+			kind == FREEZE_BACKEND_KMOD ? " and restores the tree stopped" : "");
+	if (!rs.gated) {
+		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
+					     err, errlen);
+		if (r)
+			goto out_refused;
+	}
 	/* Orphans of the restored tree come to us, not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (o->lazy) {
@@ -489,13 +531,6 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		fprintf(o->log, "crdbg: lazy restore: pages on demand from criu lazy-pages (pid %d)%s\n",
 			(int)lazy, served ? ", served by crdbg, each chunk checked before its pages go" :
 			"");
-	/*
-	 * Without its script (noexec $TMPDIR), as with ptrace: restored
-	 * stopped. A lazy restore keeps --leave-stopped (not tried with it).
-	 */
-	if (kind == FREEZE_BACKEND_KMOD && !o->lazy &&
-	    crs_pre_resume_setup(&pr, work, msg, sizeof(msg)) && o->log)
-		fprintf(o->log, "crdbg: %s: restoring the tree stopped\n", msg);
 	/* A terminal of its own for a tree that had one (tty-relay.h). */
 	if (crs_stdio_needs_terminal(&m) && o->has_terminal) {
 		terminal = o->terminal_fd;
@@ -505,29 +540,41 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 			goto out_lazy;
 		terminal = tty.slave;
 	}
-	criu = crs_criu_restore_start(dir, work, &m, o->lazy, pr.go_fd >= 0 ? pr.script : NULL,
-				      terminal, err, errlen);
-	if (criu < 0) {
-		r = criu;
+	r = crs_criu_restore_start(&rs, dir, work, &m, o->lazy, terminal, err, errlen);
+	if (r)
 		goto out_lazy;
+	criu = rs.g.child;
+	if (rs.gated) {
+		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
+					     err, errlen);
+		if (r) {
+			crs_criu_restore_cancel(&rs);	/* it gives up: nothing restored */
+			goto out_refused;
+		}
+		r = crs_criu_restore_go(&rs, err, errlen);	/* cancels it on failure */
+		if (r)
+			goto out;
 	}
+	t_verified = crs_clock_ms();
 	deadline = time(NULL) + RESTORE_TIMEOUT_S;
-	if (pr.go_fd >= 0) {
-		r = crs_pre_resume_wait(&pr, criu, deadline, &st);
+	if (rs.gated) {
+		r = crs_criu_restore_held(&rs, RESTORE_TIMEOUT_S * 1000, &st);
 		if (r == -ECHILD) {
 			r = criu_failed(st, &st, log, err, errlen);
 			goto out_lazy;
 		}
 		if (r) {
 			kill(criu, SIGKILL);
-			r = crs_fail(err, errlen, r, "criu restore did not reach pre-resume in %d s (see %s)",
+			r = crs_fail(err, errlen, r, "criu restore did not finish restoring in %d s (see %s)",
 				     RESTORE_TIMEOUT_S, log);
 			goto out_lazy;
 		}
-		frozen = freeze_restored(&m, o->log);
-		crs_pre_resume_go(&pr);
+		if (rs.hold)
+			frozen = freeze_restored(&m, o->log);
+		crs_criu_restore_release(&rs);
 	}
-	r = wait_restored(&m, frozen, criu, log, deadline, &st, err, errlen);
+	/* gated: CRIU is letting the tree go now, look for it often */
+	r = wait_restored(&m, frozen, criu, log, deadline, rs.gated ? 1 : 20, &st, err, errlen);
 	if (r)
 		goto out_lazy;
 	t_restored = crs_clock_ms();
@@ -567,7 +614,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 			t_pages - t_restored, crs_clock_ms() - t_pages);
 	freeze_backend_close(frozen);	/* crs_resume() has thawed it */
 	frozen = NULL;
-	crs_pre_resume_close(&pr);
+	crs_criu_restore_close(&rs);
 
 	/* criu waits for the root and exits with its status. */
 	r = wait_done(&m, &ps, criu, lazy, work, &st, err, errlen);
@@ -581,6 +628,10 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		crs_rmtree(AT_FDCWD, work);
 	goto out;
+out_refused:
+	/* refused before anything was restored: nothing of this restart stays */
+	crs_rmtree(AT_FDCWD, work);
+	goto out;
 out_lazy:
 	if (lazy > 0) {
 		kill(lazy, SIGKILL);
@@ -592,7 +643,7 @@ out:
 	page_check_after_failure(&pc, r, err, errlen);
 	crs_page_server_stop(&ps);
 	freeze_backend_close(frozen);
-	crs_pre_resume_close(&pr);
+	crs_criu_restore_close(&rs);
 	crs_meta_free(&m);
 	return r;
 }

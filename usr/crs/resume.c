@@ -273,8 +273,9 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 		/*
 		 * The SIGCONTs a group stop discarded: the ptrace thaw queues
 		 * them once it has ended the stop; crdbg.ko holds a process
-		 * that is not stopped (frozen here, at the checkpoint or at
-		 * CRIU's pre-resume): queued now. One still stopped gets them
+		 * that is not stopped (frozen here, at the checkpoint or
+		 * where crdbg's plugin holds CRIU before it lets a restored
+		 * tree go): queued now. One still stopped gets them
 		 * from crs_end_stop() below.
 		 */
 		r = 0;

@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * crdbg's dump gate, a CRIU plugin: usr/crs/criu.c writes this shared
- * object into a private directory for each dump and runs `criu dump
- * --libdir DIR` with $CRDBG_GATE naming that directory. It replaces an
- * action script: CRIU runs a script in a new process (fork, exec of a
- * shell) at every action, the post-dump one while the tree is stopped;
- * a plugin's calls are plain function calls inside criu.
+ * crdbg's gate, a CRIU plugin: usr/crs/criu.c writes this shared object
+ * into a private directory for each dump and gated restore and runs
+ * `criu dump|restore --libdir DIR` with $CRDBG_GATE naming that
+ * directory. It replaces action scripts: CRIU runs a script in a new
+ * process (fork, exec of a shell) at every action, the post-dump one
+ * while the tree is stopped; a plugin's calls are plain function calls
+ * inside criu.
  *
  * init(DUMP) comes after CRIU's start-up and before it looks at any
- * task: it writes "ready" into DIR/status and waits on DIR/gate until
- * crdbg has frozen the tree and writes "go"; end of file instead fails
- * it and CRIU gives up before touching anything. exit(DUMP, ret) comes
- * once every image is written and closed, before CRIU lets go of the
- * tree: "dumped" (ret 0) or "failed". crdbg holds both FIFOs open
- * read-write, so no open here blocks while it lives.
+ * task, init(RESTORE) before it reads an image or creates a task: it
+ * writes "ready" into DIR/status and waits on DIR/gate until crdbg
+ * writes "go" (the tree frozen; the checkpoint verified); end of file
+ * instead fails it and CRIU gives up before touching anything.
+ * exit(DUMP, ret) comes once every image is written and closed, before
+ * CRIU lets go of the tree: "dumped" (ret 0) or "failed". The
+ * restore's RESUME_DEVICES_LATE hook (CRIU 3.17 calls it for each
+ * restored process once every thread is stopped under its ptrace at the
+ * end of the restore, just before its pre-resume scripts and the
+ * detach) says "held" on the first call and, with $CRDBG_GATE_HOLD,
+ * waits for another "go": crdbg freezes the tree meanwhile. crdbg holds both FIFOs
+ * open read-write, so no open here blocks while it lives.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,17 +55,16 @@ static int say(const char *what)
 	return n == len ? 0 : -1;
 }
 
-static int gate_init(int stage)
+/* Say word, then wait for crdbg's "go": 0, or -1 (end of file: crdbg gone or refusing). */
+static int say_and_wait(const char *word)
 {
 	char go[3];
 	ssize_t n;
 	int fd;
 
-	if (stage != CR_PLUGIN_STAGE__DUMP || !getenv("CRDBG_GATE"))
-		return 0;
 	/* without a writer (crdbg gone) the read sees end of file at once */
 	fd = gate_open("gate", O_RDONLY | O_NONBLOCK);
-	if (fd < 0 || fcntl(fd, F_SETFL, 0) || say("ready\n")) {
+	if (fd < 0 || fcntl(fd, F_SETFL, 0) || say(word)) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -70,10 +76,40 @@ static int gate_init(int stage)
 	return n == 3 && !memcmp(go, "go\n", 3) ? 0 : -1;
 }
 
+static int gate_init(int stage)
+{
+	if ((stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__RESTORE) ||
+	    !getenv("CRDBG_GATE"))
+		return 0;
+	return say_and_wait("ready\n");
+}
+
 static void gate_exit(int stage, int ret)
 {
 	if (stage == CR_PLUGIN_STAGE__DUMP && getenv("CRDBG_GATE"))
 		say(ret ? "failed\n" : "dumped\n");
 }
 
+/*
+ * Once per restore (every restored thread is stopped by then): "held",
+ * so that crdbg looks for the hand-over from now on rather than every
+ * so often; with $CRDBG_GATE_HOLD, then wait for its "go". CRIU only
+ * logs what this returns; -ENOTSUP lets the other plugins' hooks run.
+ */
+static int gate_hold(int pid)
+{
+	static int held;
+
+	(void)pid;
+	if (held || !getenv("CRDBG_GATE"))
+		return -ENOTSUP;
+	held = 1;
+	if (getenv("CRDBG_GATE_HOLD"))
+		say_and_wait("held\n");
+	else
+		say("held\n");
+	return -ENOTSUP;
+}
+
 CR_PLUGIN_REGISTER("crdbg_gate", gate_init, gate_exit)
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, gate_hold)
