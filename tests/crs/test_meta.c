@@ -38,6 +38,33 @@ TEST(sha256_vectors)
 	free(big);
 }
 
+/*
+ * crdbg's own buffer SHA-256 (sha256-small.c) agrees with libcrypto's
+ * (crs_sha256_file()) on every length around the padding's block edges.
+ */
+TEST(buffer_hash_every_padding_length)
+{
+	char path[] = "/tmp/crdbg-sha-XXXXXX";
+	uint8_t buf[200], a[CRS_SHA256_LEN], b[CRS_SHA256_LEN];
+	uint64_t size;
+	size_t len;
+	int fd;
+
+	for (len = 0; len < sizeof(buf); len++)
+		buf[len] = (uint8_t)(len * 31 + 7);
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	for (len = 0; len <= sizeof(buf); len++) {
+		ASSERT_EQ(0, ftruncate(fd, 0));
+		ASSERT_EQ((ssize_t)len, pwrite(fd, buf, len, 0));
+		ASSERT_EQ(0, crs_sha256_file(AT_FDCWD, path, b, &size));
+		crs_sha256(buf, len, a);
+		EXPECT_EQ(0, memcmp(a, b, sizeof(a))) TH_LOG("length %zu", len);
+	}
+	close(fd);
+	unlink(path);
+}
+
 /* Hashing a file (read in chunks) agrees with hashing its bytes at once. */
 TEST(file_hash_matches)
 {

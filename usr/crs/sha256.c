@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SHA-256 over OpenSSL's libcrypto (already a dependency of the SDM's
- * authentication), whose SHA-NI/AVX2 code matters on gigabytes of pages.
+ * SHA-256 of files over OpenSSL's libcrypto (already a dependency of the
+ * SDM's authentication), whose SHA-NI/AVX2 code matters on gigabytes of
+ * pages; one buffer in memory: sha256-small.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,15 +12,6 @@
 #include "file-chunks.h"
 #include <crdbg/crs.h>
 #include "sha256.h"
-
-void crs_sha256(const void *data, size_t len, uint8_t out[CRS_SHA256_LEN])
-{
-	unsigned int dlen = CRS_SHA256_LEN;
-
-	/* EVP_Digest only fails on allocation failure; leave a hash no file has. */
-	if (!EVP_Digest(data, len, out, &dlen, EVP_sha256(), NULL))
-		memset(out, 0, CRS_SHA256_LEN);
-}
 
 void crs_sha256_hex(const uint8_t d[CRS_SHA256_LEN], char out[CRS_SHA256_HEX])
 {
