@@ -165,7 +165,7 @@ gate_is_plugin() {
 	local log=$CRDBG_STORE/$g1/dump.log
 	[[ -n $g1 ]] && grep -q 'Plugin "crdbg_gate"' "$log" &&
 		grep -q 'Running post-dump scripts' "$log" &&
-		! grep -q '^[[:space:]]*\[/.*\]$' "$log"
+		! grep -qP '\t\[/' "$log"	# criu/action-scripts.c: "\t[PATH]" after the timestamp
 }
 check "the dump gate is CRIU's plugin: loaded, and no action script runs" gate_is_plugin
 gate_is_plugin || diag "$work/g1.log"
