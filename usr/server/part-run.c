@@ -57,22 +57,22 @@ struct part_proc {
 	struct part_proc *next;	/* the rank's older parts */
 };
 
+/* A request answered later: its id (0: none) and its timer (0: none). */
+struct pending {
+	uint32_t req;
+	int timer;
+};
+
 struct part_rank {
 	struct sdm_backend_host host;
 	const struct sdm_idset *me;
 	struct part_proc *cur;		/* orders and waits go here */
 	struct part_proc *old;		/* released, running on */
-	/* the wait under way: its request, what it waits for, its timer */
-	uint32_t wait_req;
-	char wait_step[64];
+	/* the wait under way and what it waits for; the finish, the drain */
+	struct pending wait, fin, drain;
+	char wait_step[PART_STEP_MAX];
 	pid_t wait_pid;
-	int wait_timer, wait_ms;
-	/* the finish under way */
-	uint32_t fin_req;
-	int fin_timer;
-	/* the drain under way */
-	uint32_t drain_req;
-	int drain_timer;
+	int wait_ms;
 };
 
 static void reply(struct part_rank *pr, uint32_t req, int error, const char *fmt, ...)
@@ -138,41 +138,39 @@ static bool has_marker(const struct part_proc *p, pid_t pid)
 	return false;
 }
 
-static void wait_done(struct part_rank *pr)
+/* The request of p, now no longer pending (its timer cancelled); 0 if none. */
+static uint32_t take(struct part_rank *pr, struct pending *p)
 {
-	if (pr->wait_timer > 0)
-		sdm_transport_cancel_timer(pr->host.engine, pr->wait_timer);
-	pr->wait_timer = 0;
-	pr->wait_req = 0;
+	uint32_t req = p->req;
+
+	if (p->timer > 0)
+		sdm_transport_cancel_timer(pr->host.engine, p->timer);
+	*p = (struct pending){ 0 };
+	return req;
 }
 
 /* Answer the wait under way if the current part settled it. */
 static void check_wait(struct part_rank *pr)
 {
 	struct part_proc *p = pr->cur;
-	uint32_t req = pr->wait_req;
 
-	if (!req || !p)
+	if (!pr->wait.req || !p)
 		return;
-	if (pr->wait_pid > 0 && has_marker(p, pr->wait_pid)) {
-		wait_done(pr);
-		reply(pr, req, 0, "debug %d", (int)pr->wait_pid);
-	} else if (pr->wait_pid <= 0 && at_step(p, pr->wait_step)) {
-		wait_done(pr);
-		reply(pr, req, 0, "%s", p->step);
-	} else if (proc_over(p)) {
-		wait_done(pr);
-		reply(pr, req, 1, DBGP_ERROR "ended: %s", p->why[0] ? p->why : "it ended without a word");
-	}
+	if (pr->wait_pid > 0 && has_marker(p, pr->wait_pid))
+		reply(pr, take(pr, &pr->wait), 0, "debug %d", (int)pr->wait_pid);
+	else if (pr->wait_pid <= 0 && at_step(p, pr->wait_step))
+		reply(pr, take(pr, &pr->wait), 0, "%s", p->step);
+	else if (proc_over(p))
+		reply(pr, take(pr, &pr->wait), 1, DBGP_ERROR "ended: %s", p->why[0] ? p->why : "it ended without a word");
 }
 
 static void wait_expired(void *arg)
 {
 	struct part_rank *pr = arg;
-	uint32_t req = pr->wait_req;
+	uint32_t req;
 
-	pr->wait_timer = 0;
-	pr->wait_req = 0;
+	pr->wait.timer = 0;	/* it ran */
+	req = take(pr, &pr->wait);
 	if (req)
 		reply(pr, req, 1, DBGP_ERROR "no answer in %d s", (pr->wait_ms + 999) / 1000);
 }
@@ -264,36 +262,16 @@ static void reply_exit(struct part_rank *pr, uint32_t req, const struct part_pro
 		reply(pr, req, 0, "exit 0");
 }
 
-static void fin_done(struct part_rank *pr)
-{
-	if (pr->fin_timer > 0)
-		sdm_transport_cancel_timer(pr->host.engine, pr->fin_timer);
-	pr->fin_timer = 0;
-	pr->fin_req = 0;
-}
-
 /* No part of the rank runs any more (its output is all forwarded). */
 static bool all_ended(const struct part_rank *pr)
 {
 	return !pr->old && (!pr->cur || proc_over(pr->cur));
 }
 
-static void drain_done(struct part_rank *pr)
-{
-	if (pr->drain_timer > 0)
-		sdm_transport_cancel_timer(pr->host.engine, pr->drain_timer);
-	pr->drain_timer = 0;
-	pr->drain_req = 0;
-}
-
 static void check_drain(struct part_rank *pr)
 {
-	uint32_t req = pr->drain_req;
-
-	if (req && all_ended(pr)) {
-		drain_done(pr);
-		reply(pr, req, 0, "drained");
-	}
+	if (pr->drain.req && all_ended(pr))
+		reply(pr, take(pr, &pr->drain), 0, "drained");
 }
 
 static void reaped(struct part_proc *p, int st)
@@ -310,12 +288,8 @@ static void reaped(struct part_proc *p, int st)
 	}
 	check_drain(pr);
 	check_wait(pr);
-	if (pr->fin_req) {
-		uint32_t req = pr->fin_req;
-
-		fin_done(pr);
-		reply_exit(pr, req, p);
-	}
+	if (pr->fin.req)
+		reply_exit(pr, take(pr, &pr->fin), p);
 }
 
 /* Both its pipes ended: the part is ending; reap it without blocking. */
@@ -484,15 +458,14 @@ static void do_wait(struct part_rank *pr, uint32_t req, const struct part_cmd *c
 		reply(pr, req, 1, DBGP_ERROR "ended: no part was started");
 		return;
 	}
-	if (pr->wait_req)	/* a newer wait replaces one nobody waits for */
-		wait_done(pr);
-	pr->wait_req = req;
+	take(pr, &pr->wait);	/* a newer wait replaces one nobody waits for */
+	pr->wait.req = req;
 	pr->wait_pid = c->pid;
 	pr->wait_ms = (int)c->ms;
 	snprintf(pr->wait_step, sizeof(pr->wait_step), "%s", c->step);
 	check_wait(pr);
-	if (pr->wait_req == req)
-		pr->wait_timer = sdm_transport_add_timer(pr->host.engine, (int)c->ms,
+	if (pr->wait.req == req)
+		pr->wait.timer = sdm_transport_add_timer(pr->host.engine, (int)c->ms,
 							 wait_expired, pr);
 }
 
@@ -500,7 +473,7 @@ static void finish_expired(void *arg)
 {
 	struct part_rank *pr = arg;
 
-	pr->fin_timer = 0;
+	pr->fin.timer = 0;	/* it ran; the reap answers the finish */
 	if (pr->cur && !proc_over(pr->cur) && pr->cur->pid > 0) {
 		/* it does not end: a hung freeze or launch; its group goes */
 		kill(-pr->cur->pid, SIGKILL);
@@ -525,10 +498,9 @@ static void do_finish(struct part_rank *pr, uint32_t req, unsigned long ms)
 	} else if (!ms) {
 		reply(pr, req, 0, "running");
 	} else {
-		if (pr->fin_req)
-			fin_done(pr);
-		pr->fin_req = req;
-		pr->fin_timer = sdm_transport_add_timer(pr->host.engine, (int)ms, finish_expired,
+		take(pr, &pr->fin);
+		pr->fin.req = req;
+		pr->fin.timer = sdm_transport_add_timer(pr->host.engine, (int)ms, finish_expired,
 							pr);
 	}
 }
@@ -536,10 +508,10 @@ static void do_finish(struct part_rank *pr, uint32_t req, unsigned long ms)
 static void drain_expired(void *arg)
 {
 	struct part_rank *pr = arg;
-	uint32_t req = pr->drain_req;
+	uint32_t req;
 
-	pr->drain_timer = 0;
-	pr->drain_req = 0;
+	pr->drain.timer = 0;	/* it ran */
+	req = take(pr, &pr->drain);
 	if (req)
 		reply(pr, req, 0, "running");
 }
@@ -547,12 +519,11 @@ static void drain_expired(void *arg)
 /* Until every part of the rank ended, all it wrote forwarded: "drained". */
 static void do_drain(struct part_rank *pr, uint32_t req, unsigned long ms)
 {
-	if (pr->drain_req)
-		drain_done(pr);
-	pr->drain_req = req;
+	take(pr, &pr->drain);
+	pr->drain.req = req;
 	check_drain(pr);
-	if (pr->drain_req == req)
-		pr->drain_timer = sdm_transport_add_timer(pr->host.engine, (int)ms, drain_expired,
+	if (pr->drain.req == req)
+		pr->drain.timer = sdm_transport_add_timer(pr->host.engine, (int)ms, drain_expired,
 							  pr);
 }
 
@@ -604,9 +575,9 @@ void part_rank_free(struct part_rank *pr)
 
 	if (!pr)
 		return;
-	wait_done(pr);
-	fin_done(pr);
-	drain_done(pr);
+	take(pr, &pr->wait);
+	take(pr, &pr->fin);
+	take(pr, &pr->drain);
 	if (pr->cur)
 		proc_free(pr->cur);
 	for (p = pr->old; p; p = next) {
