@@ -781,7 +781,22 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
 	}
 	if (child == 0) {
-		/* criu keeps our stdio (a shell job's terminal) and the tree's pty. */
+		char log[PATH_MAX];
+		int fd;
+
+		/*
+		 * criu keeps our stdin (a shell job's terminal: criu/tty.c
+		 * takes only that) and the tree's pty. What criu prints itself
+		 * (libnftables' complaint about the lock the dump removed) goes
+		 * to its log: our stdout and stderr are what a job's part
+		 * relays as the restored ranks' own.
+		 */
+		snprintf(log, sizeof(log), "%s/%s", workdir, CRS_CRIU_RESTORE_LOG);
+		fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		snprintf(env, sizeof(env), "CRDBG_GATE=%s", rs->g.dir);
 		if (rs->g.dir[0])
