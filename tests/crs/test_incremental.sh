@@ -38,7 +38,7 @@ run() {
 	pids+=("$pid")
 }
 
-echo "1..14"
+echo "1..15"
 
 # The uninterrupted output.
 touch "$work/plain.go.1" "$work/plain.go.2" "$work/plain.go.3"
@@ -170,9 +170,24 @@ gate_is_plugin() {
 check "the dump gate is CRIU's plugin: loaded, and no action script runs" gate_is_plugin
 gate_is_plugin || diag "$work/g1.log"
 
+# ... preloaded into criu, it holds CRIU at its first seize of the root,
+# after CRIU's own set-up (not at the plugins' init): the tree is frozen
+# for the dump alone.
+waits_at_seize() {
+	local log=$CRDBG_STORE/$g1/dump.log at plugin seized
+	plugin=$(grep -n 'Plugin "crdbg_gate"' "$log" | head -n 1 | cut -d: -f1)
+	at=$(grep -n "crdbg gate: CRIU waits at its first seize of $pid\$" "$log" | cut -d: -f1)
+	seized=$(grep -n 'Seized task ' "$log" | head -n 1)
+	[[ -n $plugin && -n $at ]] && ((at > plugin)) &&
+		[[ ${seized#*:} == *"Seized task $pid, "* ]] && ((${seized%%:*} > at)) &&
+		! grep -q "waits at its plugins' init" "$log"
+}
+check "the dump waits at CRIU's first seize of the root, after CRIU's set-up" waits_at_seize
+waits_at_seize || diag "$CRDBG_STORE/$g1/dump.log"
+
 # The dump gate (criu started before the freeze) leaves nothing behind.
 no_gate_left() { ! ls -d "${TMPDIR:-/tmp}"/crdbg-gate-* >/dev/null 2>&1; }
 check "no dump gate directory is left behind" no_gate_left
 
-[[ $n == 14 ]] || echo "# planned 14 tests, ran $n"
+[[ $n == 15 ]] || echo "# planned 15 tests, ran $n"
 exit $((failed ? 1 : 0))

@@ -39,17 +39,18 @@ const char *crs_criu_path(void)
 
 /*
  * fork + exec argv with stdin from /dev/null and stdout to outfd (or
- * null), env ("NAME=value") added to its environment unless NULL.
+ * null), each of env ("NAME=value", NULL-terminated; NULL for none) added
+ * to its environment.
  */
-static pid_t spawn_env(char *const argv[], int outfd, char *env)
+static pid_t spawn_env(char *const argv[], int outfd, char *const env[])
 {
 	pid_t pid = fork();
 	int null;
 
 	if (pid != 0)
 		return pid;
-	if (env)
-		putenv(env);
+	for (size_t k = 0; env && env[k]; k++)
+		putenv(env[k]);
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0);
@@ -300,12 +301,13 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
 
 /*
  * The dump gate: criu dump is started before the tree is frozen, so that
- * its start-up (exec, libraries, kernel feature checks, options) is not
- * part of the time the tree is stopped. A CRIU plugin of crdbg's
- * (usr/crs/gate/criu-gate.c, carried in libcrs and written out here for
- * each dump, loaded with --libdir) holds CRIU at its start, before it looks
- * at any task, until crdbg has frozen the tree and writes "go" into the
- * gate FIFO; end of file instead makes it fail and CRIU give up before
+ * its start-up (exec, libraries, kernel feature checks, options, its
+ * set-up before it seizes the root) is not part of the time the tree is
+ * stopped. A CRIU plugin of crdbg's (usr/crs/gate/criu-gate.c, carried in
+ * libcrs and written out here for each dump, loaded with --libdir and
+ * preloaded) holds CRIU at its first seize of the root, the first thing
+ * it does to the tree (at its start, where the preload did not take),
+ * until crdbg has frozen the tree and writes "go" into the gate FIFO; end of file instead makes it fail and CRIU give up before
  * touching anything. It says "ready" when it waits and, once every image
  * is written and closed, "dumped" (or "failed") into the status FIFO,
  * before CRIU lets go of the tree. crdbg holds both FIFOs open
@@ -500,7 +502,9 @@ void crs_criu_dump_cancel(struct crs_criu_dump *d);
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
 			struct crs_criu_dump *d, char *err, size_t errlen)
 {
-	char spid[16], prev[CRS_HANDLE_MAX + 4], env[sizeof(d->g.dir) + 16];
+	char spid[16], prev[CRS_HANDLE_MAX + 4], gate[sizeof(d->g.dir) + 16];
+	char seize[32], preload[sizeof(d->g.dir) + 32];
+	char *env[] = { gate, seize, preload, NULL };
 	char *argv[24 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
 	const char *tmp = getenv("TMPDIR");
 	size_t nr_ext, k;
@@ -554,7 +558,9 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	for (k = 0; k < nr_ext && k < 2 * MAX_EXTERNAL_TTYS; k++)
 		argv[i++] = ext[k];
 	argv[i] = NULL;
-	snprintf(env, sizeof(env), "CRDBG_GATE=%s", d->g.dir);
+	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", d->g.dir);
+	snprintf(seize, sizeof(seize), "CRDBG_GATE_SEIZE=%d", (int)pid);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", d->g.dir, GATE_PLUGIN);
 	d->g.child = spawn_env(argv, -1, env);
 	crs_stdio_args_free(ext, nr_ext);
 	if (d->g.child < 0) {

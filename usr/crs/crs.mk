@@ -44,6 +44,15 @@ ALL_TARGETS += $(CRS_TESTS)
 HOST_TESTS += $(CRS_TESTS)
 -include $(CRS_OBJS:.o=.d)
 
+# The dump gate's stand-in criu (tests/crs/test_gate.c).
+$(B)/tests/crs/prog_seize: tests/crs/prog_seize.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
+
+$(B)/tests/crs/test_gate: CRS_TEST_CFLAGS += -DPROG_SEIZE=\"$(B)/tests/crs/prog_seize\"
+$(B)/tests/crs/test_gate: $(B)/tests/crs/prog_seize
+ALL_TARGETS += $(B)/tests/crs/prog_seize
+
 # Guest group "checkpoint" and the program it checkpoints.
 $(B)/tests/crs/prog_ckpt: tests/crs/prog_ckpt.c
 	@mkdir -p $(dir $@)
