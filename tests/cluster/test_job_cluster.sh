@@ -34,7 +34,7 @@
 # (ring_start, ring_at_wait, ring_snapshot, ring_rewind,
 # ring_same_as_plain), run after the uninterrupted run in the order
 # above; by hand JOBCLUSTER_STEPS picks some (e, b and c need a's job;
-# d leaves a node lost: last; the plan of 23 counts every step),
+# d leaves a node lost: last; the plan of 25 counts every step),
 # JOBCLUSTER_RESTARTS sets a's number of restarts. A step still running
 # after its time leaves a snapshot of every node's processes and kernel
 # stacks in the results (snap_if_slow).
@@ -43,7 +43,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=24
+plan=25
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -139,6 +139,17 @@ ring_rewind() {
 	rm -f "$d/$1.go"
 	for r in $ranks; do cp "$d/$1.$r.at" "$d/$1.$r.out"; cp "$d/$1.$r.errat" "$d/$1.$r.err"; done
 }
+# Each rank's pid, ppid, pgid and sid as its node sees them (the last
+# field of NSpid, NSpgid, NSsid; the parent's NSpid), one line a rank.
+node_ids() {
+	local p pp
+	for p in $(pgrep -f "^$prog "); do
+		pp=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status")
+		awk -v pp="$(awk '/^NSpid:/ { print $NF }' "/proc/$pp/status" 2>/dev/null)" '
+			/^NSpid:/ { pid = $NF } /^NSpgid:/ { pgid = $NF } /^NSsid:/ { sid = $NF }
+			END { print pid, pp, pgid, sid }' "/proc/$p/status"
+	done | sort -n
+}
 ring_unchanged() { local r; for r in $ranks; do cmp -s "$d/$1.$r.at" "$d/$1.$r.out" || return 1; done; }
 ring_same_as_plain() {
 	local r
@@ -186,6 +197,7 @@ step_a() {
 	ring_start a
 	wait_long ring_at_wait a
 	ring_snapshot a
+	node_ids >"$d/a.ids.before"
 	jobid=$(ring_jobid a)
 	t0=$(date +%s)
 	job=$(timeout 900 "$crdbg" checkpoint --job "slurm:$jobid" --kill --store "$S" \
@@ -201,9 +213,13 @@ step_a() {
 	for i in $(seq "${JOBCLUSTER_RESTARTS:-3}"); do
 		t0=$(date +%s)
 		check "restart $i of the job in salloc: all 6 back, released, every rank ends as the uninterrupted run" \
-			restart_ok "$d/restart$i.log" ||
+			restart_ok "$d/restart$i.log" "$i" ||
 			{ diag "$d/restart$i.log"; diag "$d/a.0.out" "$d/a.0.err"; }
 		sec "restart $i"
+		((i == 1)) || continue
+		echo "# node-local pid ppid pgid sid before: $(paste -sd, "$d/a.ids.before"); after: $(paste -sd, "$d/a.ids.after")"
+		check "... every rank back with its node's pid, ppid (slurmstepd's), pgid (the node's first task's) and sid" \
+			eval '[[ $(wc -l <"$d/a.ids.before") == 6 ]] && cmp -s "$d/a.ids.before" "$d/a.ids.after"'
 	done
 	check "... no rank left on any node" eval '! rings_left'
 }
@@ -217,14 +233,23 @@ released_after_all_dumped() { # no rank runs again before every part is dumped
 	     /crdbg: resume pid/ { resumed++; if (!seen) early = 1 }
 	     END { exit !(seen && resumed >= 6 && !early) }' "$d/a.ckpt.err"
 }
-restart_ok() { # LOG: one restart in an allocation of the three nodes
-	local rc snap
+restart_ok() { # LOG [N]: one restart in an allocation of the three nodes
+	local rc snap rst log=$1
 	ring_rewind a
-	touch "$d/a.go"	# found by the ranks once released
+	# found by the ranks once released; the first restart looks at them first
+	[[ ${2:-} == 1 ]] || touch "$d/a.go"
 	snap_if_slow 240 "$(basename "$1" .log)" &
 	snap=$!
 	timeout 900 salloc -N3 --quiet "$crdbg" restart "$job" --store "$S" \
-		--backend "$backend" --timeout 600 -v >"$d/restart.out" 2>"$1" </dev/null
+		--backend "$backend" --timeout 600 -v >"$d/restart.out" 2>"$1" </dev/null &
+	rst=$!
+	if [[ ${2:-} == 1 ]]; then
+		wait_long eval 'grep -q "every part of $job is back" "$log"' &&
+			wait_long eval '[[ $(pgrep -f "^$prog " | wc -l) == 6 ]]'
+		node_ids >"$d/a.ids.after"
+		touch "$d/a.go"
+	fi
+	wait "$rst"
 	rc=$?
 	kill "$snap" 2>/dev/null
 	((rc == 0)) && ring_same_as_plain a &&

@@ -34,6 +34,7 @@ struct common_opts {
 	const char *launch;	/* template for parts on other nodes */
 	int timeout_s;
 	const char *expect_meta;
+	const char *node_roots;	/* restart --part: its node's other parts' roots */
 };
 
 /* Parse an option every command shares; returns args consumed, 0 if not one, -1 on error. */
@@ -65,6 +66,17 @@ static int common_opt(int argc, char **argv, int i, struct common_opts *c, const
 	if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 		c->verbose = true;
 		return 1;
+	}
+	if (!strcmp(argv[i], "--node-roots")) {
+		const char *v = i + 1 < argc ? argv[i + 1] : "";
+
+		if (!*v || (strcmp(v, "-") && (strspn(v, "0123456789,") != strlen(v) ||
+					       v[0] == ',' || strstr(v, ",,")))) {
+			cli_error("%s: --node-roots needs pids, PID,PID... or -", cmd);
+			return -1;
+		}
+		c->node_roots = v;
+		return 2;
 	}
 	if (!strcmp(argv[i], "--launch") || !strcmp(argv[i], "--timeout") ||
 	    !strcmp(argv[i], "--expect-meta")) {
@@ -385,6 +397,7 @@ int cmd_restart(int argc, char **argv)
 		o.store = c.store;
 		o.verbose = c.verbose;
 		o.expect_meta_sha = c.expect_meta ? sha : NULL;
+		o.node_roots = c.node_roots;
 		o.relay_stdin = !c.part;	/* a part's stdin is no user's */
 		if (c.part) {
 			r = cli_part_orders_off_stdin();

@@ -415,6 +415,33 @@ static void gate_close(struct crs_criu_gate *g)
 }
 
 /*
+ * Has criu exited? 1 with its wait status in g->status (g->exited), else
+ * 0. block: wait for it. criu is our child, or the lineage keeper's,
+ * which reports its exit (a keeper gone: a failure all the same).
+ */
+static int gate_reap(struct crs_criu_gate *g, bool block)
+{
+	int r;
+
+	if (g->exited)
+		return 1;
+	if (g->keeper) {
+		r = crs_lineage_wait(g->keeper, g->child, &g->status, block ? -1 : 0);
+		if (r < 0)
+			g->status = 1 << 8;
+	} else {
+		while ((r = waitpid(g->child, &g->status, block ? 0 : WNOHANG)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r < 0)
+			g->status = 1 << 8;
+		r = r != 0;
+	}
+	g->exited = r != 0;
+	return g->exited;
+}
+
+/*
  * Wait up to ms milliseconds (< 0: as long as it takes) for the plugin
  * to say word ("ready", "dumped", "held"), or for criu's exit or
  * "failed": 1 when it said word, 0 when criu exited (g->exited,
@@ -450,10 +477,8 @@ static int gate_wait_for(struct crs_criu_gate *g, const char *word, int ms)
 				g->said[0] = '\0';	/* not the plugin's words */
 			continue;
 		}
-		if (waitpid(g->child, &g->status, WNOHANG) == g->child) {
-			g->exited = true;
+		if (gate_reap(g, false))
 			return 0;
-		}
 	}
 	return -ETIMEDOUT;
 }
@@ -694,6 +719,53 @@ static void close_dups(const int *dups, size_t nr)
 			close(dups[k]);
 }
 
+/* Add fd as the child's fd target, unless the child has that one already. */
+static void add_fd(int *fds, int *targets, size_t *n, int fd, int target)
+{
+	for (size_t k = 0; k < *n; k++)
+		if (targets[k] == target)
+			return;
+	if (*n < CRS_LINEAGE_MAX_FDS && fd >= 0) {
+		fds[*n] = fd;
+		targets[(*n)++] = target;
+	}
+}
+
+/*
+ * criu run by the lineage keeper (lineage.h), with the fds it would have
+ * had as our child: our stdin, its log as stdout and stderr, the tree's
+ * pty, every fd an --inherit-fd names.
+ */
+static pid_t keeper_spawn(struct crs_criu_restore *rs, char **argv, char **inherit,
+			  size_t nr_inherit, int terminal_fd, const char *workdir)
+{
+	int fds[CRS_LINEAGE_MAX_FDS], targets[CRS_LINEAGE_MAX_FDS], log_fd, fd;
+	char log[PATH_MAX], gate[sizeof(rs->g.dir) + 16], *env[3] = { NULL };
+	size_t n = 0, e = 0;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/%s", workdir, CRS_CRIU_RESTORE_LOG);
+	log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (log_fd < 0)
+		return -errno;
+	add_fd(fds, targets, &n, 0, 0);
+	add_fd(fds, targets, &n, log_fd, 1);
+	add_fd(fds, targets, &n, log_fd, 2);
+	if (terminal_fd >= 0)
+		add_fd(fds, targets, &n, terminal_fd, terminal_fd);
+	for (size_t k = 1; k < nr_inherit; k += 2)
+		if (sscanf(inherit[k], "fd[%d]", &fd) == 1)
+			add_fd(fds, targets, &n, fd, fd);
+	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
+	if (rs->g.dir[0])
+		env[e++] = gate;
+	if (rs->hold)
+		env[e++] = "CRDBG_GATE_HOLD=1";
+	pid = crs_lineage_spawn(rs->g.keeper, argv, env, fds, targets, n);
+	close(log_fd);
+	return pid;
+}
+
 int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, bool gated,
 			  bool hold, char *why, size_t whylen)
 {
@@ -767,6 +839,11 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 	}
 	if (!rs->hold)
 		argv[i++] = "--leave-stopped";
+	if (rs->g.keeper) {
+		/* the root becomes the keeper's child: criu's parent's */
+		argv[i++] = "--restore-detached";
+		argv[i++] = "--restore-sibling";
+	}
 	if (lazy)
 		argv[i++] = "--lazy-pages";
 	if (m->shell_job)
@@ -781,8 +858,12 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		argv[i++] = inherit[k];
 	argv[i] = NULL;
 	/* held at the gate, criu finds the tmpfs files back after the go */
-	child = !rs->gated && crs_tmpfs_put_back(dir, err, errlen) ? -EIO : fork();
-	if (child < 0 && child != -EIO) {
+	if (!rs->gated && crs_tmpfs_put_back(dir, err, errlen))
+		child = -EIO;
+	else if (rs->g.keeper && (child = keeper_spawn(rs, argv, inherit, nr_inherit, terminal_fd,
+							workdir)) < 0)
+		snprintf(err, errlen, "the lineage keeper cannot run criu: %s", strerror(-child));
+	else if (!rs->g.keeper && (child = fork()) < 0) {
 		child = -errno;
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
 	}
@@ -856,9 +937,8 @@ void crs_criu_restore_cancel(struct crs_criu_restore *rs)
 	if (rs->g.gate_fd >= 0)
 		close(rs->g.gate_fd);
 	rs->g.gate_fd = -1;
-	if (rs->g.child > 0 && !rs->g.exited)
-		while (waitpid(rs->g.child, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (rs->g.child > 0)
+		gate_reap(&rs->g, true);
 	rs->g.child = 0;
 	gate_close(&rs->g);
 }
@@ -871,10 +951,7 @@ int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st)
 		return 0;
 	if (r == -ETIMEDOUT)
 		return r;
-	if (!rs->g.exited)	/* "failed" is not said on a restore: criu exits */
-		while (waitpid(rs->g.child, &rs->g.status, 0) < 0 && errno == EINTR)
-			;
-	rs->g.exited = true;
+	gate_reap(&rs->g, true);	/* "failed" is not said on a restore: criu exits */
 	*ret_st = rs->g.status;
 	return -ECHILD;
 }
@@ -883,6 +960,14 @@ void crs_criu_restore_release(struct crs_criu_restore *rs)
 {
 	if (rs->hold && rs->g.gate_fd >= 0 && gate_go(&rs->g))
 		perror("crdbg: letting criu restore detach");
+}
+
+bool crs_criu_restore_exited(struct crs_criu_restore *rs, int *st)
+{
+	if (rs->g.child <= 0 || !gate_reap(&rs->g, false))
+		return false;
+	*st = rs->g.status;
+	return true;
 }
 
 void crs_criu_restore_close(struct crs_criu_restore *rs)

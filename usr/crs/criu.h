@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "lineage.h"
 #include "meta.h"
 
 #define CRS_CRIU_DUMP_LOG	"dump.log"
@@ -27,6 +28,7 @@
  */
 struct crs_criu_gate {
 	pid_t child;		/* criu */
+	struct crs_lineage *keeper;	/* criu is its child, not ours (lineage.h) */
 	int gate_fd;
 	int status_fd;
 	bool exited;		/* criu reaped, its wait status in status */
@@ -64,7 +66,9 @@ bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m);
 
 /*
  * `criu restore` of dir (not detached: criu stays the parent of the root
- * and waits for it). With gated, criu starts up at once but waits at
+ * and waits for it; with rs->g.keeper set after crs_criu_restore_gate(),
+ * the keeper runs it detached and the root becomes the keeper's child,
+ * lineage.h). With gated, criu starts up at once but waits at
  * crdbg's plugin (its init, before CRIU reads an image or creates a
  * task) until crs_criu_restore_go(), so that its start-up overlaps the
  * verify; crs_criu_restore_cancel() instead makes it give up having
@@ -119,6 +123,12 @@ void crs_criu_restore_cancel(struct crs_criu_restore *rs);
 int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st);
 void crs_criu_restore_release(struct crs_criu_restore *rs);
 
+/*
+ * Has criu exited (its wait status in *st)? Without waiting. A detached
+ * criu (a keeper's) exits 0 once the tree is restored and let go.
+ */
+bool crs_criu_restore_exited(struct crs_criu_restore *rs, int *st);
+
 /* The plugin's FIFOs and directory go (criu no longer needs them). */
 void crs_criu_restore_close(struct crs_criu_restore *rs);
 
@@ -135,7 +145,8 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd,
 /*
  * The same in two steps, so that CRIU starts up while the tree still runs:
  * start runs `criu dump` and returns once it waits at crdbg's dump gate
- * (the plugin's init: before CRIU looks at any task), finish lets it go
+ * (its first seize of the root, or the plugin's init: before CRIU
+ * touches any task), finish lets it go
  * on and waits for it; cancel makes it give up.
  */
 struct crs_criu_dump {

@@ -67,6 +67,13 @@ $(B)/tests/crs/prog_pty: tests/crs/prog_pty.c
 
 ALL_TARGETS += $(B)/tests/crs/prog_pty
 
+# srun's layout of a node's tasks, without Slurm (test_lineage.sh).
+$(B)/tests/crs/prog_lineage: tests/crs/prog_lineage.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
+
+ALL_TARGETS += $(B)/tests/crs/prog_lineage
+
 $(B)/tests/crs/prog_ttypair: tests/crs/prog_ttypair.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
@@ -104,7 +111,16 @@ $(CRS_FUZZER): tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
 		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/crs \
 		-Ikmod/uapi -o $@ tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC) -lcrypto
 
+# ... and for the lineage keeper's request decoder.
+CRS_LINEAGE_FUZZER := $(B)/tests/fuzz/crs_fuzz_lineage
+
+$(CRS_LINEAGE_FUZZER): tests/fuzz/crs_fuzz_lineage.c usr/crs/lineage-wire.c
+	@mkdir -p $(dir $@)
+	$(CRS_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/crs \
+		-Ikmod/uapi -o $@ $^
+
 ifneq ($(shell command -v $(CRS_FUZZ_CC) 2>/dev/null),)
-ALL_TARGETS  += $(CRS_FUZZER)
-FUZZ_TARGETS += $(CRS_FUZZER)
+ALL_TARGETS  += $(CRS_FUZZER) $(CRS_LINEAGE_FUZZER)
+FUZZ_TARGETS += $(CRS_FUZZER) $(CRS_LINEAGE_FUZZER)
 endif

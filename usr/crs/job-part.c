@@ -182,7 +182,7 @@ int job_part_argv(char **argv, const char *verb, const char *arg, char *const op
 	argv[a++] = "crdbg";
 	argv[a++] = (char *)verb;
 	argv[a++] = (char *)arg;
-	while (opts && *opts && a < 10)
+	while (opts && *opts && a < 12)
 		argv[a++] = *opts++;
 	argv[a++] = "--store";
 	argv[a++] = (char *)root;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Restart of a job checkpoint with the barrier of seed 003. Every part
- * runs `crdbg restart PART --part --expect-meta SHA` on its node:
+ * runs `crdbg restart PART --part --expect-meta SHA --node-roots PIDS`
+ * on its node (PIDS: the other parts' roots there, lineage.h):
  *
  *   part  -> "crdbg-part verified"        images and chain intact, pids free
  *   coord -> "restore"                    (only once every part verified)
@@ -117,16 +118,42 @@ static int check_barrier(const struct crs_job *j, struct job_part *ps, char *err
 	return 0;
 }
 
-/* The part's own restart: "crdbg restart PART --part --expect-meta SHA ...". */
-static void part_argv(char **argv, char *hex, const struct crs_job_opts *o, const char *root,
-		      const struct crs_job_part *p, bool terminal)
+/*
+ * The roots of part k's node's other parts ("PID,PID", "-" for none):
+ * a group led from outside part k's tree comes back only if one of
+ * them leads it (srun's tasks are in their node's first task's group).
+ */
+static void node_roots(const struct crs_job *j, size_t k, char *buf, size_t len)
 {
-	static char *with_tty[] = { "--part", "--expect-meta", NULL, "--terminal-fd", "3", NULL };
-	static char *plain[] = { "--part", "--expect-meta", NULL, NULL };
+	size_t off = 0;
 
-	crs_sha256_hex(p->meta_sha, hex);
+	buf[0] = '\0';
+	for (size_t i = 0; i < j->nr_parts; i++)
+		if (i != k && j->parts[i].pid > 0 && !strcmp(j->parts[i].node, j->parts[k].node) &&
+		    off + 12 < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+						j->parts[i].pid);
+	if (!off)
+		snprintf(buf, len, "-");
+}
+
+/*
+ * Part k's own restart: "crdbg restart PART --part --expect-meta SHA
+ * --node-roots PIDS ..."; hex and roots are its buffers.
+ */
+static void part_argv(char **argv, char *hex, char *roots, size_t roots_len,
+		      const struct crs_job_opts *o, const char *root, const struct crs_job *j,
+		      size_t k, bool terminal)
+{
+	static char *with_tty[] = { "--part", "--expect-meta", NULL, "--node-roots", NULL,
+				    "--terminal-fd", "3", NULL };
+	static char *plain[] = { "--part", "--expect-meta", NULL, "--node-roots", NULL, NULL };
+
+	crs_sha256_hex(j->parts[k].meta_sha, hex);
+	node_roots(j, k, roots, roots_len);
 	with_tty[2] = plain[2] = hex;
-	job_part_argv(argv, "restart", p->handle, terminal ? with_tty : plain, root, o);
+	with_tty[4] = plain[4] = roots;
+	job_part_argv(argv, "restart", j->parts[k].handle, terminal ? with_tty : plain, root, o);
 }
 
 /*
@@ -154,14 +181,14 @@ static bool this_host(const char *node)
 static int start_parts(struct terminals *t, char *err, size_t errlen)
 {
 	const struct crs_job *j = t->j;
-	char hex[CRS_SHA256_HEX];
+	char hex[CRS_SHA256_HEX], roots[1024];
 	size_t i;
 	int r;
 
 	for (i = 0; i < j->nr_parts; i++) {
 		const struct crs_job_part *jp = &j->parts[i];
 		struct job_part *p = &t->ps[i];
-		char *argv[16];
+		char *argv[20];
 
 		p->index = i;
 		p->ranks = jp->ranks;
@@ -175,7 +202,7 @@ static int start_parts(struct terminals *t, char *err, size_t errlen)
 		/* our terminal for a part that had one, when it runs here */
 		p->pass_tty = jp->tty[0] && t->tty.slave >= 0 && this_host(jp->node);
 		p->tty_fd = t->tty.slave;
-		part_argv(argv, hex, t->o, t->root, jp, p->pass_tty);
+		part_argv(argv, hex, roots, sizeof(roots), t->o, t->root, j, i, p->pass_tty);
 		r = job_part_start(p, jp->node, t->o->launch, argv, err, errlen);
 		if (r)
 			return r;
@@ -242,7 +269,7 @@ static void answer_join(struct terminals *t, int fd, unsigned int g)
 /* "part N I": the connection becomes part I's stdin and stdout. */
 static void answer_part(struct terminals *t, int fd, unsigned int g, unsigned int i)
 {
-	char hex[CRS_SHA256_HEX], line[2048] = "argv", *argv[16];
+	char hex[CRS_SHA256_HEX], roots[1024], line[2048] = "argv", *argv[20];
 	struct job_part *p = &t->ps[i];
 	size_t len = 4;
 
@@ -251,7 +278,7 @@ static void answer_part(struct terminals *t, int fd, unsigned int g, unsigned in
 		close(fd);
 		return;
 	}
-	part_argv(argv, hex, t->o, t->root, &t->j->parts[i], false);
+	part_argv(argv, hex, roots, sizeof(roots), t->o, t->root, t->j, i, false);
 	for (char **a = argv; *a; a++) {
 		if (strpbrk(*a, "\t\n") || len + strlen(*a) + 2 >= sizeof(line)) {
 			job_door_say(fd, "refused: the store's path cannot be sent");

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "error.h"
 #include "held.h"
+#include "lineage.h"
 #include "page-check.h"
 #include "page-server.h"
 #include "resume.h"
@@ -45,6 +46,10 @@ static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t e
 	char why[512];
 
 	*ret_st = st;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == CRS_LINEAGE_NO_GROUP)
+		return crs_fail(err, errlen, -ESRCH,
+				"criu restore did not start: the tree's process group did not come back on this node in %d s (its leader's part did not restore it)",
+				CRS_LINEAGE_GROUP_WAIT_S);
 	crs_criu_log_error(log, why, sizeof(why));
 	return crs_fail(err, errlen, -EIO, "criu restore failed: %s", why);
 }
@@ -57,15 +62,17 @@ static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t e
  * Documentation/performance.md); once crdbg's plugin said CRIU is
  * letting the tree go, every millisecond.
  */
-static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen, pid_t criu,
-			 const char *log, time_t deadline, int nap_ms, int *ret_st, char *err,
-			 size_t errlen)
+static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen,
+			 struct crs_criu_restore *rs, const char *log, time_t deadline, int nap_ms,
+			 int *ret_st, char *err, size_t errlen)
 {
 	struct timespec nap = { .tv_nsec = nap_ms * 1000L * 1000L };
+	pid_t criu = rs->g.child;
 	int st;
 
 	for (;;) {
-		if (waitpid(criu, &st, WNOHANG) == criu)
+		/* a keeper's criu is detached: it ends, with 0, once it let go */
+		if (crs_criu_restore_exited(rs, &st) && (!rs->g.keeper || st))
 			return criu_failed(st, ret_st, log, err, errlen);
 		if (crs_tree_held(m, frozen, CRS_HELD_AFTER_RESTORE))
 			return 0;
@@ -153,10 +160,18 @@ static int lazy_lost_at_release(const struct crs_meta *m, struct crs_page_server
  * once the server's userfaultfd is gone).
  */
 static int wait_done(const struct crs_meta *m, struct crs_page_server *ps, pid_t criu,
-		     pid_t lazy, const char *work, int *ret_st, char *err, size_t errlen)
+		     pid_t lazy, const char *work, struct crs_lineage *lin, int *ret_st, char *err,
+		     size_t errlen)
 {
 	int st, r = 0;
 	pid_t p;
+
+	/* with a keeper (never lazy), the root is its child: it reports the end */
+	if (lin->fd >= 0) {
+		r = crs_lineage_wait(lin, m->root, ret_st, -1);
+		return r == 1 ? 0 : crs_fail(err, errlen, r ? r : -EIO,
+					     "lost the lineage keeper of pid %d's parent", m->root);
+	}
 
 	while (criu > 0 || lazy > 0) {
 		p = waitpid(-1, &st, 0);
@@ -450,6 +465,35 @@ static int verify_while_criu_starts(const struct crs_restart_opts *o, const char
 	return 0;
 }
 
+/*
+ * The root's parent, session and group outside the tree (lineage.h):
+ * criu runs under the node's keeper, which has them. Where they cannot
+ * be had (the parent's pid in use, ...) criu is the root's parent as
+ * before, and -v says why. Lazy restarts keep the old way: their page
+ * server and criu lazy-pages are ours. Before any thread starts: the
+ * keeper is a fork of this process.
+ */
+static void keep_lineage(const struct crs_restart_opts *o, const struct crs_meta *m,
+			 struct crs_lineage *lin)
+{
+	struct crs_lineage_want w;
+	char why[256];
+
+	if (!crs_lineage_want(m, o->node_roots, &w, why, sizeof(why)) ||
+	    crs_lineage_open(lin, &w, why, sizeof(why))) {
+		if (o->verbose && o->log)
+			fprintf(o->log, "crdbg: restart: pid %d's parent, group and session outside the tree are not kept (%s): criu is its parent\n",
+				m->root, why);
+		return;
+	}
+	if (o->verbose && o->log && w.lost_pgid)
+		fprintf(o->log, "crdbg: restart: pid %d comes back as a child of pid %d, in session %d; its group %d is led by no tree restored on this node: it comes back in one criu leads\n",
+			m->root, w.ppid, w.sid ? w.sid : m->root, w.lost_pgid);
+	else if (o->verbose && o->log)
+		fprintf(o->log, "crdbg: restart: pid %d comes back as a child of pid %d, in session %d and group %d\n",
+			m->root, w.ppid, w.sid ? w.sid : m->root, w.pgid ? w.pgid : m->root);
+}
+
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
 {
 	const char *root = crs_store_root(o->store);
@@ -458,6 +502,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct crs_page_check pc = { .started = false };
 	struct crs_page_server ps = { .m = NULL };
 	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
+	struct crs_lineage lin = CRS_LINEAGE_INIT;
 	int terminal = -1;
 	struct freeze_backend *frozen = NULL;
 	time_t deadline;
@@ -467,7 +512,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	uint64_t arg;
 	pid_t criu = 0, lazy = 0;
 	double t0 = crs_clock_ms(), t_verified, t_restored, t_pages;
-	bool pages_later = false, served = false;
+	bool pages_later = false, served = false, released = false;
 	int r, st = 0;
 
 	if (o->expect_meta_sha) {
@@ -505,17 +550,22 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	 * pages' check), and without the plugin (noexec $TMPDIR) so does
 	 * every restart; the tree is then restored stopped, as with ptrace.
 	 */
+	/* first: the stand-ins it forks need none of the files opened below */
+	if (!o->lazy)
+		keep_lineage(o, &m, &lin);
 	if (!o->lazy && crs_criu_restore_gate(&rs, work, true, kind == FREEZE_BACKEND_KMOD, msg,
 					      sizeof(msg)) && o->log)
 		fprintf(o->log, "crdbg: %s: criu starts once the checkpoint is verified%s\n", msg,
 			kind == FREEZE_BACKEND_KMOD ? " and restores the tree stopped" : "");
+	if (lin.fd >= 0)
+		rs.g.keeper = &lin;	/* criu.h: criu runs under the keeper */
 	if (!rs.gated) {
 		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
 					     err, errlen);
 		if (r)
 			goto out_refused;
 	}
-	/* Orphans of the restored tree come to us, not to init. */
+	/* Orphans of the restored tree come to us (or the keeper), not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (o->lazy) {
 		lazy = crs_criu_lazy_pages_start(dir, work,
@@ -574,7 +624,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		crs_criu_restore_release(&rs);
 	}
 	/* gated: CRIU is letting the tree go now, look for it often */
-	r = wait_restored(&m, frozen, criu, log, deadline, rs.gated ? 1 : 20, &st, err, errlen);
+	r = wait_restored(&m, frozen, &rs, log, deadline, rs.gated ? 1 : 20, &st, err, errlen);
 	if (r)
 		goto out_lazy;
 	t_restored = crs_clock_ms();
@@ -589,15 +639,16 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		kill_tree(&m);
 		freeze_backend_close(frozen);	/* a killed thread leaves its park */
 		frozen = NULL;
-		wait_done(&m, &ps, criu, lazy, work, &st, msg, sizeof(msg));
+		wait_done(&m, &ps, criu, lazy, work, &lin, &st, msg, sizeof(msg));
 		goto out;
 	}
 
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
+	released = true;
 	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
 	if (r && lazy_lost_at_release(&m, &ps, &lazy, work, err, errlen)) {
 		kill_tree(&m);
-		wait_done(&m, &ps, criu, 0, work, &st, msg, sizeof(msg));
+		wait_done(&m, &ps, criu, 0, work, &lin, &st, msg, sizeof(msg));
 		r = -EIO;
 		goto out;
 	}
@@ -617,7 +668,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	crs_criu_restore_close(&rs);
 
 	/* criu waits for the root and exits with its status. */
-	r = wait_done(&m, &ps, criu, lazy, work, &st, err, errlen);
+	r = wait_done(&m, &ps, criu, lazy, work, &lin, &st, err, errlen);
 	crs_page_server_stop(&ps);	/* lazy-pages is gone: so is its session */
 	if (o->verbose && o->log && served)
 		fprintf(o->log, "crdbg: lazy restore: crdbg served %" PRIu64 " pages and checked %" PRIu64 " chunks\n",
@@ -644,6 +695,7 @@ out:
 	crs_page_server_stop(&ps);
 	freeze_backend_close(frozen);
 	crs_criu_restore_close(&rs);
+	crs_lineage_close(&lin, released);	/* made by us: until the node's trees end */
 	crs_meta_free(&m);
 	return r;
 }

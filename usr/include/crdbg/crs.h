@@ -217,6 +217,12 @@ struct crs_restart_opts {
 	/* The SHA-256 the metadata file must have (a job's part), or NULL. */
 	const uint8_t *expect_meta_sha;
 	/*
+	 * A job's part: the roots of the other parts on its node ("PID,PID",
+	 * "-"), one of which may lead the group its tree was in (srun's
+	 * tasks); NULL for a lone restart.
+	 */
+	const char *node_roots;
+	/*
 	 * A tree that held its own session on a terminal (a pty whose master
 	 * was outside it) comes back on a terminal of its own: with
 	 * has_terminal, the pty slave terminal_fd (a job's part, given by
