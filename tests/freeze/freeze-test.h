@@ -13,6 +13,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,31 @@ static inline void ft_sleep_ms(long ms)
 		;
 }
 
-static inline int ft_nr_tasks(pid_t pid)
+#define FT_PF_EXITING	0x00000004	/* include/linux/sched.h */
+
+/* Is tid of pid past its exit (in do_exit: it runs no user code again)? */
+static inline bool ft_task_exiting(pid_t pid, const char *tid)
+{
+	char path[96], buf[512], *p;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;	/* gone already */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	/* after the name: state ppid pgrp session tty_nr tpgid flags */
+	return !p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
+	       (flags & FT_PF_EXITING);
+}
+
+/* pid's threads; with live, only those not exiting. */
+static inline int ft_count_tasks(pid_t pid, bool live)
 {
 	char path[64];
 	struct dirent *d;
@@ -61,10 +86,26 @@ static inline int ft_nr_tasks(pid_t pid)
 	if (!dir)
 		return -errno;
 	while ((d = readdir(dir)))
-		if (d->d_name[0] >= '0' && d->d_name[0] <= '9')
+		if (d->d_name[0] >= '0' && d->d_name[0] <= '9' &&
+		    (!live || !ft_task_exiting(pid, d->d_name)))
 			n++;
 	closedir(dir);
 	return n;
+}
+
+static inline int ft_nr_tasks(pid_t pid)
+{
+	return ft_count_tasks(pid, false);
+}
+
+/*
+ * Threads that can still run user code: a thread that has exited but
+ * is still listed (the spawner's, whose join returned just before the
+ * freeze) cannot be frozen and need not be.
+ */
+static inline int ft_nr_live_tasks(pid_t pid)
+{
+	return ft_count_tasks(pid, true);
 }
 
 static inline struct ft_shared *ft_shared_new(void)

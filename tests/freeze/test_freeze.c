@@ -438,7 +438,11 @@ TEST_F_TIMEOUT(freeze, many_threads, 180)
 /*
  * The main thread creates a thread, joins it and starts again, so a
  * clone is nearly always in flight while we freeze: whatever was being
- * created is frozen too, and nothing more is created until thaw.
+ * created is frozen too, and nothing more is created until thaw. A
+ * thread past its exit (its join returned just before the freeze, its
+ * /proc entry not yet gone) runs no user code again and is not counted:
+ * counted, it failed this test once in a clean-clone CI (2 tasks, 1
+ * parked) and once in an earlier session.
  */
 TEST_F_TIMEOUT(freeze, created_during_freeze, 120)
 {
@@ -450,14 +454,14 @@ TEST_F_TIMEOUT(freeze, created_during_freeze, 120)
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
 		TH_LOG("freeze: %s", self->err);
 	spawned = self->sh->spawn;
-	tasks = ft_nr_tasks(self->pid);
+	tasks = ft_nr_live_tasks(self->pid);
 	n = QUERY_PARKED();
 	ASSERT_EQ(tasks, n) TH_LOG("a thread escaped the freeze");
 	for (i = 0; i < n; i++)
 		ASSERT_EQ((int)FREEZE_THREAD_FROZEN, (int)self->q[i].state) TH_LOG("tid %d", self->q[i].tid);
 	ft_sleep_ms(SETTLE_MS);
 	ASSERT_EQ(spawned, self->sh->spawn);
-	ASSERT_EQ(tasks, ft_nr_tasks(self->pid));
+	ASSERT_EQ(tasks, ft_nr_live_tasks(self->pid));
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(self->q[i].regs.ip, ft_kernel_pc(self->pid, self->q[i].tid))
 			TH_LOG("tid %d", self->q[i].tid);

@@ -3,7 +3,7 @@
 # incremental chains (tests/crs/test_incremental.sh) and lazy restarts
 # (tests/crs/test_lazy.sh) on both freeze backends.
 # vm-options: --mem 3072 --timeout 2400
-# vm-time: 266
+# vm-time: 263
 
 ip link set lo up 2>/dev/null
 run_tap incremental-ptrace "$CRDBG_TOP/tests/crs/test_incremental.sh" ptrace

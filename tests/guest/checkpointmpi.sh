@@ -3,7 +3,7 @@
 # jobs (rooted at mpirun) and of singletons, on both freeze backends
 # (tests/crs/test_checkpoint_mpi.sh). Its own boot: the group "checkpoint"
 # already takes most of a guest's time budget.
-# vm-time: 303
+# vm-time: 348
 
 ip link set lo up 2>/dev/null
 run_tap checkpoint-mpi-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint_mpi.sh" ptrace

@@ -11,7 +11,7 @@
 # check's two lanes, where a group beside another took about 4x its
 # time alone (debugckpt: Documentation/testing.md); the hint is the
 # loaded run's:
-# vm-time: 372
+# vm-time: 465
 ip link set lo up 2>/dev/null
 CRDBG_TEST_TIMEOUT=2700 run_tap debug-cluster \
 	env CRDBG_BUILD="$CRDBG_BUILD" "$CRDBG_TOP/tests/cluster/test_debug_cluster.sh" --tcg

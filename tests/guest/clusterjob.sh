@@ -5,7 +5,7 @@
 # barrier, refusals, the console's checkpoint and restart, a node lost
 # mid-checkpoint).
 # vm-options: --timeout 2400
-# vm-time: 450
+# vm-time: 530
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then

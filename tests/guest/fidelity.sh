@@ -5,7 +5,7 @@
 # "What crdbg can and cannot checkpoint"). Some 130 CRIU dumps and
 # restores under TCG: the guest gets more time than the default.
 # vm-options: --timeout 2400
-# vm-time: 826
+# vm-time: 650
 
 ip link set lo up 2>/dev/null
 if ! insmod_crdbg 2>/dev/null; then

@@ -2,7 +2,7 @@
 # Guest group "freeze": the behavioural freeze tests over both backends
 # (sourced by tests/guest/run-group). The kmod variants skip, saying why,
 # when crdbg.ko cannot be loaded.
-# vm-time: 30
+# vm-time: 56
 if ! insmod_crdbg; then
 	echo "freeze: crdbg.ko did not load; the kmod variants will skip"
 fi

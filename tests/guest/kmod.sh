@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "kmod": crdbg.ko's own tests (freeze, permissions, hook push,
 # netlink fuzzing, unload while frozen). Sourced by tests/guest/run-group.
-# vm-time: 23
+# vm-time: 54
 kt=$CRDBG_BUILD/tests/kmod
 
 insmod_crdbg

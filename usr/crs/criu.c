@@ -307,8 +307,9 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
  * libcrs and written out here for each dump, loaded with --libdir and
  * preloaded) holds CRIU at its first seize of the root, the first thing
  * it does to the tree (at its start, where the preload did not take),
- * until crdbg has frozen the tree and writes "go" into the gate FIFO; end of file instead makes it fail and CRIU give up before
- * touching anything. It says "ready" when it waits and, once every image
+ * until crdbg has frozen the tree and writes "go" into the gate FIFO;
+ * end of file instead makes it fail and CRIU give up before touching
+ * anything. It says "ready" when it waits and, once every image
  * is written and closed, "dumped" (or "failed") into the status FIFO,
  * before CRIU lets go of the tree. crdbg holds both FIFOs open
  * read-write, so the plugin's opens never block and crdbg's death is an
@@ -719,16 +720,20 @@ static void close_dups(const int *dups, size_t nr)
 			close(dups[k]);
 }
 
-/* Add fd as the child's fd target, unless the child has that one already. */
-static void add_fd(int *fds, int *targets, size_t *n, int fd, int target)
+/*
+ * Add fd as the child's fd target, unless the child has that one
+ * already; false when there is no room for it.
+ */
+static bool add_fd(int *fds, int *targets, size_t *n, int fd, int target)
 {
 	for (size_t k = 0; k < *n; k++)
 		if (targets[k] == target)
-			return;
-	if (*n < CRS_LINEAGE_MAX_FDS && fd >= 0) {
-		fds[*n] = fd;
-		targets[(*n)++] = target;
-	}
+			return true;
+	if (*n == CRS_LINEAGE_MAX_FDS)
+		return false;
+	fds[*n] = fd;
+	targets[(*n)++] = target;
+	return true;
 }
 
 /*
@@ -742,26 +747,25 @@ static pid_t keeper_spawn(struct crs_criu_restore *rs, char **argv, char **inher
 	int fds[CRS_LINEAGE_MAX_FDS], targets[CRS_LINEAGE_MAX_FDS], log_fd, fd;
 	char log[PATH_MAX], gate[sizeof(rs->g.dir) + 16], *env[3] = { NULL };
 	size_t n = 0, e = 0;
+	bool room;
 	pid_t pid;
 
 	snprintf(log, sizeof(log), "%s/%s", workdir, CRS_CRIU_RESTORE_LOG);
 	log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (log_fd < 0)
 		return -errno;
-	add_fd(fds, targets, &n, 0, 0);
-	add_fd(fds, targets, &n, log_fd, 1);
-	add_fd(fds, targets, &n, log_fd, 2);
-	if (terminal_fd >= 0)
-		add_fd(fds, targets, &n, terminal_fd, terminal_fd);
-	for (size_t k = 1; k < nr_inherit; k += 2)
+	room = add_fd(fds, targets, &n, 0, 0) && add_fd(fds, targets, &n, log_fd, 1) &&
+	       add_fd(fds, targets, &n, log_fd, 2) &&
+	       (terminal_fd < 0 || add_fd(fds, targets, &n, terminal_fd, terminal_fd));
+	for (size_t k = 1; room && k < nr_inherit; k += 2)
 		if (sscanf(inherit[k], "fd[%d]", &fd) == 1)
-			add_fd(fds, targets, &n, fd, fd);
+			room = add_fd(fds, targets, &n, fd, fd);
 	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
 	if (rs->g.dir[0])
 		env[e++] = gate;
 	if (rs->hold)
 		env[e++] = "CRDBG_GATE_HOLD=1";
-	pid = crs_lineage_spawn(rs->g.keeper, argv, env, fds, targets, n);
+	pid = room ? crs_lineage_spawn(rs->g.keeper, argv, env, fds, targets, n) : -E2BIG;
 	close(log_fd);
 	return pid;
 }

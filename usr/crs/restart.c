@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crdbg restart: start CRIU held at crdbg's plugin (criu.h), verify the
- * checkpoint meanwhile, let CRIU restore the tree (criu stays its parent,
- * crdbg the subreaper above) frozen by crdbg.ko where the plugin holds
- * CRIU before it lets the tree go, or left stopped (ptrace backend, lazy
- * restores), push the CRS hook on every thread, release, and wait for the
- * program like a shell would. With --debug the hook parks every thread and
+ * checkpoint meanwhile, let CRIU restore the tree (under the node's
+ * lineage keeper, which has the root's old parent's pid and session,
+ * lineage.h; else criu stays its parent, crdbg the subreaper above)
+ * frozen by crdbg.ko where the plugin holds CRIU before it lets the tree
+ * go, or left stopped (ptrace backend, lazy restores), push the CRS hook
+ * on every thread, release, and wait for the program like a shell would. With --debug the hook parks every thread and
  * each designated thread prints "MPIR debug info) <host>:<pid>" on the
  * program's stderr; crdbg prints the same line on its own (announce_parked()).
  */
