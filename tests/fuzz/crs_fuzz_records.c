@@ -7,16 +7,47 @@
  * server reads them (the first byte picks one). Whatever the bytes, a
  * decoder stays inside them, and whatever it accepts formats back into
  * exactly what it read (the seal covers every byte; a terminal has one
- * written form); a pagemap it accepts is in order and every lookup finds
- * the entry that holds the address.
+ * written form); a pagemap it accepts is in order, every lookup finds
+ * the entry that holds the address, and written back (as a pre-dump's
+ * merge writes one) it decodes into the same entries.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <crdbg/job.h>
 #include "criu-pagemap.h"
 #include "meta.h"
+
+/* pm written as an image decodes into the same pages id and entries. */
+static void rewritten_or_abort(const struct crs_pagemap *pm)
+{
+	int fd = memfd_create("pagemap", MFD_CLOEXEC);
+	struct crs_pagemap again;
+	char err[256], *img;
+	off_t len;
+	size_t i;
+
+	if (fd < 0)
+		return;
+	if (crs_pagemap_write(fd, pm))
+		abort();
+	len = lseek(fd, 0, SEEK_CUR);
+	img = malloc(len);
+	if (!img || pread(fd, img, len, 0) != len ||
+	    crs_pagemap_parse(img, len, &again, err, sizeof(err)))
+		abort();
+	free(img);
+	close(fd);
+	if (again.pages_id != pm->pages_id || again.nr != pm->nr || again.bytes != pm->bytes)
+		abort();
+	for (i = 0; i < pm->nr; i++)
+		if (memcmp(&again.e[i], &pm->e[i], sizeof(pm->e[i])))
+			abort();
+	crs_pagemap_free(&again);
+}
 
 static void pagemap_or_abort(const char *buf, size_t len)
 {
@@ -35,6 +66,7 @@ static void pagemap_or_abort(const char *buf, size_t len)
 		if (i && e->vaddr < pm.e[i - 1].vaddr)
 			abort();
 	}
+	rewritten_or_abort(&pm);
 	crs_pagemap_free(&pm);
 }
 

@@ -84,8 +84,8 @@ check "completion: 'crdbg che' offers checkpoint" test "$(complete_words crdbg c
 check "completion: 'crdbg ' offers every command" \
 	test "$(complete_words crdbg "" | tr ' ' '\n' | grep -v '^-' | sort | tr '\n' ' ' | sed 's/ $//')" = \
 	     "$(echo $dispatched | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
-check "completion: 'crdbg checkpoint --n' offers --no-debug --no-tree" \
-	test "$(complete_words crdbg checkpoint --n)" = "--no-debug --no-tree "
+check "completion: 'crdbg checkpoint --n' offers --no-debug --no-pre-dump --no-tree" \
+	test "$(complete_words crdbg checkpoint --n)" = "--no-debug --no-pre-dump --no-tree "
 check "completion: 'crdbg restart --backend ' offers auto kmod ptrace" \
 	test "$(complete_words crdbg restart --backend "")" = "auto kmod ptrace "
 check "completion: 'crdbg kmod ' offers status" test "$(complete_words crdbg kmod "")" = "status "

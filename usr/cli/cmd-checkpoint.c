@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crdbg checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] [--full]
+ *                      [--no-pre-dump]
  *                      [--criu-opt=--OPTION[=VALUE]]...
  *                      [--backend kmod|ptrace|auto] [--store DIR] [-v]
  * crdbg restart HANDLE [--debug] [--lazy] [--backend ...] [--store DIR] [-v]
@@ -176,6 +177,7 @@ static int checkpoint_job(const struct common_opts *c, const struct crs_checkpoi
 	o.kill = co->after == CRS_AFTER_KILL;
 	o.debug = co->debug == CRS_DEBUG_SET;
 	o.full = co->full;
+	o.no_pre_dump = co->no_pre_dump;
 	r = crs_job_checkpoint(&o, t, n, handle, sizeof(handle), err, sizeof(err));
 	free(t);
 	if (r) {
@@ -222,6 +224,8 @@ int cmd_checkpoint(int argc, char **argv)
 			o.descendants = false;
 		} else if (!strcmp(argv[i], "--full")) {
 			o.full = true;
+		} else if (!strcmp(argv[i], "--no-pre-dump")) {
+			o.no_pre_dump = true;
 		} else if (!strcmp(argv[i], "--slurm-tasks") && i + 1 < argc) {
 			/* A coordinator asks this node for its tasks of a job. */
 			return crs_slurm_local_tasks(argv[i + 1], stdout) < 0 ? 1 : 0;

@@ -77,7 +77,7 @@ const struct cli_help cli_helps[] = {
 		.name = "checkpoint", .args = "PID",
 		.summary = "checkpoint a process tree (CRIU); prints its handle",
 		.synopsis = { "checkpoint PID [--stop|--kill] [--debug|--no-debug] [--no-tree] [--full] "
-			      "[--criu-opt=--OPTION[=VALUE]]... [--backend kmod|ptrace|auto] "
+			      "[--no-pre-dump] [--criu-opt=--OPTION[=VALUE]]... [--backend kmod|ptrace|auto] "
 			      "[--store DIR] [-v]",
 			      "checkpoint --job [NODE:]PID[:RANKS],... [--kill] [--debug] "
 			      "[--launch TEMPLATE] [--timeout S] [--backend ...] [--store DIR] [-v]" },
@@ -100,6 +100,8 @@ const struct cli_help cli_helps[] = {
 			{ "--no-debug", "no debugger will attach: open MPIR_checkpoint_debug_gate" },
 			{ "--no-tree", "only PID, not its descendants" },
 			{ "--full", "store every page, even when an earlier checkpoint could be the parent" },
+			{ "--no-pre-dump", "copy every page while the tree is stopped (by default a running "
+					   "tree's pages are mostly copied before it stops)" },
 			{ "--criu-opt=--OPTION", "pass OPTION to criu dump and restore (e.g. --file-locks, "
 						 "--ext-unix-sk, --link-remap, --ghost-limit=16M); repeatable" },
 			OPT_BACKEND, OPT_STORE, OPT_VERBOSE,

@@ -11,6 +11,8 @@
  *     the kmod freeze stays, and CRIU seizes the parked threads; the
  *     ptrace one is handed over to a SIGSTOP group stop) and records every
  *     thread's PC: nothing runs between the debugger's detach and the dump.
+ *     Before that, a checkpoint that continues a running tree of some
+ *     size pre-dumps it (pre-dump.h): most pages are copied while it runs.
  *  3. criu dump --leave-running into a temporary store directory (started
  *     before step 2 and held at crdbg's dump gate plugin until the tree is
  *     frozen, so its start-up is not stop time; with
@@ -21,7 +23,8 @@
  *     stop: left in a group stop; kill: killed once stored.
  *     Zombies are left to CRIU (nothing to freeze); processes that were
  *     in a group stop stay stopped.
- *  5. The images are checksummed, the metadata written, the directory
+ *  5. The pre-dump's pages are merged into the dump's images. The images
+ *     are checksummed, the metadata written, the directory
  *     renamed to its handle. Any failure removes the temporary directory.
  */
 #include <errno.h>
@@ -39,6 +42,7 @@
 #include "resume.h"
 #include "criu.h"
 #include "criu-opts.h"
+#include "pre-dump.h"
 #include "proc.h"
 #include "store.h"
 #include "tree-stdio.h"
@@ -323,6 +327,26 @@ static int run_dump(struct crs_criu_dump *d, struct freeze_backend *kmod,
 	return r;
 }
 
+/*
+ * Most of a running tree's pages copied before the freeze (pre-dump.h);
+ * true when the dump can take them from there.
+ */
+static bool pre_dump(const struct crs_checkpoint_opts *o, const struct crs_meta *m,
+		     const char *dir)
+{
+	const char *why = o->no_pre_dump ? "--no-pre-dump" : NULL;
+	char msg[512];
+
+	if (!why && crs_pre_dump_wanted(m, o->after == CRS_AFTER_CONTINUE, &why)) {
+		if (!crs_pre_dump(o->pid, dir, m, msg, sizeof(msg)))
+			return true;
+		why = msg;	/* costs only its time: the dump is full */
+	}
+	if (o->verbose && o->log)
+		fprintf(o->log, "crdbg: no pre-dump: %s\n", why);
+	return false;
+}
+
 /* What CRIU needs for this tree (criu-opts.h), then the user's options. */
 static int add_criu_opts(const struct crs_checkpoint_opts *o, const pid_t *pids, size_t nr,
 			 struct crs_meta *m, char *err, size_t errlen)
@@ -367,8 +391,8 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	size_t nr = 0, i, frozen = 0;
 	bool criu_kills = false, in_stop = false, called_off = false;
 	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
-	double t_exited = 0;
-	bool early = false;
+	double t_exited = 0, t_asked = 0, t_pre = 0, t_merged = 0;
+	bool early = false, pre = false;
 	char msg[256];
 	sigset_t set;
 	int r;
@@ -469,9 +493,13 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	if (r)
 		goto out;
 	crs_chain_begin(root, &m, o->full, o->log);	/* before the freeze: it reads the store */
+	t_asked = crs_clock_ms();
+	pre = pre_dump(o, &m, pend.dir);
+	t_pre = crs_clock_ms();
 	/* CRIU starts up now, while the tree runs, and waits for the freeze. */
 	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
-	r = crs_criu_dump_start(o->pid, pend.dir, &m, !criu_kills, &dump, msg, sizeof(msg));
+	r = crs_criu_dump_start(o->pid, pend.dir, &m, !criu_kills, pre ? CRS_PRE_DUMP_DIR : NULL,
+				&dump, msg, sizeof(msg));
 	if (r) {
 		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
 		crs_store_abort(&pend);
@@ -563,12 +591,22 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		r = crs_fail(err, errlen, -ECANCELED, "the job's checkpoint was called off");
 		goto out;
 	}
+	if (pre) {
+		r = crs_pre_dump_merge(pend.dir, msg, sizeof(msg));
+		if (r) {
+			crs_store_abort(&pend);
+			r = crs_fail(err, errlen, r, "checkpoint of pid %d failed: %s", o->pid, msg);
+			goto out;
+		}
+	}
+	t_merged = crs_clock_ms();
 	r = crs_store_commit(&pend, &m, err, errlen);
 	if (o->verbose && o->log && !r)
-		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request and criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, checksums and metadata %.0f\n",
-			crs_clock_ms() - t0, t_req - t0, t_frozen - t_req, t_dumped - t_frozen,
-			t_released - t_dumped, t_released - t_req, t_exited - t_released,
-			crs_clock_ms() - t_exited);
+		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request %.0f, pre-dump %.0f, criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, pre-dump merged %.0f, checksums and metadata %.0f\n",
+			crs_clock_ms() - t0, t_asked - t0, t_pre - t_asked, t_req - t_pre,
+			t_frozen - t_req, t_dumped - t_frozen, t_released - t_dumped,
+			t_released - t_req, t_exited - t_released, t_merged - t_exited,
+			crs_clock_ms() - t_merged);
 	if (r) {
 		crs_store_abort(&pend);
 		if (criu_kills) {

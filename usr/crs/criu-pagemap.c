@@ -13,6 +13,7 @@
 
 #include "criu-pagemap.h"
 #include "error.h"
+#include "fdio.h"
 
 #define IMG_COMMON_MAGIC	0x54564319u
 #define PAGEMAP_MAGIC		0x56084025u
@@ -222,4 +223,57 @@ const struct crs_pagemap_entry *crs_pagemap_find(const struct crs_pagemap *pm, u
 			return e;
 	}
 	return NULL;
+}
+
+/* The varint of v at p; returns its length (at most 10). */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		p[n++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+/* One entry: its 32-bit length, then fields 1, 2 and 4 as varints. */
+static size_t put_entry(uint8_t *p, const struct crs_pagemap_entry *e)
+{
+	uint8_t *m = p + 4;
+	size_t n = 0;
+	uint32_t len;
+
+	m[n++] = 1 << 3;
+	n += put_varint(m + n, e->vaddr);
+	m[n++] = 2 << 3;
+	n += put_varint(m + n, e->nr_pages);
+	m[n++] = 4 << 3;
+	n += put_varint(m + n, e->flags);
+	len = (uint32_t)n;
+	memcpy(p, &len, sizeof(len));
+	return 4 + n;
+}
+
+int crs_pagemap_write(int fd, const struct crs_pagemap *pm)
+{
+	/* per entry: 4 bytes of length, 3 keys, 10 + 5 + 5 bytes of varints */
+	size_t cap = 8 + 4 + 6 + pm->nr * 27, n = 0, k;
+	uint32_t magic[2] = { IMG_COMMON_MAGIC, PAGEMAP_MAGIC }, len;
+	uint8_t *buf = malloc(cap);
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, magic, sizeof(magic));
+	n = sizeof(magic);
+	buf[n + 4] = 1 << 3;
+	len = 1 + (uint32_t)put_varint(buf + n + 5, pm->pages_id);
+	memcpy(buf + n, &len, sizeof(len));
+	n += 4 + len;
+	for (k = 0; k < pm->nr; k++)
+		n += put_entry(buf + n, &pm->e[k]);
+	r = crs_write_all(fd, buf, n);
+	free(buf);
+	return r;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * CRIU's pagemap images (pagemap-<pid>.img), read by crdbg's own page
- * server for a lazy restart (page-server.c): which pages a process had,
+ * server for a lazy restart (page-server.c), read and written when a
+ * pre-dump's pages are merged into a checkpoint (pre-dump.c): which pages a process had,
  * whether CRIU restores them itself or leaves them to the lazy-pages
  * daemon, and where each lies in pages-<id>.img. Format (CRIU 3.17,
  * images/pagemap.proto): two 32-bit magics, then entries, each a 32-bit
@@ -47,6 +48,12 @@ int crs_pagemap_parse(const void *buf, size_t len, struct crs_pagemap *pm, char 
 int crs_pagemap_load(int dirfd, const char *name, struct crs_pagemap *pm, char *err,
 		     size_t errlen);
 void crs_pagemap_free(struct crs_pagemap *pm);
+
+/*
+ * Write pm as a pagemap image to fd (its head, then every entry with its
+ * vaddr, nr_pages and flags; off is implied by the order): 0 or -errno.
+ */
+int crs_pagemap_write(int fd, const struct crs_pagemap *pm);
 
 /* The entry that holds vaddr, or NULL. */
 const struct crs_pagemap_entry *crs_pagemap_find(const struct crs_pagemap *pm, uint64_t vaddr);

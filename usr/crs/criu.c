@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "criu.h"
+#include "error.h"
 #include "proc.h"
 #include "store.h"
 #include "tmpfs.h"
@@ -526,7 +527,7 @@ static int wait_at_gate(struct crs_criu_dump *d, char *err, size_t errlen)
 void crs_criu_dump_cancel(struct crs_criu_dump *d);
 
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
-			struct crs_criu_dump *d, char *err, size_t errlen)
+			const char *pre, struct crs_criu_dump *d, char *err, size_t errlen)
 {
 	char spid[16], prev[CRS_HANDLE_MAX + 4], gate[sizeof(d->g.dir) + 16];
 	char seize[32], preload[sizeof(d->g.dir) + 32];
@@ -568,6 +569,9 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 		snprintf(prev, sizeof(prev), "../%s", m->parent);
 		argv[i++] = "--prev-images-dir";
 		argv[i++] = prev;
+	} else if (pre) {
+		argv[i++] = "--prev-images-dir";
+		argv[i++] = (char *)pre;
 	}
 	if (crs_criu_needs_network(pid)) {
 		argv[i++] = "--tcp-established";
@@ -681,9 +685,61 @@ int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool lea
 		  char *err, size_t errlen)
 {
 	struct crs_criu_dump d;
-	int r = crs_criu_dump_start(pid, dir, m, leave_running, &d, err, errlen);
+	int r = crs_criu_dump_start(pid, dir, m, leave_running, NULL, &d, err, errlen);
 
 	return r ? r : crs_criu_dump_finish(&d, err, errlen);
+}
+
+/*
+ * The same options as the dump's, less the gate, the network lock and
+ * --leave-running (a pre-dump always leaves the tree running): CRIU
+ * collects the same tree either way.
+ */
+int crs_criu_pre_dump(pid_t pid, const char *dir, const struct crs_meta *m, const char *log,
+		      char *err, size_t errlen)
+{
+	char *argv[16 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
+	char spid[16], path[PATH_MAX + 64];
+	size_t nr_ext, k;
+	int i = 0, st, e;
+	pid_t child;
+
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	argv[i++] = (char *)crs_criu_path();
+	argv[i++] = "pre-dump";
+	argv[i++] = "-t";
+	argv[i++] = spid;
+	argv[i++] = "-D";
+	argv[i++] = (char *)dir;
+	argv[i++] = "-o";
+	argv[i++] = (char *)log;
+	argv[i++] = (char *)criu_verbosity();
+	argv[i++] = "--track-mem";
+	if (m->shell_job)
+		argv[i++] = "--shell-job";
+	i = add_recorded(argv, i, m);
+	if (crs_stdio_external_args(m, &ext, &nr_ext))
+		return crs_fail(err, errlen, -ENOMEM, "out of memory");
+	for (k = 0; k < nr_ext && k < 2 * MAX_EXTERNAL_TTYS; k++)
+		argv[i++] = ext[k];
+	argv[i] = NULL;
+	child = spawn(argv, -1);
+	e = errno;
+	crs_stdio_args_free(ext, nr_ext);
+	if (child < 0)
+		return crs_fail(err, errlen, -e, "cannot run criu: %s", strerror(e));
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR)
+			return crs_fail(err, errlen, -errno, "lost criu: %s", strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		return crs_fail(err, errlen, -ENOENT, "cannot run %s", crs_criu_path());
+	snprintf(path, sizeof(path), "%s/%s", dir, log);
+	crs_criu_log_error(path, err, errlen);
+	if (strstr(err, " (see "))
+		*strstr(err, " (see ") = '\0';
+	return -EIO;
 }
 
 /*

@@ -133,6 +133,14 @@ bool crs_criu_restore_exited(struct crs_criu_restore *rs, int *st);
 void crs_criu_restore_close(struct crs_criu_restore *rs);
 
 /*
+ * `criu pre-dump --track-mem` of the tree rooted at pid into dir (which
+ * exists), its log there as log; waits for it. On failure err holds
+ * CRIU's first error line.
+ */
+int crs_criu_pre_dump(pid_t pid, const char *dir, const struct crs_meta *m, const char *log,
+		      char *err, size_t errlen);
+
+/*
  * Start `criu lazy-pages` for dir (a child; it serves page faults of the
  * restored tree through userfaultfd, then copies the remaining pages, and
  * exits once every page is in); returns its pid once it listens. With
@@ -147,7 +155,8 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd,
  * start runs `criu dump` and returns once it waits at crdbg's dump gate
  * (its first seize of the root, or the plugin's init: before CRIU
  * touches any task), finish lets it go
- * on and waits for it; cancel makes it give up.
+ * on and waits for it; cancel makes it give up. pre (relative to dir):
+ * a pre-dump the dump takes unchanged pages from (pre-dump.h), or NULL.
  */
 struct crs_criu_dump {
 	struct crs_criu_gate g;
@@ -158,7 +167,7 @@ struct crs_criu_dump {
 };
 
 int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
-			struct crs_criu_dump *d, char *err, size_t errlen);
+			const char *pre, struct crs_criu_dump *d, char *err, size_t errlen);
 int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen);
 
 /*

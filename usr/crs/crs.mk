@@ -103,7 +103,7 @@ GUEST_GROUPS += checkpointmpi
 CRS_FUZZ_CC  ?= clang
 CRS_FUZZER   := $(B)/tests/fuzz/crs_fuzz_records
 CRS_FUZZ_SRC := usr/crs/meta.c usr/crs/job-manifest.c usr/crs/sealed.c usr/crs/sha256.c usr/crs/sha256-small.c usr/crs/error.c \
-		usr/crs/file-chunks.c usr/crs/criu-pagemap.c
+		usr/crs/file-chunks.c usr/crs/criu-pagemap.c usr/crs/fdio.c
 
 $(CRS_FUZZER): tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
 	@mkdir -p $(dir $@)

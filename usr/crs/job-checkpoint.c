@@ -79,7 +79,7 @@ static int start_parts(const struct crs_job_opts *o, const char *root, const cha
 		       size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
-		char pid[16], part[32], *argv[16];
+		char pid[16], part[32], *argv[20];
 		char *opts[] = { "--part", part, "--cid", (char *)cid, NULL };
 		int r;
 

@@ -193,6 +193,8 @@ int job_part_argv(char **argv, const char *verb, const char *arg, char *const op
 		argv[a++] = "--debug";
 	if (o->full && !strcmp(verb, "checkpoint"))
 		argv[a++] = "--full";
+	if (o->no_pre_dump && !strcmp(verb, "checkpoint"))
+		argv[a++] = "--no-pre-dump";
 	if (o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;

@@ -71,7 +71,8 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 
 /*
  * argv for a part: "crdbg VERB ARG OPTS... --store ROOT --backend B
- * [--debug] [-v]" into argv (at least 16 slots); returns the count.
+ * [--debug] [--full] [--no-pre-dump] [-v]" into argv (at least 16 slots,
+ * 20 for a checkpoint); returns the count.
  */
 int job_part_argv(char **argv, const char *verb, const char *arg, char *const opts[],
 		  const char *root, const struct crs_job_opts *o);

@@ -162,6 +162,7 @@ struct crs_checkpoint_opts {
 	const char *const *criu_opts;	/* extra "--name[=value]" for criu, checked */
 	size_t nr_criu_opts;
 	bool full;		/* never incremental: dump every page */
+	bool no_pre_dump;	/* every page copied while frozen, even from a running tree */
 	/* A part of a job checkpoint: its CID, number of parts and index. */
 	const char *cid;
 	uint32_t cid_parts, cid_index;

@@ -169,6 +169,7 @@ struct crs_job_opts {
 	bool kill;			/* end the job once every part is stored */
 	bool debug;			/* checkpoint --debug / restart --debug */
 	bool full;			/* checkpoint --full: no part is incremental */
+	bool no_pre_dump;		/* checkpoint --no-pre-dump, for every part */
 	/* restart */
 	const char *handle;
 };
