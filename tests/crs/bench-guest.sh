@@ -88,7 +88,7 @@ incr_round() {
 		criu dump -t "$pid" -D "$work/c1" -o dump.log --leave-running --track-mem >/dev/null 2>&1 ||
 			echo "# criu dump failed" >&2
 	else
-		h1=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
+		h1=$("$crdbg" checkpoint "$pid" --backend ptrace --no-pre-dump 2>/dev/null)
 	fi
 	t1=$(since "$t")
 	touch "$work/go.1"
@@ -169,7 +169,9 @@ echo "Program: tests/crs/prog_incr holding $imb MiB (libcrdbg preloaded), 1% of"
 echo "its pages written between a first and a second checkpoint (continue);"
 echo "$rounds rounds, means. Stop = the longest time a thread of the program that"
 echo "wakes every millisecond did not run (so it includes the freeze and the"
-echo "release). crdbg: ptrace backend, the second checkpoint is incremental on"
+echo "release). crdbg: ptrace backend, the first checkpoint with --no-pre-dump"
+echo "(every page copied while stopped, as raw CRIU's first; a pre-dump takes"
+echo "most of that out of the stop, next section), the second incremental on"
 echo "its own; raw CRIU: \`criu dump --leave-running --track-mem\`, then the same"
 echo "with \`--prev-images-dir\`. Goal (issue 16): incremental stop <= 0.1x the first, images about 1% of the pages."
 echo
@@ -197,9 +199,11 @@ echo
 echo "### Checkpoint stop time and restart to released: crdbg vs raw CRIU"
 echo
 echo "Program: tests/crs/prog_incr (libcrdbg preloaded) holding the given RSS;"
-echo "$rounds rounds, means. Stop = the longest time its millisecond thread did"
-echo "not run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
-echo "ptrace backend). Released = from the command's start until the restored"
+echo "$rounds rounds, means. Stopped = the time its millisecond thread did not"
+echo "run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
+echo "ptrace backend), every pause over 10 ms summed: crdbg's pre-dump stops the"
+echo "tree once more, briefly, before the freeze; the longest single pause is"
+echo "given too. Released = from the command's start until the restored"
 echo "process runs untraced (\`criu restore -d\`; \`crdbg restart\`), polled while each"
 echo "runs (bash builtins only); the last two columns poll the raw restore only once"
 echo "criu returned, as this bench did before 2026-11-25 15:30. The phases are"
@@ -208,8 +212,8 @@ echo "the memory pages' digests while criu restores and releases once they"
 echo "passed; \"all digests first\" is the same restart with CRDBG_VERIFY=first"
 echo "(every digest before \`criu restore\`, as before issue 16's last step)."
 echo
-echo "| RSS | criu stop (ms) | crdbg stop (ms) | ratio | crdbg: freeze / criu dump / release (ms) | crdbg: checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio | criu restore, polled once it returned (s) | crdbg restart's ratio to it |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| RSS | criu stopped (ms) | crdbg stopped in all (ms) | ratio | crdbg's longest stop (ms) | crdbg: pre-dump (while it runs) / freeze / criu dump / release (ms) | crdbg: merge / checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio | criu restore, polled once it returned (s) | crdbg restart's ratio to it |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # crdbg_restart H [ENV...]: restart H (ptrace, -v) in the background with
 # the program's files as at checkpoint 2, wait until released; prints the
 # seconds and the four phases
@@ -239,10 +243,11 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		h=$("$crdbg" checkpoint "$pid" --backend ptrace -v 2>"$work/cv.log")
 		cp "$work/i.out" "$work/o.at2"; cp "$work/i.err" "$work/e.at2"
 		touch "$work/go.2"; incr_wait '^done'
-		g1=$(awk '$1 == "gap" && $2 == 1 { print $3 }' "$work/i.err")
-		g2=$(awk '$1 == "gap" && $2 == 2 { print $3 }' "$work/i.err")
+		g1=$(awk '$1 == "gap" && $2 == 1 { print $3, $4 }' "$work/i.err")
+		g2=$(awk '$1 == "gap" && $2 == 2 { print $3, $4 }' "$work/i.err")
 		stop
 		ph=$(sed -n 's/.*checkpoint took .*freeze \([0-9]*\), criu dump \([0-9]*\), release \([0-9]*\).*checksums and metadata \([0-9]*\)$/\1 \2 \3 \4/p' "$work/cv.log")
+		pm=$(sed -n 's/.*checkpoint took .*pre-dump \([0-9]*\), .*pre-dump merged \([0-9]*\) .*/\1 \2/p' "$work/cv.log")
 		# restarts: raw, then crdbg, each to released (it waits there, no go file)
 		rm -f "$work/go".*
 		# polled while criu restores, as crdbg restart is below
@@ -265,13 +270,16 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		cf=$(crdbg_restart "$h" CRDBG_VERIFY=first)
 		"$crdbg" rm "$h"
 		[[ $(wc -w <<<"$cr") == 5 ]] || cr="$cr 0 0 0 0 0"
-		echo "$g1 $g2 ${ph:-0 0 0 0} $rr $cr ${cf%% *} $ro" >>"$work/st"
+		# 1-14 as before 2026-11-27 (1, 2: the longest stops), then the
+		# stops summed (raw, crdbg), crdbg's pre-dump and merge
+		echo "${g1% *} ${g2% *} ${ph:-0 0 0 0} $rr $cr ${cf%% *} $ro ${g1#* } ${g2#* } ${pm:-0 0}" >>"$work/st"
 		imb=$imb_save
 	done
 	f=$work/st
-	printf '| %s MiB | %.0f | %.0f | %s | %.0f / %.0f / %.0f | %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f / %.0f | %.3f | %s | %.3f | %s |\n' "$mb" \
-		"$(col 1 "$f")" "$(col 2 "$f")" "$(ratio "$(col 2 "$f")" "$(col 1 "$f")")" \
-		"$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" "$(col 6 "$f")" \
+	printf '| %s MiB | %.0f | %.0f | %s | %.0f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f / %.0f | %.3f | %s | %.3f | %s |\n' "$mb" \
+		"$(col 15 "$f")" "$(col 16 "$f")" "$(ratio "$(col 16 "$f")" "$(col 15 "$f")")" \
+		"$(col 2 "$f")" "$(col 17 "$f")" "$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" \
+		"$(col 18 "$f")" "$(col 6 "$f")" \
 		"$(col 7 "$f")" "$(col 8 "$f")" "$(ratio "$(col 8 "$f")" "$(col 7 "$f")")" \
 		"$(col 9 "$f")" "$(col 10 "$f")" "$(col 11 "$f")" "$(col 12 "$f")" \
 		"$(col 13 "$f")" "$(ratio "$(col 13 "$f")" "$(col 7 "$f")")" \

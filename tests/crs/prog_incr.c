@@ -15,21 +15,29 @@
  * the chain, came back.
  *
  * With $INCR_GAP set, a thread wakes every millisecond and each phase
- * also prints, on stderr, "gap <phase> <ms>": the longest time that
- * thread did not run since the previous phase (the benchmark's measure of
- * how long a checkpoint stopped the program).
+ * also prints, on stderr, "gap <phase> <ms> <total ms>": the longest time
+ * that thread did not run since the previous phase (the benchmark's
+ * measure of how long a checkpoint stopped the program) and the sum of
+ * every such time over 10 ms (a checkpoint that stops it more than once).
+ *
+ * With $INCR_GROW set, a thread maps a page of its own every 2 ms from
+ * the first wait on (2000 at most), each holding its number, and the end
+ * prints "grown ok" once every page it mapped still does ("grown bad" if
+ * not): a checkpoint taken while it grows has pages its pre-dump did not.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096
 
-static _Atomic uint64_t max_gap_ns;
+static _Atomic uint64_t max_gap_ns, stopped_ns;
 
 static uint64_t now_ns(void)
 {
@@ -50,6 +58,8 @@ static void *gap_thread(void *arg)
 		t = now_ns();
 		if (t - last > atomic_load(&max_gap_ns))
 			atomic_store(&max_gap_ns, t - last);
+		if (t - last > 10 * 1000 * 1000)
+			atomic_fetch_add(&stopped_ns, t - last);
 		last = t;
 	}
 	return NULL;
@@ -64,6 +74,41 @@ static uint64_t sum(const uint64_t *w, size_t n)
 	return h;
 }
 
+#define GROW_MAX 2000
+
+static uint64_t *grown[GROW_MAX];
+static _Atomic int nr_grown, grow_on;
+
+static void *grow_thread(void *arg)
+{
+	struct timespec ms2 = { .tv_nsec = 2 * 1000 * 1000 };
+	uint64_t *pg;
+
+	(void)arg;
+	while (!atomic_load(&grow_on))
+		nanosleep(&ms2, NULL);
+	while (atomic_load(&nr_grown) < GROW_MAX) {
+		pg = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pg == MAP_FAILED)
+			break;
+		for (size_t i = 0; i < PAGE / 8; i++)
+			pg[i] = (uint64_t)atomic_load(&nr_grown) * 0x100000001ull + i;
+		grown[atomic_load(&nr_grown)] = pg;
+		atomic_fetch_add(&nr_grown, 1);
+		nanosleep(&ms2, NULL);
+	}
+	return NULL;
+}
+
+static bool grown_intact(void)
+{
+	for (int k = 0; k < atomic_load(&nr_grown); k++)
+		for (size_t i = 0; i < PAGE / 8; i++)
+			if (grown[k][i] != (uint64_t)k * 0x100000001ull + i)
+				return false;
+	return true;
+}
+
 static void wait_go(const char *go, int phase)
 {
 	struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
@@ -71,6 +116,7 @@ static void wait_go(const char *go, int phase)
 
 	snprintf(path, sizeof(path), "%s.%d", go, phase);
 	printf("wait %d\n", phase);
+	atomic_store(&grow_on, 1);
 	while (access(path, F_OK))
 		nanosleep(&ts, NULL);
 }
@@ -102,6 +148,11 @@ int main(int argc, char **argv)
 
 		pthread_create(&th, NULL, gap_thread, NULL);
 	}
+	if (getenv("INCR_GROW")) {
+		pthread_t th;
+
+		pthread_create(&th, NULL, grow_thread, NULL);
+	}
 	printf("ready\n");
 	for (ph = 1; ph <= phases; ph++) {
 		wait_go(go, ph);
@@ -113,9 +164,12 @@ int main(int argc, char **argv)
 		printf("phase %d dirtied %zu sum %016llx\n", ph, per,
 		       (unsigned long long)sum(w, len / 8));
 		if (getenv("INCR_GAP"))
-			fprintf(stderr, "gap %d %.1f\n", ph,
-				(double)atomic_exchange(&max_gap_ns, 0) / 1e6);
+			fprintf(stderr, "gap %d %.1f %.1f\n", ph,
+				(double)atomic_exchange(&max_gap_ns, 0) / 1e6,
+				(double)atomic_exchange(&stopped_ns, 0) / 1e6);
 	}
+	if (getenv("INCR_GROW"))
+		printf("grown %s\n", grown_intact() ? "ok" : "bad");
 	printf("done sum %016llx\n", (unsigned long long)sum(w, len / 8));
 	return 0;
 }

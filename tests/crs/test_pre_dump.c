@@ -7,7 +7,7 @@
  * image in its own order; either way every page reads back as the one
  * the tree had at the dump, the pre-dump and CRIU's parent link go, its
  * log stays. A dump that takes a page from the pre-dump the pre-dump
- * does not have is refused. (tests/crs/test_pre_dump.sh runs it with
+ * does not have, or a pages image shorter than its pagemap, is refused. (tests/crs/test_pre_dump.sh runs it with
  * CRIU on real processes.)
  */
 #include <errno.h>
@@ -167,6 +167,7 @@ TEST_F(merge, same_pages_patched_in_place)
 	};
 	/* a process the pre-dump did not see: dumped in full, left alone */
 	const struct run other[] = { { 0x40000, 1, CRS_PE_PRESENT, 'o' } };
+	struct crs_pre_dump_merged how;
 	char err[256];
 	ino_t pre_pages;
 
@@ -175,7 +176,7 @@ TEST_F(merge, same_pages_patched_in_place)
 	ASSERT_EQ(0, put_image(self->dir, "8", 4, other, 1));
 	pre_pages = inode(self->pre, "pages-1.img");
 
-	ASSERT_EQ(0, crs_pre_dump_merge(self->dir, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, crs_pre_dump_merge(self->dir, &how, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ('a', byte_at(self->dir, "7", 0x10000));
 	EXPECT_EQ('X', byte_at(self->dir, "7", 0x11000));
 	EXPECT_EQ('c', byte_at(self->dir, "7", 0x12000));
@@ -184,6 +185,8 @@ TEST_F(merge, same_pages_patched_in_place)
 	EXPECT_EQ('Z', byte_at(self->dir, "7", 0x21000));
 	EXPECT_EQ(-1, byte_at(self->dir, "7", 0x14000));	/* no such page */
 	EXPECT_EQ('o', byte_at(self->dir, "8", 0x40000));
+	EXPECT_EQ(1u, how.in_place);
+	EXPECT_EQ(0u, how.copied);
 	/* the pre-dump's pages image became the dump's: no page copied twice */
 	EXPECT_EQ(pre_pages, inode(self->dir, "pages-3.img"));
 	EXPECT_FALSE(exists(self->dir, CRS_PRE_DUMP_DIR));
@@ -206,6 +209,7 @@ TEST_F(merge, mapped_and_unmapped_since_copied_in_order)
 	};
 	const struct run shm_pre[] = { { 0x0, 3, CRS_PE_PRESENT, 's' } };
 	const struct run shm[] = { { 0x0, 1, CRS_PE_PARENT, 0 }, { 0x1000, 2, CRS_PE_PRESENT, 'S' } };
+	struct crs_pre_dump_merged how;
 	struct crs_pagemap pm;
 	char err[256];
 	int dfd;
@@ -215,7 +219,7 @@ TEST_F(merge, mapped_and_unmapped_since_copied_in_order)
 	ASSERT_EQ(0, put_image(self->pre, "shmem-9", 5, shm_pre, 1));
 	ASSERT_EQ(0, put_image(self->dir, "shmem-9", 6, shm, 2));
 
-	ASSERT_EQ(0, crs_pre_dump_merge(self->dir, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, crs_pre_dump_merge(self->dir, &how, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ('M', byte_at(self->dir, "7", 0x10000));
 	EXPECT_EQ('b', byte_at(self->dir, "7", 0x11000));
 	EXPECT_EQ(-1, byte_at(self->dir, "7", 0x12000));
@@ -225,6 +229,8 @@ TEST_F(merge, mapped_and_unmapped_since_copied_in_order)
 	EXPECT_EQ('s', byte_at(self->dir, "shmem-9", 0x0));
 	EXPECT_EQ('S', byte_at(self->dir, "shmem-9", 0x1000));
 	EXPECT_EQ('T', byte_at(self->dir, "shmem-9", 0x2000));
+	EXPECT_EQ(1u, how.in_place);	/* the segment */
+	EXPECT_EQ(1u, how.copied);	/* the process */
 	/* every entry present, none in a parent; the lazy mark kept */
 	dfd = open(self->dir, O_RDONLY | O_DIRECTORY);
 	ASSERT_EQ(0, crs_pagemap_load(dfd, "pagemap-7.img", &pm, err, sizeof(err)));
@@ -245,11 +251,12 @@ TEST_F(merge, page_the_pre_dump_lacks_refused)
 		{ 0x10000, 4, CRS_PE_PARENT, 0 },
 		{ 0x14000, 1, CRS_PE_PARENT, 0 },	/* never in the pre-dump */
 	};
+	struct crs_pre_dump_merged how;
 	char err[256] = "";
 
 	ASSERT_EQ(0, put_image(self->pre, "7", 1, pre_runs, 2));
 	ASSERT_EQ(0, put_image(self->dir, "7", 2, dump, 2));
-	EXPECT_EQ(-EBADMSG, crs_pre_dump_merge(self->dir, err, sizeof(err)));
+	EXPECT_EQ(-EBADMSG, crs_pre_dump_merge(self->dir, &how, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "pagemap-7.img")) TH_LOG("%s", err);
 	EXPECT_EQ(NULL, strchr(err, '\n'));
 }
@@ -257,11 +264,26 @@ TEST_F(merge, page_the_pre_dump_lacks_refused)
 TEST_F(merge, pre_dump_of_the_process_missing_refused)
 {
 	const struct run dump[] = { { 0x10000, 1, CRS_PE_PARENT, 0 } };
+	struct crs_pre_dump_merged how;
 	char err[256] = "";
 
 	ASSERT_EQ(0, put_image(self->dir, "7", 2, dump, 1));
-	EXPECT_GT(0, crs_pre_dump_merge(self->dir, err, sizeof(err)));
+	EXPECT_GT(0, crs_pre_dump_merge(self->dir, &how, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "pagemap-7.img")) TH_LOG("%s", err);
+}
+
+TEST_F(merge, short_pre_dump_pages_refused)
+{
+	const struct run dump[] = { { 0x10000, 4, CRS_PE_PARENT, 0 } };
+	struct crs_pre_dump_merged how;
+	char err[256] = "", path[256];
+
+	ASSERT_EQ(0, put_image(self->pre, "7", 1, pre_runs, 2));
+	ASSERT_EQ(0, put_image(self->dir, "7", 2, dump, 1));
+	snprintf(path, sizeof(path), "%s/pages-1.img", self->pre);
+	ASSERT_EQ(0, truncate(path, 5 * PG));
+	EXPECT_EQ(-EBADMSG, crs_pre_dump_merge(self->dir, &how, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "pages-1.img")) TH_LOG("%s", err);
 }
 
 TEST_HARNESS_MAIN

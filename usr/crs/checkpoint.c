@@ -392,6 +392,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	bool criu_kills = false, in_stop = false, called_off = false;
 	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
 	double t_exited = 0, t_asked = 0, t_pre = 0, t_merged = 0;
+	struct crs_pre_dump_merged merged = { 0 };
 	bool early = false, pre = false;
 	char msg[256];
 	sigset_t set;
@@ -592,7 +593,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		goto out;
 	}
 	if (pre) {
-		r = crs_pre_dump_merge(pend.dir, msg, sizeof(msg));
+		r = crs_pre_dump_merge(pend.dir, &merged, msg, sizeof(msg));
 		if (r) {
 			crs_store_abort(&pend);
 			r = crs_fail(err, errlen, r, "checkpoint of pid %d failed: %s", o->pid, msg);
@@ -602,11 +603,11 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 	t_merged = crs_clock_ms();
 	r = crs_store_commit(&pend, &m, err, errlen);
 	if (o->verbose && o->log && !r)
-		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request %.0f, pre-dump %.0f, criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, pre-dump merged %.0f, checksums and metadata %.0f\n",
+		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request %.0f, pre-dump %.0f, criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, pre-dump merged %.0f (%u in place, %u copied), checksums and metadata %.0f\n",
 			crs_clock_ms() - t0, t_asked - t0, t_pre - t_asked, t_req - t_pre,
 			t_frozen - t_req, t_dumped - t_frozen, t_released - t_dumped,
 			t_released - t_req, t_exited - t_released, t_merged - t_exited,
-			crs_clock_ms() - t_merged);
+			merged.in_place, merged.copied, crs_clock_ms() - t_merged);
 	if (r) {
 		crs_store_abort(&pend);
 		if (criu_kills) {

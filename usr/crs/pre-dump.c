@@ -164,6 +164,7 @@ static int image_open(int dfd, const char *pagemap, int flags, struct image *im,
 		      size_t errlen)
 {
 	int r = crs_pagemap_load(dfd, pagemap, &im->pm, err, errlen);
+	struct stat st = { 0 };
 
 	im->pages = -1;
 	if (r)
@@ -173,8 +174,14 @@ static int image_open(int dfd, const char *pagemap, int flags, struct image *im,
 	if (im->pages < 0) {
 		r = crs_fail(err, errlen, -errno, "cannot open %s: %s", im->pages_name,
 			     strerror(errno));
-		crs_pagemap_free(&im->pm);
+	} else if (fstat(im->pages, &st) || (uint64_t)st.st_size != im->pm.bytes) {
+		/* a short image would be patched or copied into a wrong one */
+		r = crs_fail(err, errlen, -EBADMSG, "%s holds %lld bytes, its pagemap %llu",
+			     im->pages_name, (long long)st.st_size,
+			     (unsigned long long)im->pm.bytes);
 	}
+	if (r)
+		image_close(im);
 	return r;
 }
 
@@ -382,7 +389,8 @@ static int merge_by_copy(int dfd, const char *name, struct image *dump, struct i
 	return r;
 }
 
-static int merge_pagemap(int dfd, int pdfd, const char *name, char *err, size_t errlen)
+static int merge_pagemap(int dfd, int pdfd, const char *name, struct crs_pre_dump_merged *how,
+			 char *err, size_t errlen)
 {
 	struct image dump, pre;
 	bool parent = false;
@@ -409,15 +417,21 @@ static int merge_pagemap(int dfd, int pdfd, const char *name, char *err, size_t 
 	r = image_open(pdfd, name, O_RDWR, &pre, err, errlen);
 	if (r) {
 		image_close(&dump);
-		return crs_fail(err, errlen, r, "the dump takes pages from a pre-dump of %s it does not have",
-				name);
+		if (r == -ENOENT)
+			return crs_fail(err, errlen, r,
+					"the dump takes pages from a pre-dump of %s it does not have", name);
+		return r;
 	}
 	for (size_t k = 0; k < pre.pm.nr && !r; k++)
 		if ((pre.pm.e[k].flags & CRS_PE_PARENT) || !(pre.pm.e[k].flags & CRS_PE_PRESENT))
 			r = -EBADMSG;
-	if (!r)
-		r = same_pages(&dump.pm, &pre.pm) ? merge_in_place(dfd, pdfd, name, &dump, &pre) :
-		    merge_by_copy(dfd, name, &dump, &pre);
+	if (!r && same_pages(&dump.pm, &pre.pm)) {
+		r = merge_in_place(dfd, pdfd, name, &dump, &pre);
+		how->in_place++;
+	} else if (!r) {
+		r = merge_by_copy(dfd, name, &dump, &pre);
+		how->copied++;
+	}
 	image_close(&dump);
 	image_close(&pre);
 	if (r == -EBADMSG)
@@ -437,11 +451,13 @@ static int is_pagemap(const struct dirent *d)
 	return !strncmp(d->d_name, "pagemap-", 8) && n > 12 && !strcmp(d->d_name + n - 4, ".img");
 }
 
-int crs_pre_dump_merge(const char *dir, char *err, size_t errlen)
+int crs_pre_dump_merge(const char *dir, struct crs_pre_dump_merged *how, char *err,
+		       size_t errlen)
 {
 	struct dirent **names = NULL;
 	int dfd, pdfd, nr, k, r = 0;
 
+	memset(how, 0, sizeof(*how));
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return crs_fail(err, errlen, -errno, "cannot open %s: %s", dir, strerror(errno));
@@ -455,7 +471,7 @@ int crs_pre_dump_merge(const char *dir, char *err, size_t errlen)
 	}
 	for (k = 0; k < nr; k++) {
 		if (!r)
-			r = merge_pagemap(dfd, pdfd, names[k]->d_name, err, errlen);
+			r = merge_pagemap(dfd, pdfd, names[k]->d_name, how, err, errlen);
 		free(names[k]);
 	}
 	free(names);

@@ -55,12 +55,19 @@ bool crs_pre_dump_wanted(const struct crs_meta *m, bool continues, const char **
 int crs_pre_dump(pid_t pid, const char *dir, const struct crs_meta *m, char *err,
 		 size_t errlen);
 
+/* How the pagemaps of a dump took their pages from the pre-dump. */
+struct crs_pre_dump_merged {
+	unsigned int in_place;	/* the pre-dump's pages image, patched */
+	unsigned int copied;	/* a new pages image (memory mapped or unmapped since) */
+};
+
 /*
  * Step 3 for the dump in dir: every pagemap of the dump with pages in
  * the pre-dump gets them into its own pages image; then the pre-dump
  * and CRIU's parent link go (its log stays, as CRS_PRE_DUMP_LOG). 0, or
  * -EBADMSG / -errno with the reason in err (the checkpoint is not valid).
  */
-int crs_pre_dump_merge(const char *dir, char *err, size_t errlen);
+int crs_pre_dump_merge(const char *dir, struct crs_pre_dump_merged *how, char *err,
+		       size_t errlen);
 
 #endif /* CRDBG_CRS_PRE_DUMP_H */
