@@ -16,6 +16,8 @@ prog=$build/tests/crs/prog_ckpt
 incr=$build/tests/crs/prog_incr
 lib=$build/usr/libcrdbg.so
 rounds=${CKPT_BENCH_ROUNDS:-3}
+# crdbg's freeze backend ($CKPT_BENCH_BACKEND, default ptrace; kmod needs crdbg.ko loaded)
+backend=${CKPT_BENCH_BACKEND:-ptrace}
 work=$(mktemp -d /tmp/crdbg-bench.XXXXXX)
 export CRDBG_STORE=$work/store CKPT_GO=$work/go
 trap 'rm -rf "$work"' EXIT
@@ -88,7 +90,7 @@ incr_round() {
 		criu dump -t "$pid" -D "$work/c1" -o dump.log --leave-running --track-mem >/dev/null 2>&1 ||
 			echo "# criu dump failed" >&2
 	else
-		h1=$("$crdbg" checkpoint "$pid" --backend ptrace --no-pre-dump 2>/dev/null)
+		h1=$("$crdbg" checkpoint "$pid" --backend "$backend" --no-pre-dump 2>/dev/null)
 	fi
 	t1=$(since "$t")
 	touch "$work/go.1"
@@ -99,7 +101,7 @@ incr_round() {
 			--prev-images-dir ../c1 >/dev/null 2>&1 || echo "# criu dump (incremental) failed" >&2
 		s1=$(du -sb "$work/c1" | cut -f1) s2=$(du -sb "$work/c2" | cut -f1)
 	else
-		h2=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
+		h2=$("$crdbg" checkpoint "$pid" --backend "$backend" 2>/dev/null)
 		s1=$(du -sb "$CRDBG_STORE/$h1" | cut -f1) s2=$(du -sb "$CRDBG_STORE/$h2" | cut -f1)
 	fi
 	t2=$(since "$t")
@@ -118,7 +120,7 @@ sec_commands() {
 echo "### Checkpoint and restart: crdbg vs raw CRIU"
 echo
 echo "Program: tests/crs/prog_ckpt (1 worker thread, libcrdbg preloaded) holding"
-echo "the given RSS; $rounds rounds each; crdbg used the ptrace freeze backend, and"
+echo "the given RSS; $rounds rounds each; crdbg used the $backend freeze backend, and"
 echo "CRIU 3.17.1 in both columns. Restart is timed until the process runs again."
 echo
 echo "| RSS | crdbg checkpoint (s) | criu dump (s) | ratio | crdbg restart (s) | criu restore (s) | ratio | image size / RSS |"
@@ -140,12 +142,12 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 
 		start "$mb"
 		t=$(now)
-		h=$("$crdbg" checkpoint "$pid" --backend ptrace 2>/dev/null)
+		h=$("$crdbg" checkpoint "$pid" --backend "$backend" 2>/dev/null)
 		since "$t" >>"$work/cd"
 		du -sb "$CRDBG_STORE/$h" | awk -v mb="$mb" '{ print $1 / (mb * 1048576) }' >>"$work/sz"
 		stop
 		t=$(now)
-		"$crdbg" restart "$h" --backend ptrace >/dev/null 2>&1 &
+		"$crdbg" restart "$h" --backend "$backend" >/dev/null 2>&1 &
 		wait_released
 		since "$t" >>"$work/cr"
 		stop
@@ -169,7 +171,7 @@ echo "Program: tests/crs/prog_incr holding $imb MiB (libcrdbg preloaded), 1% of"
 echo "its pages written between a first and a second checkpoint (continue);"
 echo "$rounds rounds, means. Stop = the longest time a thread of the program that"
 echo "wakes every millisecond did not run (so it includes the freeze and the"
-echo "release). crdbg: ptrace backend, the first checkpoint with --no-pre-dump"
+echo "release). crdbg: $backend backend, the first checkpoint with --no-pre-dump"
 echo "(every page copied while stopped, as raw CRIU's first; a pre-dump takes"
 echo "most of that out of the stop, next section), the second incremental on"
 echo "its own; raw CRIU: \`criu dump --leave-running --track-mem\`, then the same"
@@ -201,7 +203,7 @@ echo
 echo "Program: tests/crs/prog_incr (libcrdbg preloaded) holding the given RSS;"
 echo "$rounds rounds, means. Stopped = the time its millisecond thread did not"
 echo "run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
-echo "ptrace backend), every pause over 10 ms summed: crdbg's pre-dump stops the"
+echo "$backend backend), every pause over 10 ms summed: crdbg's pre-dump stops the"
 echo "tree once more, briefly, before the freeze; the longest single pause is"
 echo "given too. Released = from the command's start until the restored"
 echo "process runs untraced (\`criu restore -d\`; \`crdbg restart\`), polled while each"
@@ -214,7 +216,7 @@ echo "(every digest before \`criu restore\`, as before issue 16's last step)."
 echo
 echo "| RSS | criu stopped (ms) | crdbg stopped in all (ms) | ratio | crdbg's longest stop (ms) | crdbg: pre-dump (while it runs) / freeze / criu dump / release (ms) | crdbg: merge / checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio | criu restore, polled once it returned (s) | crdbg restart's ratio to it |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-# crdbg_restart H [ENV...]: restart H (ptrace, -v) in the background with
+# crdbg_restart H [ENV...]: restart H ($backend, -v) in the background with
 # the program's files as at checkpoint 2, wait until released; prints the
 # seconds and the four phases
 crdbg_restart() {
@@ -225,7 +227,7 @@ crdbg_restart() {
 	# a subshell that execs crdbg: no exec of env(1) on this path, which
 	# the raw restore (bash execs criu) does not have either
 	(for kv in "$@"; do export "${kv?}"; done
-	 exec "$crdbg" restart "$h" --backend ptrace -v >/dev/null 2>"$work/rv.log") &
+	 exec "$crdbg" restart "$h" --backend "$backend" -v >/dev/null 2>"$work/rv.log") &
 	prog=$incr wait_released
 	el=$(since "$t")
 	stop; wait
@@ -240,7 +242,7 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		criu dump -t "$pid" -D "$work/raw" -o dump.log --leave-running >/dev/null 2>&1
 		cp "$work/i.out" "$work/o.at1"; cp "$work/i.err" "$work/e.at1"
 		touch "$work/go.1"; incr_wait '^wait 2$'
-		h=$("$crdbg" checkpoint "$pid" --backend ptrace -v 2>"$work/cv.log")
+		h=$("$crdbg" checkpoint "$pid" --backend "$backend" -v 2>"$work/cv.log")
 		cp "$work/i.out" "$work/o.at2"; cp "$work/i.err" "$work/e.at2"
 		touch "$work/go.2"; incr_wait '^done'
 		g1=$(awk '$1 == "gap" && $2 == 1 { print $3, $4 }' "$work/i.err")
@@ -293,7 +295,7 @@ echo
 echo "### Restart: full vs lazy (\`--lazy\`, criu lazy-pages) to released"
 echo
 echo "Program: tests/crs/prog_incr holding the given RSS, checkpointed with --kill;"
-echo "$rounds rounds, means; ptrace backend. Released as above; the lazy restart's"
+echo "$rounds rounds, means; $backend backend. Released as above; the lazy restart's"
 echo "pages come on demand and the rest is copied behind, served by crdbg, which"
 echo "checks each chunk of the pages image before its pages go; its \"wait for page"
 echo "digests\" is the check of the chunks criu restore reads itself. Goal (issue 16): lazy <= 0.2x full."
@@ -305,14 +307,14 @@ for mb in ${CKPT_BENCH_LAZY_MB:-$imb}; do
 	: >"$work/lz"
 	for r in $(seq "$rounds"); do
 		incr_start || continue
-		h=$("$crdbg" checkpoint "$pid" --backend ptrace --kill 2>/dev/null)
+		h=$("$crdbg" checkpoint "$pid" --backend "$backend" --kill 2>/dev/null)
 		for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 		cp "$work/i.out" "$work/i.keep"; cp "$work/i.err" "$work/e.keep"
 		line=""
 		for mode in full lazy; do
 			cp "$work/i.keep" "$work/i.out"; cp "$work/e.keep" "$work/i.err"
 			t=$(now)
-			"$crdbg" restart "$h" --backend ptrace -v $([[ $mode == lazy ]] && echo --lazy) >/dev/null 2>"$work/rv.log" &
+			"$crdbg" restart "$h" --backend "$backend" -v $([[ $mode == lazy ]] && echo --lazy) >/dev/null 2>"$work/rv.log" &
 			prog=$incr wait_released
 			el=$(since "$t")
 			stop; wait
@@ -346,9 +348,9 @@ echo "|---|---|---|---|---|"
 for mb in ${CKPT_BENCH_DIGEST_MB:-${CKPT_BENCH_MB:-64}}; do
 	imb_save=$imb; imb=$mb
 	incr_start || { imb=$imb_save; continue; }
-	hx=$("$crdbg" checkpoint "$pid" --backend ptrace --full -v 2>"$work/dx.log")
+	hx=$("$crdbg" checkpoint "$pid" --backend "$backend" --full -v 2>"$work/dx.log")
 	touch "$work/go.1"; incr_wait '^wait 2$'
-	hs=$(CRDBG_DIGEST=sha256 "$crdbg" checkpoint "$pid" --backend ptrace --full -v 2>"$work/ds.log")
+	hs=$(CRDBG_DIGEST=sha256 "$crdbg" checkpoint "$pid" --backend "$backend" --full -v 2>"$work/ds.log")
 	touch "$work/go.2"; incr_wait '^done'
 	stop
 	cx=$(sed -n 's/.*checksums and metadata \([0-9]*\)$/\1/p' "$work/dx.log")

@@ -17,7 +17,8 @@
 # ways on made-up images); the restart must print what an uninterrupted
 # run prints, the grown pages intact. A program that maps nothing new is
 # merged in place; --no-pre-dump, a small tree and a second (incremental)
-# checkpoint take no pre-dump, and say why with -v.
+# checkpoint take no pre-dump, and say why with -v; each part of a job
+# that continues pre-dumps its own tree before the job's cut.
 set -u
 . "$(dirname "$0")/lib.sh" predump "$@"
 prog=$build/tests/crs/prog_incr
@@ -37,7 +38,7 @@ run() {
 }
 took() { grep 'checkpoint took' "$1"; }
 
-echo "1..8"
+echo "1..9"
 
 # The uninterrupted output (the grower's pages checked at the end).
 touch "$work/plain.go.1" "$work/plain.go.2"
@@ -126,5 +127,30 @@ not_pre_dumped() {
 check "--no-pre-dump and a 4 MiB tree take no pre-dump, and -v says why" not_pre_dumped
 not_pre_dumped || diag "$work/o1.log" "$work/o2.log"
 
-[[ $n == 8 ]] || echo "# planned 8 tests, ran $n"
+# A job that continues: each part pre-dumps its own tree before the cut.
+touch "$work/jplain.go.1" "$work/jplain.go.2"
+run jplain 32
+wait_for gone "$pid"
+run ja 32
+a=$pid
+run jb 32
+b=$pid
+wait_for has_line "$work/ja.out" '^wait 1$'
+wait_for has_line "$work/jb.out" '^wait 1$'
+job=$("$crdbg" checkpoint --job "$a,$b" --backend "$backend" -v 2>"$work/job.log")
+for r in ja jb; do cp "$work/$r.out" "$work/$r.at1"; done
+touch "$work"/ja.go.1 "$work"/ja.go.2 "$work"/jb.go.1 "$work"/jb.go.2
+wait_for gone "$a"
+wait_for gone "$b"
+job_pre_dumped() {
+	[[ -n $job ]] && (($(grep -c 'checkpoint took .*, pre-dump [1-9][0-9]*,' "$work/job.log") == 2)) &&
+		cp "$work/ja.at1" "$work/ja.out" && cp "$work/jb.at1" "$work/jb.out" &&
+		timeout 180 "$crdbg" restart "$job" --backend "$backend" >"$work/jr.log" 2>&1 &&
+		cmp -s "$work/jplain.out" "$work/ja.out" && cmp -s "$work/jplain.out" "$work/jb.out"
+}
+check "a job that continues: both parts pre-dumped, the job restarts to the uninterrupted outputs" \
+	job_pre_dumped
+job_pre_dumped || diag "$work/job.log" "$work/jr.log"
+
+[[ $n == 9 ]] || echo "# planned 9 tests, ran $n"
 exit $((failed ? 1 : 0))
