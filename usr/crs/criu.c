@@ -290,6 +290,25 @@ static const char *criu_verbosity(void)
 	return level[2];
 }
 
+/* "criu VERB -t PID -D DIR -o LOG -vN" into argv (spid: room for the pid); returns the count. */
+static int dump_args(char **argv, const char *verb, pid_t pid, char spid[16], const char *dir,
+		     const char *log)
+{
+	int i = 0;
+
+	snprintf(spid, 16, "%d", (int)pid);
+	argv[i++] = (char *)crs_criu_path();
+	argv[i++] = (char *)verb;
+	argv[i++] = "-t";
+	argv[i++] = spid;
+	argv[i++] = "-D";
+	argv[i++] = (char *)dir;
+	argv[i++] = "-o";
+	argv[i++] = (char *)log;
+	argv[i++] = (char *)criu_verbosity();
+	return i;
+}
+
 /* The recorded options (automatic and the user's), for dump and restore alike. */
 static int add_recorded(char **argv, int i, const struct crs_meta *m)
 {
@@ -535,7 +554,7 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	char *argv[24 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
 	const char *tmp = getenv("TMPDIR");
 	size_t nr_ext, k;
-	int i = 0, r;
+	int i, r;
 
 	memset(d, 0, sizeof(*d));
 	d->pid = pid;
@@ -546,16 +565,7 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 		gate_close(&d->g);
 		return r;
 	}
-	snprintf(spid, sizeof(spid), "%d", (int)pid);
-	argv[i++] = (char *)crs_criu_path();
-	argv[i++] = "dump";
-	argv[i++] = "-t";
-	argv[i++] = spid;
-	argv[i++] = "-D";
-	argv[i++] = (char *)dir;
-	argv[i++] = "-o";
-	argv[i++] = CRS_CRIU_DUMP_LOG;
-	argv[i++] = (char *)criu_verbosity();
+	i = dump_args(argv, "dump", pid, spid, dir, CRS_CRIU_DUMP_LOG);
 	argv[i++] = "--libdir";
 	argv[i++] = d->g.dir;
 	if (leave_running)
@@ -701,19 +711,10 @@ int crs_criu_pre_dump(pid_t pid, const char *dir, const struct crs_meta *m, cons
 	char *argv[16 + CRS_MAX_CRIU_OPTS + 2 * MAX_EXTERNAL_TTYS], **ext;
 	char spid[16], path[PATH_MAX + 64];
 	size_t nr_ext, k;
-	int i = 0, st, e;
+	int i, st, e;
 	pid_t child;
 
-	snprintf(spid, sizeof(spid), "%d", (int)pid);
-	argv[i++] = (char *)crs_criu_path();
-	argv[i++] = "pre-dump";
-	argv[i++] = "-t";
-	argv[i++] = spid;
-	argv[i++] = "-D";
-	argv[i++] = (char *)dir;
-	argv[i++] = "-o";
-	argv[i++] = (char *)log;
-	argv[i++] = (char *)criu_verbosity();
+	i = dump_args(argv, "pre-dump", pid, spid, dir, log);
 	argv[i++] = "--track-mem";
 	if (m->shell_job)
 		argv[i++] = "--shell-job";
