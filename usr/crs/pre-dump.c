@@ -28,19 +28,23 @@
 
 #define COPY_BUF_BYTES	(1u << 20)
 
+/* The kB of a "\nName:" line of /proc/PID/status, 0 without one. */
+static unsigned long long status_kb(const char *status, const char *key)
+{
+	const char *line = strstr(status, key);
+	unsigned long long kb;
+
+	return line && sscanf(line + strlen(key), " %llu", &kb) == 1 ? kb : 0;
+}
+
 /* Anonymous and shared memory the process has resident, in bytes (0 if gone). */
 static unsigned long long dumped_bytes(pid_t pid)
 {
-	unsigned long long kb, sum = 0;
-	char buf[4096], *l;
+	char buf[4096];
 
 	if (crs_proc_file(pid, "status", buf, sizeof(buf)) < 0)
 		return 0;
-	for (l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-		if ((sscanf(l, "RssAnon: %llu kB", &kb) == 1 ||
-		     sscanf(l, "RssShmem: %llu kB", &kb) == 1))
-			sum += kb << 10;
-	return sum;
+	return (status_kb(buf, "\nRssAnon:") + status_kb(buf, "\nRssShmem:")) << 10;
 }
 
 static unsigned long long min_bytes(void)
