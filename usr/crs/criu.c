@@ -691,15 +691,6 @@ int crs_criu_dump_finish(struct crs_criu_dump *d, char *err, size_t errlen)
 	return -EIO;
 }
 
-int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
-		  char *err, size_t errlen)
-{
-	struct crs_criu_dump d;
-	int r = crs_criu_dump_start(pid, dir, m, leave_running, NULL, &d, err, errlen);
-
-	return r ? r : crs_criu_dump_finish(&d, err, errlen);
-}
-
 /*
  * The same options as the dump's, less the gate, the network lock and
  * --leave-running (a pre-dump always leaves the tree running): CRIU

@@ -49,15 +49,6 @@ int crs_criu_version(char *buf, size_t len);
 bool crs_criu_needs_network(pid_t root);
 
 /*
- * Dump the tree rooted at pid into dir with m's shell-job flag and CRIU
- * options. leave_running: leave it as it was (stopped or frozen); else
- * CRIU kills it while the network is still locked, so that peers of its
- * TCP connections see nothing. On failure err holds CRIU's first error line.
- */
-int crs_criu_dump(pid_t pid, const char *dir, const struct crs_meta *m, bool leave_running,
-		  char *err, size_t errlen);
-
-/*
  * Restoring dir connects the tree to something outside it that a kill of
  * the restored tree could not leave as it found it: a TCP connection (or
  * a network namespace), an external unix socket, an external resource.
