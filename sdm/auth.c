@@ -2,8 +2,9 @@
 /*
  * Per-session secret and HMAC-SHA256 challenge-response (see
  * sdm/include/sdm/auth.h and Documentation/sdm.md, "Authentication").
- * HMAC and constant-time compare come from OpenSSL's libcrypto; nonces
- * and secrets from getrandom(2).
+ * HMAC comes from OpenSSL's libcrypto, loaded on first use (lazylib.h:
+ * crdbg links this file, and most crdbg commands never authenticate);
+ * nonces and secrets from getrandom(2).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,15 +15,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
 #include "sdm/auth.h"
+#include "sdm/lazylib.h"
 
 #define AUTH_LABEL	"crdbg-sdm-auth-v1"
 #define HEX_LEN		(2 * SDM_AUTH_SECRET_LEN)
 #define STDIN_SECRET_WAIT_MS	30000
+
+static struct {
+	__typeof__(HMAC) *hmac;
+	__typeof__(EVP_sha256) *sha256;
+} ossl;
+
+static const struct lazylib_sym ossl_syms[] = {
+	{ "HMAC", (void **)&ossl.hmac },
+	{ "EVP_sha256", (void **)&ossl.sha256 },
+};
+
+static struct lazylib libcrypto = LAZYLIB_INIT("libcrypto.so.3", ossl_syms);
+
+/* 0 if a and b are equal; the time taken does not depend on where they differ. */
+static int differ(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint8_t d = 0;
+
+	while (len--)
+		d |= a[len] ^ b[len];
+	return d;
+}
 
 static int fill_random(void *buf, size_t len)
 {
@@ -49,7 +72,7 @@ int sdm_auth_secret_generate(struct sdm_auth_secret *ret)
 
 void sdm_auth_secret_wipe(struct sdm_auth_secret *s)
 {
-	OPENSSL_cleanse(s->key, sizeof(s->key));
+	explicit_bzero(s->key, sizeof(s->key));
 }
 
 void sdm_auth_secret_to_hex(const struct sdm_auth_secret *s, char *buf)
@@ -110,7 +133,7 @@ int sdm_auth_secret_save(const struct sdm_auth_secret *s, const char *path)
 		err = errno ? -errno : -EIO;
 	if (close(fd) && !err)
 		err = -errno;
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	if (err)
 		unlink(path);
 	return err;
@@ -141,7 +164,7 @@ int sdm_auth_secret_load(struct sdm_auth_secret *ret, const char *path)
 	}
 	buf[n] = '\0';
 	err = strlen(buf) == (size_t)n ? sdm_auth_secret_from_hex(ret, buf) : -EBADMSG;
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 out:
 	close(fd);
 	return err;
@@ -171,7 +194,7 @@ static int secret_from_stdin(struct sdm_auth_secret *ret)
 	if (got == HEX_LEN + 1 && buf[HEX_LEN] == '\n')
 		err = sdm_auth_secret_from_hex(ret, buf);
 out:
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
@@ -195,6 +218,11 @@ int sdm_auth_secret_from_env(struct sdm_auth_secret *ret)
 	return -ENOENT;
 }
 
+int sdm_auth_init(char *why, size_t len)
+{
+	return lazylib_load(&libcrypto, why, len);
+}
+
 int sdm_auth_challenge_new(struct sdm_auth_challenge *ch)
 {
 	int err = fill_random(ch->nonce, sizeof(ch->nonce));
@@ -213,7 +241,9 @@ int sdm_auth_respond(const struct sdm_auth_secret *s, enum sdm_auth_role role,
 	memcpy(msg, AUTH_LABEL, sizeof(AUTH_LABEL) - 1);
 	msg[sizeof(AUTH_LABEL) - 1] = role;
 	memcpy(msg + sizeof(AUTH_LABEL), nonce, SDM_AUTH_NONCE_LEN);
-	if (!HMAC(EVP_sha256(), s->key, sizeof(s->key), msg, sizeof(msg), ret_mac, &len) ||
+	if (lazylib_load(&libcrypto, NULL, 0))
+		return -ELIBACC;
+	if (!ossl.hmac(ossl.sha256(), s->key, sizeof(s->key), msg, sizeof(msg), ret_mac, &len) ||
 	    len != SDM_AUTH_MAC_LEN)
 		return -EIO;
 	return 0;
@@ -231,9 +261,9 @@ int sdm_auth_verify(const struct sdm_auth_secret *s, struct sdm_auth_challenge *
 	err = sdm_auth_respond(s, peer_role, ch->nonce, expect);
 	/* Single use: whatever happens, this nonce is never accepted again. */
 	ch->armed = false;
-	OPENSSL_cleanse(ch->nonce, sizeof(ch->nonce));
-	if (!err && CRYPTO_memcmp(expect, mac, SDM_AUTH_MAC_LEN))
+	explicit_bzero(ch->nonce, sizeof(ch->nonce));
+	if (!err && differ(expect, mac, SDM_AUTH_MAC_LEN))
 		err = -EACCES;
-	OPENSSL_cleanse(expect, sizeof(expect));
+	explicit_bzero(expect, sizeof(expect));
 	return err;
 }

@@ -8,8 +8,9 @@
 # $(SDM_CFLAGS) (USR_CFLAGS plus -Isdm/include).
 
 SDM_CFLAGS    := $(USR_CFLAGS) -Isdm/include
-SDM_CORE_LIBS := -lcrypto
-SDM_CORE_SRCS := sdm/idset.c sdm/message.c sdm/route.c sdm/aggregate.c sdm/auth.c
+SDM_CORE_LIBS :=	# none: libcrypto is loaded on first use (lazylib.h)
+SDM_CORE_SRCS := sdm/idset.c sdm/message.c sdm/route.c sdm/aggregate.c sdm/auth.c \
+		 sdm/lazylib.c
 SDM_CORE_OBJS := $(SDM_CORE_SRCS:%.c=$(B)/%.o)
 
 $(SDM_CORE_OBJS): $(B)/%.o: %.c
@@ -23,7 +24,7 @@ $(LIB_SDMCORE): $(SDM_CORE_OBJS)
 
 # Host tests (kselftest harness).
 SDM_CORE_TESTS := $(addprefix $(B)/tests/sdm/test_,\
-		  idset message route aggregate auth fuzz_smoke)
+		  idset message route aggregate auth lazylib fuzz_smoke)
 
 $(SDM_CORE_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
@@ -46,7 +47,7 @@ SDM_FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 		    -fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Isdm/include
 SDM_CORE_FUZZERS := $(addprefix $(B)/tests/fuzz/sdm_fuzz_,frame message idset)
 
-SDM_CORE_HDRS := $(addprefix sdm/include/sdm/,common.h idset.h message.h route.h aggregate.h auth.h)
+SDM_CORE_HDRS := $(addprefix sdm/include/sdm/,common.h idset.h message.h route.h aggregate.h auth.h lazylib.h)
 
 $(SDM_CORE_FUZZERS): $(B)/tests/fuzz/%: tests/fuzz/%.c $(SDM_CORE_SRCS) $(SDM_CORE_HDRS)
 	@mkdir -p $(dir $@)

@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
 
 #include "sdm/auth.h"
 #include "sdm/frontend.h"
@@ -482,7 +481,7 @@ static int secret_pipe(struct sdm_fe *fe, int *ret_keep)
 	strcat(line, "\n");
 	if (write(p[1], line, strlen(line)) != (ssize_t)strlen(line))
 		rc = -EIO;
-	OPENSSL_cleanse(line, sizeof(line));
+	explicit_bzero(line, sizeof(line));
 	if (rc) {
 		close(p[0]);
 		close(p[1]);
@@ -888,6 +887,7 @@ void sdm_fe_result_free(struct sdm_fe_result *r)
 static int make_secrets(struct sdm_fe *fe)
 {
 	struct sdm_auth_secret bad;
+	char why[256];
 	int rc;
 
 	snprintf(fe->dir, sizeof(fe->dir), "/tmp/sdm-fe-XXXXXX");
@@ -899,7 +899,11 @@ static int make_secrets(struct sdm_fe *fe)
 		 fe->dir);
 	snprintf(fe->launch_log, sizeof(fe->launch_log), "%s/launch.log",
 		 fe->dir);
-	rc = sdm_auth_secret_generate(&fe->secret);
+	rc = sdm_auth_init(why, sizeof(why));
+	if (rc < 0)
+		fprintf(stderr, "sdm-frontend: %s\n", why);
+	if (rc == 0)
+		rc = sdm_auth_secret_generate(&fe->secret);
 	if (rc == 0)
 		rc = sdm_auth_secret_save(&fe->secret, fe->secret_path);
 	if (rc == 0 && fe->cfg.bad_secret) {

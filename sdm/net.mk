@@ -8,7 +8,7 @@
 # here depends on usr/ (the debugger's server is built in usr/server/).
 
 SDM_NET_CFLAGS = $(USR_CFLAGS) -Isdm/include -Isdm
-SDM_NET_LIBS   := -lcrypto
+SDM_NET_LIBS   :=	# none (see SDM_CORE_LIBS)
 SDM_NET_SRCS   := sdm/transport.c sdm/transport-tcp.c sdm/startup.c \
 		  sdm/node.c sdm/iof.c sdm/server.c sdm/backend-echo.c \
 		  sdm/frontend.c

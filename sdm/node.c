@@ -433,10 +433,16 @@ static void on_closed(void *arg, int peer, int err)
 int sdm_node_init(struct sdm_node *n, sdm_id id)
 {
 	struct sdm_transport_config cfg = { 0 };
+	char why[256];
 	int rc;
 
 	n->id = id;
 	n->parent = -1;
+	rc = sdm_auth_init(why, sizeof(why));
+	if (rc < 0) {
+		node_log(n, "%s", why);
+		return rc;
+	}
 	rc = sdm_auth_secret_from_env(&n->secret);
 	if (rc < 0)
 		return rc;

@@ -159,4 +159,47 @@ TEST(hex_form)
 	ASSERT_EQ(-EBADMSG, sdm_auth_secret_from_hex(&back, hex));
 }
 
+/*
+ * The response is HMAC-SHA256(secret, "crdbg-sdm-auth-v1" || role ||
+ * nonce), the same on every build: libcrypto is loaded on first use
+ * (lazylib.h), and what it computes is checked against Python's hmac
+ * module (key 00..1f, nonce 40..5f). A mac one bit off is refused.
+ */
+TEST(auth_known_answer)
+{
+	static const uint8_t connector[SDM_AUTH_MAC_LEN] = {
+		0xae, 0xbc, 0xa9, 0xa2, 0x65, 0xdd, 0x0b, 0x82, 0xf7, 0xdf, 0xfc, 0xb8, 0x58,
+		0x93, 0xee, 0x0c, 0x14, 0x41, 0x32, 0xf9, 0xb2, 0xd8, 0xb6, 0xbd, 0xba, 0x0a,
+		0x3e, 0x9e, 0xfd, 0x18, 0xa0, 0x6e,
+	};
+	static const uint8_t acceptor[SDM_AUTH_MAC_LEN] = {
+		0xa9, 0x5b, 0xe6, 0x7c, 0x2f, 0x0c, 0x50, 0x97, 0xd5, 0xca, 0x97, 0x6c, 0x18,
+		0x27, 0xb8, 0x15, 0x9c, 0x3e, 0xdd, 0x6e, 0x6e, 0x4c, 0x07, 0x06, 0xa5, 0x42,
+		0x7d, 0x62, 0x36, 0x31, 0x47, 0xec,
+	};
+	struct sdm_auth_challenge ch = { .armed = true };
+	struct sdm_auth_secret s;
+	uint8_t mac[SDM_AUTH_MAC_LEN], off[SDM_AUTH_MAC_LEN];
+	char why[256] = "";
+	int i;
+
+	ASSERT_EQ(0, sdm_auth_init(why, sizeof(why))) TH_LOG("%s", why);
+	for (i = 0; i < SDM_AUTH_SECRET_LEN; i++)
+		s.key[i] = (uint8_t)i;
+	for (i = 0; i < SDM_AUTH_NONCE_LEN; i++)
+		ch.nonce[i] = (uint8_t)(0x40 + i);
+	ASSERT_EQ(0, sdm_auth_respond(&s, SDM_AUTH_CONNECTOR, ch.nonce, mac));
+	EXPECT_EQ(0, memcmp(mac, connector, sizeof(mac)));
+	ASSERT_EQ(0, sdm_auth_respond(&s, SDM_AUTH_ACCEPTOR, ch.nonce, mac));
+	EXPECT_EQ(0, memcmp(mac, acceptor, sizeof(mac)));
+
+	memcpy(off, acceptor, sizeof(off));
+	off[SDM_AUTH_MAC_LEN - 1] ^= 1;
+	EXPECT_EQ(-EACCES, sdm_auth_verify(&s, &ch, SDM_AUTH_ACCEPTOR, off));
+	for (i = 0; i < SDM_AUTH_NONCE_LEN; i++)
+		ch.nonce[i] = (uint8_t)(0x40 + i);
+	ch.armed = true;
+	EXPECT_EQ(0, sdm_auth_verify(&s, &ch, SDM_AUTH_ACCEPTOR, acceptor));
+}
+
 TEST_HARNESS_MAIN

@@ -24,6 +24,7 @@
 #include "crdbg/dbgproto.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
+#include "sdm/lazylib.h"
 #include "sdm/message.h"
 #include "breakpoints.h"
 #include "checkpoint.h"
@@ -35,6 +36,63 @@
 #include "pstep.h"
 #include "session.h"
 #include "timeline.h"
+
+/*
+ * GNU readline, loaded when the console first reads from a terminal
+ * (sdm/lazylib.h): every other crdbg command starts without it. Where it
+ * cannot be loaded the console reads the terminal line by line, as it
+ * reads a pipe.
+ */
+static struct {
+	__typeof__(readline) *readline;
+	__typeof__(rl_callback_handler_install) *callback_handler_install;
+	__typeof__(rl_callback_handler_remove) *callback_handler_remove;
+	__typeof__(rl_callback_read_char) *callback_read_char;
+	__typeof__(rl_clear_visible_line) *clear_visible_line;
+	__typeof__(rl_completion_matches) *completion_matches;
+	__typeof__(rl_crlf) *crlf;
+	__typeof__(rl_on_new_line) *on_new_line;
+	__typeof__(rl_redisplay) *redisplay;
+	__typeof__(rl_replace_line) *replace_line;
+	__typeof__(add_history) *add_history;
+	__typeof__(read_history) *read_history;
+	__typeof__(write_history) *write_history;
+	__typeof__(history_truncate_file) *history_truncate_file;
+	__typeof__(using_history) *using_history;
+	__typeof__(rl_point) *point;
+	__typeof__(rl_line_buffer) *line_buffer;
+	__typeof__(rl_attempted_completion_over) *attempted_completion_over;
+	__typeof__(rl_signal_event_hook) *signal_event_hook;
+	__typeof__(rl_readline_name) *readline_name;
+	__typeof__(rl_attempted_completion_function) *attempted_completion_function;
+} rl;
+
+#define RL_SYM(field, name) { name, (void **)&rl.field }
+static const struct lazylib_sym rl_syms[] = {
+	RL_SYM(readline, "readline"),
+	RL_SYM(callback_handler_install, "rl_callback_handler_install"),
+	RL_SYM(callback_handler_remove, "rl_callback_handler_remove"),
+	RL_SYM(callback_read_char, "rl_callback_read_char"),
+	RL_SYM(clear_visible_line, "rl_clear_visible_line"),
+	RL_SYM(completion_matches, "rl_completion_matches"),
+	RL_SYM(crlf, "rl_crlf"),
+	RL_SYM(on_new_line, "rl_on_new_line"),
+	RL_SYM(redisplay, "rl_redisplay"),
+	RL_SYM(replace_line, "rl_replace_line"),
+	RL_SYM(add_history, "add_history"),
+	RL_SYM(read_history, "read_history"),
+	RL_SYM(write_history, "write_history"),
+	RL_SYM(history_truncate_file, "history_truncate_file"),
+	RL_SYM(using_history, "using_history"),
+	RL_SYM(point, "rl_point"),
+	RL_SYM(line_buffer, "rl_line_buffer"),
+	RL_SYM(attempted_completion_over, "rl_attempted_completion_over"),
+	RL_SYM(signal_event_hook, "rl_signal_event_hook"),
+	RL_SYM(readline_name, "rl_readline_name"),
+	RL_SYM(attempted_completion_function, "rl_attempted_completion_function"),
+};
+
+static struct lazylib libreadline = LAZYLIB_INIT("libreadline.so.8", rl_syms);
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
 #define DBG_LINE_BYTES		4096
@@ -110,7 +168,7 @@ static void ask_gdb(const char *line, int skip, int start)
 		live = dbg_live(s, all);
 	if (!live || !sdm_set_find_next(live, 0, &id) || sdm_set_add_element(one, id))
 		goto out;
-	snprintf(cmd, sizeof(cmd), "complete %.*s", (int)(rl_point - skip), line + skip);
+	snprintf(cmd, sizeof(cmd), "complete %.*s", (int)(*rl.point - skip), line + skip);
 	if (dbg_send(s, one, &c, DBG_CMD_TIMEOUT, &r) || !r.nev ||
 	    r.ev[0].type != SDM_MSG_REPLY)
 		goto out;
@@ -156,29 +214,29 @@ static char **complete(const char *text, int start, int end)
 
 	(void)end;
 	/* The command word: first on the line, or right after "[ranks]". */
-	while (i < start && (rl_line_buffer[i] == ' ' || rl_line_buffer[i] == '\t'))
+	while (i < start && ((*rl.line_buffer)[i] == ' ' || (*rl.line_buffer)[i] == '\t'))
 		i++;
-	if (i < start && rl_line_buffer[i] == '[') {
-		while (i < start && rl_line_buffer[i] != ']')
+	if (i < start && (*rl.line_buffer)[i] == '[') {
+		while (i < start && (*rl.line_buffer)[i] != ']')
 			i++;
 		i++;
-		while (i < start && rl_line_buffer[i] == ' ')
+		while (i < start && (*rl.line_buffer)[i] == ' ')
 			i++;
 	}
 	skip = i;	/* the command word: gdb gets the line from here */
 	if (i == start) {
-		rl_attempted_completion_over = 1;
-		return rl_completion_matches(text, complete_command);
+		*rl.attempted_completion_over = 1;
+		return rl.completion_matches(text, complete_command);
 	}
 	/* Arguments: symbols, files and locations from gdb, else file names. */
 	free_matches();
 	if (prompt_console)
-		ask_gdb(rl_line_buffer, skip, start);
+		ask_gdb(*rl.line_buffer, skip, start);
 	found = gdb_matches && gdb_matches[0] ?
-		rl_completion_matches(text, complete_gdb) : NULL;
+		rl.completion_matches(text, complete_gdb) : NULL;
 	free_matches();
 	if (found)
-		rl_attempted_completion_over = 1;
+		*rl.attempted_completion_over = 1;
 	return found;
 }
 
@@ -310,10 +368,10 @@ static int clear_line_on_sigint(void)
 	if (!interrupted)
 		return 0;
 	interrupted = 0;
-	rl_replace_line("", 0);
-	rl_crlf();
-	rl_on_new_line();
-	rl_redisplay();
+	rl.replace_line("", 0);
+	rl.crlf();
+	rl.on_new_line();
+	rl.redisplay();
 	return 0;
 }
 
@@ -325,7 +383,7 @@ static bool ask(const char *question)
 
 	for (;;) {
 		interrupted = 0;
-		answer = readline(question);
+		answer = rl.readline(question);
 		if (!answer || terminate)
 			return false;
 		yes = answer[0] == 'y' || answer[0] == 'Y';
@@ -346,17 +404,17 @@ static void take_line(char *line)
 {
 	typed = line;
 	typed_done = true;
-	rl_callback_handler_remove();
+	rl.callback_handler_remove();
 }
 
 /* What the session said while the prompt was up: above it, then redrawn. */
 static void show_above_prompt(const char *text, size_t len)
 {
-	rl_clear_visible_line();
+	rl.clear_visible_line();
 	fwrite(text, 1, len, stdout);
 	fflush(stdout);
-	rl_on_new_line();
-	rl_redisplay();
+	rl.on_new_line();
+	rl.redisplay();
 }
 
 /*
@@ -368,17 +426,17 @@ static char *read_watching(struct dbg_console *c, const char *prompt)
 {
 	typed = NULL;
 	typed_done = false;
-	rl_callback_handler_install(prompt, take_line);
+	rl.callback_handler_install(prompt, take_line);
 	while (!typed_done && !terminate) {
 		if (wait_input(c, STDIN_FILENO, show_above_prompt)) {
-			rl_callback_read_char();
+			rl.callback_read_char();
 			continue;
 		}
 		if (interrupted && !terminate)
 			clear_line_on_sigint();
 	}
 	if (!typed_done)
-		rl_callback_handler_remove();
+		rl.callback_handler_remove();
 	return typed;
 }
 
@@ -397,12 +455,12 @@ static void interactive(struct dbg_console *c)
 
 	c->confirm = ask;
 	prompt_console = c;
-	rl_signal_event_hook = clear_line_on_sigint;
-	rl_readline_name = "crdbg";
-	rl_attempted_completion_function = complete;
+	*rl.signal_event_hook = clear_line_on_sigint;
+	*rl.readline_name = "crdbg";
+	*rl.attempted_completion_function = complete;
 	history_path(hist, sizeof(hist));
-	using_history();
-	read_history(hist);
+	rl.using_history();
+	rl.read_history(hist);
 	for (;;) {
 		char *focus = sdm_set_to_string(s->focus);
 		bool all = sdm_set_size(s->focus) == s->n;
@@ -420,15 +478,15 @@ static void interactive(struct dbg_console *c)
 			break;
 		}
 		if (line[strspn(line, " \t")])
-			add_history(line);
+			rl.add_history(line);
 		if (dbg_execute(c, line)) {
 			free(line);
 			break;
 		}
 		free(line);
 	}
-	write_history(hist);
-	history_truncate_file(hist, 1000);
+	rl.write_history(hist);
+	rl.history_truncate_file(hist, 1000);
 }
 
 /* Every gdb loads the program; then all run to main. */
@@ -548,6 +606,7 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 static void run_commands(struct dbg_console *c, const struct dbg_opts *o)
 {
 	struct dbg_session *s = c->s;
+	char why[256];
 	int quit = 0;
 
 	for (unsigned int i = 0; i < o->nex && !quit && !terminate; i++) {
@@ -573,12 +632,15 @@ static void run_commands(struct dbg_console *c, const struct dbg_opts *o)
 	if (quit || terminate)
 		return;
 	/* Like gdb: a session ended at the prompt exits 0. */
-	if (isatty(STDIN_FILENO)) {
+	if (isatty(STDIN_FILENO) && !lazylib_load(&libreadline, why, sizeof(why))) {
 		interactive(c);
 		s->errors = 0;
-	} else {
-		run_file(c, stdin);
+		return;
 	}
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "crdbg: no line editing (%s): commands are read line by line\n",
+			why);
+	run_file(c, stdin);
 }
 
 int dbg_main(const struct dbg_opts *o)

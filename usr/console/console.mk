@@ -21,7 +21,7 @@ $(LIB_CONSOLE): $(CONSOLE_OBJS)
 # name their libraries by path.
 CLI_LIBS   += $(LIB_CONSOLE) $(LIB_MERGE) $(LIB_DBGPROTO) \
 	      $(LIB_SDMNET) $(LIB_SDMCORE) $(LIB_GDBMI)
-CLI_LDLIBS += -lreadline -lcrypto
+# readline: loaded by console.c when it first reads a terminal (lazylib.h)
 
 ALL_TARGETS += $(LIB_CONSOLE)
 

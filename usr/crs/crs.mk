@@ -7,6 +7,8 @@ CRS_OBJS := $(CRS_SRCS:%.c=$(B)/%.o)
 
 # The AVX2 digest is only called on a CPU that has AVX2 (xxh128.c).
 $(B)/usr/crs/xxh128-avx2.o: USR_CFLAGS += -mavx2
+# sha256.c loads libcrypto through sdm/lazylib.h.
+$(B)/usr/crs/sha256.o: USR_CFLAGS += -Isdm/include
 
 # The dump gate, a CRIU plugin (usr/crs/gate/criu-gate.c): built as a
 # shared object and carried inside libcrs (gate/blob.S); criu.c writes it
@@ -23,8 +25,8 @@ $(B)/usr/crs/gate/blob.o: usr/crs/gate/blob.S $(CRS_GATE_SO)
 $(LIB_CRS): $(CRS_OBJS) $(B)/usr/crs/gate/blob.o
 	$(AR) rcs $@ $^
 
-CLI_LIBS += $(LIB_CRS)
-CLI_LDLIBS += -lcrypto
+# sdm's core after libcrs: sha256.c's lazylib_load()
+CLI_LIBS += $(LIB_CRS) $(LIB_SDMCORE)
 ALL_TARGETS += $(LIB_CRS)
 
 # Host tests (kselftest harness, run from the repo root).
@@ -36,9 +38,9 @@ $(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(LIB_CRDBG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< -ldl -pthread
 
-$(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS)
+$(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS) $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto
+	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) $(LIB_SDMCORE)
 
 ALL_TARGETS += $(CRS_TESTS)
 HOST_TESTS += $(CRS_TESTS)
@@ -103,13 +105,13 @@ GUEST_GROUPS += checkpointmpi
 CRS_FUZZ_CC  ?= clang
 CRS_FUZZER   := $(B)/tests/fuzz/crs_fuzz_records
 CRS_FUZZ_SRC := usr/crs/meta.c usr/crs/job-manifest.c usr/crs/sealed.c usr/crs/sha256.c usr/crs/sha256-small.c usr/crs/error.c \
-		usr/crs/file-chunks.c usr/crs/criu-pagemap.c usr/crs/fdio.c
+		usr/crs/file-chunks.c usr/crs/criu-pagemap.c usr/crs/fdio.c sdm/lazylib.c
 
 $(CRS_FUZZER): tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
 	@mkdir -p $(dir $@)
 	$(CRS_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/crs \
-		-Ikmod/uapi -o $@ tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC) -lcrypto
+		-Ikmod/uapi -Isdm/include -o $@ tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
 
 # ... and for the lineage keeper's request decoder.
 CRS_LINEAGE_FUZZER := $(B)/tests/fuzz/crs_fuzz_lineage

@@ -13,7 +13,7 @@
 void crs_sha256(const void *data, size_t len, uint8_t out[CRS_SHA256_LEN]);
 void crs_sha256_hex(const uint8_t d[CRS_SHA256_LEN], char out[CRS_SHA256_HEX]);
 
-/* Hash a file; returns 0 and its size, or -errno. */
+/* Hash a file; returns 0 and its size, or -errno (-ELIBACC: no libcrypto). */
 int crs_sha256_file(int dirfd, const char *name, uint8_t out[CRS_SHA256_LEN],
 		    uint64_t *ret_size);
 

@@ -132,6 +132,13 @@ static int digest_file(int dfd, const char *name, enum crs_digest kind,
 	return crs_sha256_file(dfd, name, out, size);
 }
 
+/* Why digest_file() failed, for a line of its own. */
+static const char *digest_error(int r)
+{
+	return r == -ELIBACC ? "its SHA-256 needs libcrypto.so.3, which cannot be loaded" :
+			       strerror(-r);
+}
+
 /*
  * CRIU's link from an incremental checkpoint to its parent's images:
  * "parent", a symlink to "../<parent handle>" (so the store can move).
@@ -227,7 +234,7 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 		if (r) {
 			closedir(dir);
 			return crs_fail(err, errlen, r, "cannot checksum %s/%s: %s", p->dir, d->d_name,
-				    strerror(-r));
+				    digest_error(r));
 		}
 	}
 	closedir(dir);
@@ -464,7 +471,7 @@ int crs_store_verify_part(const char *root, const char *handle, const struct crs
 		r = digest_file(dfd, f->name, f->digest, sha, &size);
 		if (r) {
 			r = crs_fail(err, errlen, r, "cannot read %s/%s: %s", dir, f->name,
-				 strerror(-r));
+				 digest_error(r));
 			break;
 		}
 		if (size != f->size || memcmp(sha, f->sha, sizeof(sha))) {

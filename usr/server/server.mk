@@ -15,7 +15,7 @@ $(DBGSERVER_OBJS): USR_CFLAGS += -Isdm/include
 $(DBGSERVER): $(DBGSERVER_OBJS) $(LIB_SDMNET) $(LIB_SDMCORE) $(LIB_GDBMI) \
 	      $(LIB_DBGPROTO)
 	$(CC) $(USR_CFLAGS) -o $@ $(DBGSERVER_OBJS) $(LIB_SDMNET) \
-		$(LIB_SDMCORE) $(LIB_GDBMI) $(LIB_DBGPROTO) -lcrypto
+		$(LIB_SDMCORE) $(LIB_GDBMI) $(LIB_DBGPROTO)
 
 ALL_TARGETS += $(DBGSERVER)
 -include $(DBGSERVER_OBJS:.o=.d)
@@ -27,7 +27,7 @@ $(DBGSERVER_TESTS): $(B)/tests/server/%: tests/server/%.c $(LIB_SDMNET) $(LIB_SD
 		    $(DBGSERVER) $(B)/sdm/sdm-master $(B)/crdbg
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -Isdm -MMD -MP -DSDM_BINDIR=\"$(B)/sdm\" \
-		-o $@ $< $(LIB_SDMNET) $(LIB_SDMCORE) -lcrypto
+		-o $@ $< $(LIB_SDMNET) $(LIB_SDMCORE)
 
 ALL_TARGETS += $(DBGSERVER_TESTS)
 
