@@ -265,10 +265,12 @@ int crs_lineage_open(struct crs_lineage *l, const struct crs_lineage_want *w, ch
 					(int)w->sid);
 		if (!l->made) {
 			r = make_keeper(l, w, why, whylen);
-			if (r && r != -EADDRINUSE)
+			if (!r)
+				continue;	/* ours listens already: it said so */
+			if (r != -EADDRINUSE)
 				return r;
 		}
-		nanosleep(&nap, NULL);	/* another part makes it, or ours starts */
+		nanosleep(&nap, NULL);	/* another part makes it */
 	}
 	if (l->fd < 0) {
 		crs_lineage_close(l, false);
