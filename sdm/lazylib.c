@@ -12,7 +12,10 @@ static int resolve(struct lazylib *l)
 	size_t i;
 
 	if (!h) {
-		snprintf(l->why, sizeof(l->why), "cannot load %s: %s", l->soname, dlerror());
+		const char *e = dlerror();
+
+		snprintf(l->why, sizeof(l->why), "cannot load %s: %s", l->soname,
+			 e ? e : "not found");
 		return -ELIBACC;
 	}
 	for (i = 0; i < l->nr_syms; i++) {

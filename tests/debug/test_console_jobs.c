@@ -18,6 +18,10 @@
 #include "kselftest_harness.h"
 #include "console_run.h"
 
+#ifndef NO_READLINE
+#define NO_READLINE "build/tests/debug/no_readline.so"
+#endif
+
 #ifndef MPI_JOBS
 #define MPI_JOBS "build/tests/debug/mpi_jobs"
 #endif
@@ -673,6 +677,35 @@ TEST_F_TIMEOUT(jobs, terminal_habits, 300)
 	tmux(&t, "send-keys -t s n Enter 'echo still here' Enter");
 	EXPECT_TRUE(screen_has(&t, "\nstill here", screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "send-keys -t s quit Enter y Enter");
+	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "kill-server");
+}
+
+/*
+ * Without libreadline (its dlopen() made to fail by a preloaded shim, as
+ * on a node that lacks it), the console says once that it has no line
+ * editing and reads the terminal line by line: commands run as before.
+ */
+TEST_F_TIMEOUT(jobs, terminal_without_readline, 180)
+{
+	char screen[65536];
+	struct term t;
+
+	if (system("tmux -V >/dev/null 2>&1"))
+		SKIP(return, "tmux is not installed");
+	ASSERT_EQ(0, access(NO_READLINE, R_OK));
+	snprintf(t.sock, sizeof(t.sock), "crdbg-test-%d", getpid());
+	ASSERT_EQ(0, tmux(&t, "new-session -d -s s -x 200 -y 50 "
+			  "'cd %s && LD_PRELOAD=%s/%s %s debug -n 1 %s; echo crdbg-ended $?; sleep 60'",
+			  getenv("PWD") ? getenv("PWD") : ".", getenv("PWD") ? getenv("PWD") : ".",
+			  NO_READLINE, CRDBG, DEBUG_PROG));
+	EXPECT_TRUE(screen_has(&t, "crdbg: no line editing (cannot load libreadline.so.8",
+			       screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s 'print 6*7' Enter");
+	EXPECT_TRUE(screen_has(&t, "6*7 = 42", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s kill Enter");
+	EXPECT_TRUE(screen_has(&t, "exited: killed", screen, sizeof(screen))) TH_LOG("%s", screen);
+	tmux(&t, "send-keys -t s quit Enter");
 	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "kill-server");
 }

@@ -40,9 +40,17 @@ $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c tests/lib/console_run.h |
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Itests/lib -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
+		-DNO_READLINE=\"$(DEBUGGER_TDIR)/no_readline.so\" \
 		-DCRDBG_RUNTIME=\"$(LIB_CRDBG)\" -o $@ $<
 
-ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS)
+# test_console_jobs preloads it into crdbg: no libreadline to be had
+$(DEBUGGER_TDIR)/no_readline.so: tests/debug/no_readline.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/no_readline.so
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS) $(DEBUGGER_TDIR)/no_readline.so
 HOST_TESTS  += $(DEBUGGER_TESTS)
 -include $(DEBUGGER_TESTS:=.d)
 
