@@ -92,6 +92,8 @@ static const struct lazylib_sym rl_syms[] = {
 	RL_SYM(attempted_completion_function, "rl_attempted_completion_function"),
 };
 
+#undef RL_SYM
+
 static struct lazylib libreadline = LAZYLIB_INIT("libreadline.so.8", rl_syms);
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
@@ -209,18 +211,19 @@ static void free_matches(void)
 
 static char **complete(const char *text, int start, int end)
 {
+	const char *line = *rl.line_buffer;
 	char **found;
 	int i = 0, skip;
 
 	(void)end;
 	/* The command word: first on the line, or right after "[ranks]". */
-	while (i < start && ((*rl.line_buffer)[i] == ' ' || (*rl.line_buffer)[i] == '\t'))
+	while (i < start && (line[i] == ' ' || line[i] == '\t'))
 		i++;
-	if (i < start && (*rl.line_buffer)[i] == '[') {
-		while (i < start && (*rl.line_buffer)[i] != ']')
+	if (i < start && line[i] == '[') {
+		while (i < start && line[i] != ']')
 			i++;
 		i++;
-		while (i < start && (*rl.line_buffer)[i] == ' ')
+		while (i < start && line[i] == ' ')
 			i++;
 	}
 	skip = i;	/* the command word: gdb gets the line from here */
@@ -231,7 +234,7 @@ static char **complete(const char *text, int start, int end)
 	/* Arguments: symbols, files and locations from gdb, else file names. */
 	free_matches();
 	if (prompt_console)
-		ask_gdb(*rl.line_buffer, skip, start);
+		ask_gdb(line, skip, start);
 	found = gdb_matches && gdb_matches[0] ?
 		rl.completion_matches(text, complete_gdb) : NULL;
 	free_matches();
