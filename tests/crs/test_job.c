@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -243,6 +244,44 @@ TEST(terminal_groups)
 	/* no terminal at all, or only one: nobody to wait for */
 	j.nr_parts = 2;
 	EXPECT_EQ(0, job_terminal_groups(&j, group));
+	crs_job_free(&j);
+}
+
+/*
+ * A restarting part learns its node's other roots (--node-roots): every
+ * one of them, however many tasks the node ran (a 1 KiB buffer cut the
+ * list after about 120), none of another node's, not its own, "-" alone.
+ */
+TEST(node_roots_of_a_full_node)
+{
+	char *want = calloc(300, 12), *got;
+	size_t off = 0;
+	struct crs_job j;
+
+	ASSERT_NE(NULL, want);
+	crs_job_init(&j);
+	for (int i = 0; i < 306; i++) {
+		struct crs_job_part pt = { .pid = i == 7 ? 0 : 4000000 + i };
+
+		snprintf(pt.node, sizeof(pt.node), "%s", i < 300 ? "n0" : i < 305 ? "n1" : "n2");
+		ASSERT_EQ(0, crs_job_add_part(&j, &pt));
+		if (i > 0 && i < 300 && i != 7)
+			off += (size_t)sprintf(want + off, "%s%d", off ? "," : "", 4000000 + i);
+	}
+	got = crs_job_node_roots(&j, 0);
+	ASSERT_NE(NULL, got);
+	EXPECT_STREQ(want, got);
+	EXPECT_EQ(298u * 8 - 1, strlen(got));
+	free(got);
+	got = crs_job_node_roots(&j, 301);
+	ASSERT_NE(NULL, got);
+	EXPECT_STREQ("4000300,4000302,4000303,4000304", got);
+	free(got);
+	got = crs_job_node_roots(&j, 305);
+	ASSERT_NE(NULL, got);
+	EXPECT_STREQ("-", got);
+	free(got);
+	free(want);
 	crs_job_free(&j);
 }
 

@@ -41,6 +41,25 @@ int crs_job_add_part(struct crs_job *j, const struct crs_job_part *p)
 	return 0;
 }
 
+char *crs_job_node_roots(const struct crs_job *j, size_t k)
+{
+	size_t len = 2, off = 0;
+	char *buf;
+
+	for (size_t i = 0; i < j->nr_parts; i++)
+		len += 12;	/* ",%d" of any int */
+	buf = malloc(len);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < j->nr_parts; i++)
+		if (i != k && j->parts[i].pid > 0 && !strcmp(j->parts[i].node, j->parts[k].node))
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+						j->parts[i].pid);
+	if (!off)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
 bool crs_cid_valid(const char *cid)
 {
 	return strnlen(cid, CRS_CID_MAX) < CRS_CID_MAX && crs_handle_valid(cid);

@@ -119,41 +119,26 @@ static int check_barrier(const struct crs_job *j, struct job_part *ps, char *err
 }
 
 /*
- * The roots of part k's node's other parts ("PID,PID", "-" for none):
- * a group led from outside part k's tree comes back only if one of
- * them leads it (srun's tasks are in their node's first task's group).
- */
-static void node_roots(const struct crs_job *j, size_t k, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < j->nr_parts; i++)
-		if (i != k && j->parts[i].pid > 0 && !strcmp(j->parts[i].node, j->parts[k].node) &&
-		    off + 12 < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
-						j->parts[i].pid);
-	if (!off)
-		snprintf(buf, len, "-");
-}
-
-/*
  * Part k's own restart: "crdbg restart PART --part --expect-meta SHA
- * --node-roots PIDS ..."; hex and roots are its buffers.
+ * --node-roots PIDS ..."; hex is its buffer, *roots its node's other
+ * roots (crs_job_node_roots(): the caller frees them once argv is used).
+ * 0 or -ENOMEM.
  */
-static void part_argv(char **argv, char *hex, char *roots, size_t roots_len,
-		      const struct crs_job_opts *o, const char *root, const struct crs_job *j,
-		      size_t k, bool terminal)
+static int part_argv(char **argv, char *hex, char **roots, const struct crs_job_opts *o,
+		     const char *root, const struct crs_job *j, size_t k, bool terminal)
 {
 	static char *with_tty[] = { "--part", "--expect-meta", NULL, "--node-roots", NULL,
 				    "--terminal-fd", "3", NULL };
 	static char *plain[] = { "--part", "--expect-meta", NULL, "--node-roots", NULL, NULL };
 
+	*roots = crs_job_node_roots(j, k);
+	if (!*roots)
+		return -ENOMEM;
 	crs_sha256_hex(j->parts[k].meta_sha, hex);
-	node_roots(j, k, roots, roots_len);
 	with_tty[2] = plain[2] = hex;
-	with_tty[4] = plain[4] = roots;
+	with_tty[4] = plain[4] = *roots;
 	job_part_argv(argv, "restart", j->parts[k].handle, terminal ? with_tty : plain, root, o);
+	return 0;
 }
 
 /*
@@ -181,7 +166,7 @@ static bool this_host(const char *node)
 static int start_parts(struct terminals *t, char *err, size_t errlen)
 {
 	const struct crs_job *j = t->j;
-	char hex[CRS_SHA256_HEX], roots[1024];
+	char hex[CRS_SHA256_HEX], *roots;
 	size_t i;
 	int r;
 
@@ -202,8 +187,10 @@ static int start_parts(struct terminals *t, char *err, size_t errlen)
 		/* our terminal for a part that had one, when it runs here */
 		p->pass_tty = jp->tty[0] && t->tty.slave >= 0 && this_host(jp->node);
 		p->tty_fd = t->tty.slave;
-		part_argv(argv, hex, roots, sizeof(roots), t->o, t->root, j, i, p->pass_tty);
+		if (part_argv(argv, hex, &roots, t->o, t->root, j, i, p->pass_tty))
+			return crs_fail(err, errlen, -ENOMEM, "out of memory");
 		r = job_part_start(p, jp->node, t->o->launch, argv, err, errlen);
+		free(roots);
 		if (r)
 			return r;
 	}
@@ -269,7 +256,7 @@ static void answer_join(struct terminals *t, int fd, unsigned int g)
 /* "part N I": the connection becomes part I's stdin and stdout. */
 static void answer_part(struct terminals *t, int fd, unsigned int g, unsigned int i)
 {
-	char hex[CRS_SHA256_HEX], roots[1024], line[2048] = "argv", *argv[20];
+	char hex[CRS_SHA256_HEX], *roots, line[2048] = "argv", *argv[20];
 	struct job_part *p = &t->ps[i];
 	size_t len = 4;
 
@@ -278,15 +265,23 @@ static void answer_part(struct terminals *t, int fd, unsigned int g, unsigned in
 		close(fd);
 		return;
 	}
-	part_argv(argv, hex, roots, sizeof(roots), t->o, t->root, t->j, i, false);
+	if (part_argv(argv, hex, &roots, t->o, t->root, t->j, i, false)) {
+		job_door_say(fd, "refused: out of memory");
+		close(fd);
+		return;
+	}
 	for (char **a = argv; *a; a++) {
+		/* the door's lines (job-join.h) are at most 2 KiB, tab-separated */
 		if (strpbrk(*a, "\t\n") || len + strlen(*a) + 2 >= sizeof(line)) {
-			job_door_say(fd, "refused: the store's path cannot be sent");
+			job_door_say(fd, "refused: part %u's restart command cannot be sent (a tab or newline in the store's path, or longer than %zu bytes)",
+				     i, sizeof(line) - 2);
+			free(roots);
 			close(fd);
 			return;
 		}
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "\t%s", *a);
 	}
+	free(roots);
 	line[4] = ' ';
 	p->in = dup(fd);
 	if (p->in < 0 || job_door_say(fd, "%s", line)) {

@@ -74,6 +74,14 @@ void crs_job_init(struct crs_job *j);
 void crs_job_free(struct crs_job *j);
 int crs_job_add_part(struct crs_job *j, const struct crs_job_part *p);
 
+/*
+ * The roots of part k's node's other parts, "PID,PID,..." or "-" for
+ * none (malloc'd; NULL: out of memory): a group led from outside part
+ * k's tree comes back only if one of them leads it (srun's tasks are in
+ * their node's first task's group). As long as the node has parts.
+ */
+char *crs_job_node_roots(const struct crs_job *j, size_t k);
+
 /* A CID or node name: 1..63 of [A-Za-z0-9._-]. */
 bool crs_cid_valid(const char *cid);
 
