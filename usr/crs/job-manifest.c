@@ -43,12 +43,9 @@ int crs_job_add_part(struct crs_job *j, const struct crs_job_part *p)
 
 char *crs_job_node_roots(const struct crs_job *j, size_t k)
 {
-	size_t len = 2, off = 0;
-	char *buf;
+	size_t len = 2 + 12 * j->nr_parts, off = 0;	/* ",%d" of any int each */
+	char *buf = malloc(len);
 
-	for (size_t i = 0; i < j->nr_parts; i++)
-		len += 12;	/* ",%d" of any int */
-	buf = malloc(len);
 	if (!buf)
 		return NULL;
 	for (size_t i = 0; i < j->nr_parts; i++)
