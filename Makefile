@@ -20,8 +20,6 @@ CC       ?= cc
 CFLAGS   ?= -O2 -g
 USR_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	      -DCRDBG_VERSION=\"$(VERSION)\" -isystem $(B)/include -Ikmod/uapi -Iusr/include
-NL_CFLAGS  := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
-NL_LIBS    := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 # Every test program's flags. kselftest_harness.h's macros leave parameters
 # unused and compare signed with unsigned; tests format into fixed buffers
 # on purpose.

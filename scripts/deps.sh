@@ -12,7 +12,7 @@ packages=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static kmod
 	criu gdb tmux
-	libnl-3-dev libnl-genl-3-dev libreadline-dev
+	libreadline-dev
 	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	slurm-wlm munge
 	clang libclang-rt-14-dev libssl-dev libxxhash-dev

@@ -7,8 +7,7 @@
 #include <grp.h>
 #include <linux/genetlink.h>
 #include <sched.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
+#include <linux/genetlink.h>
 #include <sys/socket.h>
 
 #include "kmod-test.h"
@@ -27,7 +26,7 @@ static int next_event(int fd, struct event *ev)
 	for (;;) {
 		while (off < len) {
 			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
-			struct nlattr *tb[CRDBG_A_MAX + 1];
+			const struct nlattr *tb[CRDBG_A_MAX + 1];
 
 			if (!NLMSG_OK(h, len - off)) {
 				off = len;
@@ -37,12 +36,12 @@ static int next_event(int fd, struct event *ev)
 			if (h->nlmsg_type < NLMSG_MIN_TYPE ||
 			    ((struct genlmsghdr *)NLMSG_DATA(h))->cmd != CRDBG_CMD_EVENT)
 				continue;
-			if (genlmsg_parse(h, 0, tb, CRDBG_A_MAX, NULL) < 0 || !tb[CRDBG_A_EVENT] ||
+			if (crdbg_genl_parse_message(h, h->nlmsg_len, tb) || !tb[CRDBG_A_EVENT] ||
 			    !tb[CRDBG_A_PID])
 				return -EPROTO;
-			ev->type = nla_get_u32(tb[CRDBG_A_EVENT]);
-			ev->pid = (pid_t)nla_get_u32(tb[CRDBG_A_PID]);
-			ev->tid = tb[CRDBG_A_TID] ? (pid_t)nla_get_u32(tb[CRDBG_A_TID]) : 0;
+			ev->type = crdbg_nla_u32(tb[CRDBG_A_EVENT]);
+			ev->pid = (pid_t)crdbg_nla_u32(tb[CRDBG_A_PID]);
+			ev->tid = tb[CRDBG_A_TID] ? (pid_t)crdbg_nla_u32(tb[CRDBG_A_TID]) : 0;
 			return 0;
 		}
 		len = (int)recv(fd, buf, sizeof(buf), 0);
@@ -97,7 +96,6 @@ FIXTURE(events) {
 FIXTURE_SETUP(events)
 {
 	struct timeval tv = { 10, 0 };
-	int grp;
 
 	self->sh = kt_shared_new();
 	ASSERT_NE(NULL, self->sh);
@@ -105,10 +103,9 @@ FIXTURE_SETUP(events)
 	ASSERT_LT(0, self->pid);
 	if (crdbg_genl_open(&self->g, self->err, sizeof(self->err)) == -ENOENT)
 		SKIP(return, "crdbg.ko is not loaded");
-	grp = genl_ctrl_resolve_grp(self->g.sock, CRDBG_GENL_NAME, CRDBG_MCGRP_EVENTS);
-	ASSERT_LT(0, grp);
-	ASSERT_EQ(0, nl_socket_add_membership(self->g.sock, grp));
-	self->fd = nl_socket_get_fd(self->g.sock);
+	ASSERT_EQ(0, crdbg_genl_subscribe_events(&self->g, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	self->fd = self->g.fd;
 	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	ASSERT_EQ(0, kt_open(&self->b, self->err, sizeof(self->err)));
 }
@@ -167,19 +164,14 @@ static int become_nobody(void)
 /* Join the events group on a socket of this process's network namespace. */
 static int join_events(struct crdbg_genl *g, char *err, size_t len)
 {
-	int grp, rc = crdbg_genl_open(g, err, len);
+	int rc = crdbg_genl_open(g, err, len);
 
-	if (rc)
-		return rc;
-	grp = genl_ctrl_resolve_grp(g->sock, CRDBG_GENL_NAME, CRDBG_MCGRP_EVENTS);
-	if (grp < 0)
-		return -ENOENT;
-	return nl_socket_add_membership(g->sock, grp) ? -EPERM : 0;
+	return rc ? rc : crdbg_genl_subscribe_events(g, err, len);
 }
 
 /*
- * Is a message of the crdbg family queued on fd? (The family lookup may
- * leave libnl's acknowledgements behind: those do not count.)
+ * Is a message of the crdbg family queued on fd? (Acknowledgements of
+ * the family lookup do not count.)
  */
 static bool crdbg_message_queued(int fd, int family, char *buf, size_t size)
 {
@@ -248,7 +240,7 @@ TEST_F(events, other_netns_listener_gets_nothing)
 			_exit(3);
 		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(5);
-		_exit(crdbg_message_queued(nl_socket_get_fd(g.sock), g.family, buf,
+		_exit(crdbg_message_queued(g.fd, g.family, buf,
 					   sizeof(buf)) ? 1 : 0);
 	}
 	close(go[0]);
@@ -277,16 +269,16 @@ struct listing {
 	int n;
 };
 
-static int parse_listing(struct nlattr **attrs, void *arg)
+static int parse_listing(const struct nlattr *const *attrs, void *arg)
 {
 	struct listing *l = arg;
 
 	if (!attrs[CRDBG_A_PID] || !attrs[CRDBG_A_FLAGS] || !attrs[CRDBG_A_OWNER_PORTID])
 		return -EPROTO;
 	if (l->n < 8) {
-		l->pid[l->n] = (pid_t)nla_get_u32(attrs[CRDBG_A_PID]);
-		l->flags[l->n] = nla_get_u32(attrs[CRDBG_A_FLAGS]);
-		l->owner[l->n] = nla_get_u32(attrs[CRDBG_A_OWNER_PORTID]);
+		l->pid[l->n] = (pid_t)crdbg_nla_u32(attrs[CRDBG_A_PID]);
+		l->flags[l->n] = crdbg_nla_u32(attrs[CRDBG_A_FLAGS]);
+		l->owner[l->n] = crdbg_nla_u32(attrs[CRDBG_A_OWNER_PORTID]);
 	}
 	l->n++;
 	return 0;
@@ -296,8 +288,8 @@ TEST_F(events, query_dump_lists_frozen)
 {
 	struct kt_shared *sh2 = kt_shared_new();
 	struct listing l = { .n = 0 };
+	struct crdbg_nla_request r;
 	struct crdbg_genl g;
-	struct nl_msg *msg;
 	pid_t pid2;
 	int i, seen = 0;
 
@@ -307,9 +299,8 @@ TEST_F(events, query_dump_lists_frozen)
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, freeze_process(self->b, pid2, FREEZE_F_PERSIST, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, crdbg_genl_open(&g, self->err, sizeof(self->err)));
-	msg = crdbg_genl_msg(&g, CRDBG_CMD_QUERY, NLM_F_DUMP);
-	ASSERT_NE(NULL, msg);
-	ASSERT_EQ(0, crdbg_genl_transact(&g, msg, parse_listing, &l, self->err, sizeof(self->err)))
+	crdbg_genl_request(&r, &g, CRDBG_CMD_QUERY, NLM_F_DUMP);
+	ASSERT_EQ(0, crdbg_genl_transact(&g, &r, parse_listing, &l, self->err, sizeof(self->err)))
 		TH_LOG("%s", self->err);
 	crdbg_genl_close(&g);
 	for (i = 0; i < l.n && i < 8; i++) {

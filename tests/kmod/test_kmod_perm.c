@@ -164,22 +164,22 @@ TEST_F(perm, other_uid_refused_same_uid_allowed)
 
 static int nlmsg_with_fd(pid_t target, int fd, char *err, size_t len)
 {
+	struct crdbg_nla_request r;
 	struct crdbg_genl g;
-	struct nl_msg *msg;
 	int ret;
 
 	ret = crdbg_genl_open(&g, err, len);
 	if (ret < 0)
 		return ret;
-	msg = crdbg_genl_msg(&g, CRDBG_CMD_FREEZE, 0);
-	nla_put_u32(msg, CRDBG_A_PID, target);
-	nla_put_u32(msg, CRDBG_A_PROC_MEM_FD, fd);
-	ret = crdbg_genl_transact(&g, msg, NULL, NULL, err, len);
+	crdbg_genl_request(&r, &g, CRDBG_CMD_FREEZE, 0);
+	crdbg_nla_put_u32(&r, CRDBG_A_PID, (uint32_t)target);
+	crdbg_nla_put_u32(&r, CRDBG_A_PROC_MEM_FD, (uint32_t)fd);
+	ret = crdbg_genl_transact(&g, &r, NULL, NULL, err, len);
 	if (!ret) {
-		msg = crdbg_genl_msg(&g, CRDBG_CMD_THAW, 0);
-		nla_put_u32(msg, CRDBG_A_PID, target);
-		nla_put_u32(msg, CRDBG_A_PROC_MEM_FD, fd);
-		ret = crdbg_genl_transact(&g, msg, NULL, NULL, err, len);
+		crdbg_genl_request(&r, &g, CRDBG_CMD_THAW, 0);
+		crdbg_nla_put_u32(&r, CRDBG_A_PID, (uint32_t)target);
+		crdbg_nla_put_u32(&r, CRDBG_A_PROC_MEM_FD, (uint32_t)fd);
+		ret = crdbg_genl_transact(&g, &r, NULL, NULL, err, len);
 	}
 	crdbg_genl_close(&g);
 	return ret;

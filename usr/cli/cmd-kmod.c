@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include <linux/crdbg.h>
-#include <netlink/attr.h>
 
 #include <crdbg/genl.h>
 #include "cli.h"
@@ -18,23 +17,23 @@ struct kmod_status {
 	unsigned int nr_frozen;
 };
 
-static int parse_status(struct nlattr **attrs, void *arg)
+static int parse_status(const struct nlattr *const *attrs, void *arg)
 {
 	struct kmod_status *st = arg;
 
 	if (!attrs[CRDBG_A_VERSION])
 		return -EPROTO;
-	snprintf(st->version, sizeof(st->version), "%s", nla_get_string(attrs[CRDBG_A_VERSION]));
+	snprintf(st->version, sizeof(st->version), "%s", crdbg_nla_string(attrs[CRDBG_A_VERSION]));
 	if (attrs[CRDBG_A_NR_FROZEN])
-		st->nr_frozen = nla_get_u32(attrs[CRDBG_A_NR_FROZEN]);
+		st->nr_frozen = crdbg_nla_u32(attrs[CRDBG_A_NR_FROZEN]);
 	return 0;
 }
 
 static int kmod_status(void)
 {
 	struct kmod_status st = { .nr_frozen = 0 };
+	struct crdbg_nla_request r;
 	struct crdbg_genl g;
-	struct nl_msg *msg;
 	char err[256];
 	int ret;
 
@@ -42,13 +41,8 @@ static int kmod_status(void)
 		cli_error("%s", err);
 		return 1;
 	}
-	msg = crdbg_genl_msg(&g, CRDBG_CMD_GET_STATUS, 0);
-	if (!msg) {
-		crdbg_genl_close(&g);
-		cli_error("out of memory");
-		return 1;
-	}
-	ret = crdbg_genl_transact(&g, msg, parse_status, &st, err, sizeof(err));
+	crdbg_genl_request(&r, &g, CRDBG_CMD_GET_STATUS, 0);
+	ret = crdbg_genl_transact(&g, &r, parse_status, &st, err, sizeof(err));
 	crdbg_genl_close(&g);
 	if (ret < 0 || !st.version[0]) {
 		cli_error("kmod status: %s", ret < 0 ? err : "reply without a version");

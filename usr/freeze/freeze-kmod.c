@@ -12,8 +12,6 @@
 #include <string.h>
 
 #include <linux/crdbg.h>
-#include <netlink/attr.h>
-#include <netlink/genl/genl.h>
 
 #include <crdbg/genl.h>
 
@@ -32,42 +30,30 @@ static struct kmod_backend *to_kmod(struct freeze_backend *b)
 	return container_of(b, struct kmod_backend, base);
 }
 
-static struct nl_msg *request(struct kmod_backend *k, int cmd, pid_t pid, char *err_msg,
-			      size_t err_len)
+static void request(struct crdbg_nla_request *r, struct kmod_backend *k, int cmd, pid_t pid)
 {
-	struct nl_msg *msg = crdbg_genl_msg(&k->g, cmd, 0);
-
-	if (!msg || nla_put_u32(msg, CRDBG_A_PID, (uint32_t)pid) < 0) {
-		nlmsg_free(msg);
-		snprintf(err_msg, err_len, "out of memory building a netlink request");
-		return NULL;
-	}
-	return msg;
+	crdbg_genl_request(r, &k->g, cmd, 0);
+	crdbg_nla_put_u32(r, CRDBG_A_PID, (uint32_t)pid);
 }
 
 static int km_freeze(struct freeze_backend *b, pid_t pid, unsigned int flags, char *err_msg,
 		     size_t err_len)
 {
 	struct kmod_backend *k = to_kmod(b);
-	struct nl_msg *msg = request(k, CRDBG_CMD_FREEZE, pid, err_msg, err_len);
+	struct crdbg_nla_request r;
 
-	if (!msg)
-		return -ENOMEM;
-	if ((flags & FREEZE_F_PERSIST) && nla_put_u32(msg, CRDBG_A_FLAGS, CRDBG_F_PERSIST) < 0) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	return crdbg_genl_transact(&k->g, msg, NULL, NULL, err_msg, err_len);
+	request(&r, k, CRDBG_CMD_FREEZE, pid);
+	if (flags & FREEZE_F_PERSIST)
+		crdbg_nla_put_u32(&r, CRDBG_A_FLAGS, CRDBG_F_PERSIST);
+	return crdbg_genl_transact(&k->g, &r, NULL, NULL, err_msg, err_len);
 }
 
 static int km_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t err_len)
 {
-	struct kmod_backend *k = to_kmod(b);
-	struct nl_msg *msg = request(k, CRDBG_CMD_THAW, pid, err_msg, err_len);
+	struct crdbg_nla_request r;
 
-	if (!msg)
-		return -ENOMEM;
-	return crdbg_genl_transact(&k->g, msg, NULL, NULL, err_msg, err_len);
+	request(&r, to_kmod(b), CRDBG_CMD_THAW, pid);
+	return crdbg_genl_transact(&to_kmod(b)->g, &r, NULL, NULL, err_msg, err_len);
 }
 
 struct query_ctx {
@@ -90,38 +76,38 @@ static enum freeze_thread_state map_state(uint32_t state, uint32_t flags)
 	}
 }
 
-static int parse_query(struct nlattr **attrs, void *arg)
+static int parse_query(const struct nlattr *const *attrs, void *arg)
 {
-	static struct nla_policy policy[CRDBG_THREAD_A_MAX + 1] = {
-		[CRDBG_THREAD_A_TID] = { .type = NLA_U32 },
-		[CRDBG_THREAD_A_STATE] = { .type = NLA_U32 },
-		[CRDBG_THREAD_A_FLAGS] = { .type = NLA_U32 },
-		[CRDBG_THREAD_A_REGS] = { .minlen = sizeof(struct crdbg_regs) },
+	static const struct crdbg_nla_policy policy[CRDBG_THREAD_A_MAX + 1] = {
+		[CRDBG_THREAD_A_TID] = { .kind = CRDBG_NLA_U32 },
+		[CRDBG_THREAD_A_STATE] = { .kind = CRDBG_NLA_U32 },
+		[CRDBG_THREAD_A_FLAGS] = { .kind = CRDBG_NLA_U32 },
+		[CRDBG_THREAD_A_REGS] = { .min_len = sizeof(struct crdbg_regs) },
 	};
 	struct query_ctx *q = arg;
-	struct nlattr *nest;
-	int rem;
+	const struct nlattr *nest;
+	size_t rem;
 
 	if (!attrs[CRDBG_A_THREADS])
 		return -EPROTO;
-	nla_for_each_nested(nest, attrs[CRDBG_A_THREADS], rem) {
-		struct nlattr *tb[CRDBG_THREAD_A_MAX + 1];
+	crdbg_nla_for_each_nested(nest, attrs[CRDBG_A_THREADS], rem) {
+		const struct nlattr *tb[CRDBG_THREAD_A_MAX + 1];
 		struct freeze_thread *t;
 		uint32_t flags = 0;
 
-		if (nla_parse_nested(tb, CRDBG_THREAD_A_MAX, nest, policy) < 0 ||
+		if (crdbg_nla_parse_nested(tb, CRDBG_THREAD_A_MAX, nest, policy) ||
 		    !tb[CRDBG_THREAD_A_TID] || !tb[CRDBG_THREAD_A_STATE])
 			return -EPROTO;
 		if (q->n++ >= q->max)
 			continue;
 		t = &q->threads[q->n - 1];
 		memset(t, 0, sizeof(*t));
-		t->tid = (pid_t)nla_get_u32(tb[CRDBG_THREAD_A_TID]);
+		t->tid = (pid_t)crdbg_nla_u32(tb[CRDBG_THREAD_A_TID]);
 		if (tb[CRDBG_THREAD_A_FLAGS])
-			flags = nla_get_u32(tb[CRDBG_THREAD_A_FLAGS]);
-		t->state = map_state(nla_get_u32(tb[CRDBG_THREAD_A_STATE]), flags);
+			flags = crdbg_nla_u32(tb[CRDBG_THREAD_A_FLAGS]);
+		t->state = map_state(crdbg_nla_u32(tb[CRDBG_THREAD_A_STATE]), flags);
 		if (tb[CRDBG_THREAD_A_REGS])
-			memcpy(&t->regs, nla_data(tb[CRDBG_THREAD_A_REGS]), sizeof(t->regs));
+			memcpy(&t->regs, crdbg_nla_data(tb[CRDBG_THREAD_A_REGS]), sizeof(t->regs));
 	}
 	return 0;
 }
@@ -131,12 +117,11 @@ static int km_query(struct freeze_backend *b, pid_t pid, struct freeze_thread *t
 {
 	struct kmod_backend *k = to_kmod(b);
 	struct query_ctx q = { .threads = threads, .max = max };
-	struct nl_msg *msg = request(k, CRDBG_CMD_QUERY, pid, err_msg, err_len);
+	struct crdbg_nla_request r;
 	int err;
 
-	if (!msg)
-		return -ENOMEM;
-	err = crdbg_genl_transact(&k->g, msg, parse_query, &q, err_msg, err_len);
+	request(&r, k, CRDBG_CMD_QUERY, pid);
+	err = crdbg_genl_transact(&k->g, &r, parse_query, &q, err_msg, err_len);
 	if (err == -EPROTO && !err_msg[0])
 		snprintf(err_msg, err_len, "malformed QUERY reply from crdbg.ko");
 	return err < 0 ? err : (int)q.n;
@@ -146,18 +131,14 @@ static int km_push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t
 			uint64_t arg, char *err_msg, size_t err_len)
 {
 	struct kmod_backend *k = to_kmod(b);
-	struct nl_msg *msg = request(k, CRDBG_CMD_PUSH_HOOK, pid, err_msg, err_len);
+	struct crdbg_nla_request r;
 
-	if (!msg)
-		return -ENOMEM;
-	if (nla_put_u64(msg, CRDBG_A_TRAMPOLINE, trampoline) < 0 ||
-	    nla_put_u64(msg, CRDBG_A_HOOK_ARG, arg) < 0 ||
-	    (tid > 0 && nla_put_u32(msg, CRDBG_A_TID, (uint32_t)tid) < 0)) {
-		nlmsg_free(msg);
-		snprintf(err_msg, err_len, "out of memory building a netlink request");
-		return -ENOMEM;
-	}
-	return crdbg_genl_transact(&k->g, msg, NULL, NULL, err_msg, err_len);
+	request(&r, k, CRDBG_CMD_PUSH_HOOK, pid);
+	crdbg_nla_put_u64(&r, CRDBG_A_TRAMPOLINE, trampoline);
+	crdbg_nla_put_u64(&r, CRDBG_A_HOOK_ARG, arg);
+	if (tid > 0)
+		crdbg_nla_put_u32(&r, CRDBG_A_TID, (uint32_t)tid);
+	return crdbg_genl_transact(&k->g, &r, NULL, NULL, err_msg, err_len);
 }
 
 static void km_close(struct freeze_backend *b)
@@ -191,8 +172,6 @@ int freeze_kmod_open(struct freeze_backend **ret, char *err_msg, size_t err_len)
 		free(k);
 		return err;
 	}
-	/* QUERY of many threads is one large message: size the read to it. */
-	nl_socket_enable_msg_peek(k->g.sock);
 	k->base.ops = &kmod_ops;
 	k->base.kind = FREEZE_BACKEND_KMOD;
 	*ret = &k->base;

@@ -12,11 +12,11 @@ $(LIB_FREEZE): $(FREEZE_OBJS)
 
 CLI_LIBS += $(LIB_FREEZE)
 
-FREEZE_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) -lpthread
+FREEZE_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) -lpthread
 
 $(B)/tests/freeze/%: tests/freeze/%.c $(wildcard tests/freeze/*.h) $(LIB_FREEZE) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $(NL_CFLAGS) -Itests/freeze -o $@ $< \
+	$(CC) $(TEST_CFLAGS) -Itests/freeze -o $@ $< \
 		$(FREEZE_TEST_ASM) $(FREEZE_TEST_LIBS)
 
 # test_freeze pushes hooks through the runtime's trampoline on the kmod backend.
