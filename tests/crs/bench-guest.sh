@@ -26,8 +26,10 @@ ip link set lo up 2>/dev/null
 # make that run here, not inside the first measured dump.
 criu check >/dev/null 2>&1
 
-now() { date +%s.%N; }
-since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.4f\n", a - b }'; }
+# Times are $EPOCHREALTIME, read by the shell itself: a `date` forked to
+# read the clock put its own start (about 30 ms here) inside every
+# measured span, and so pulled every ratio toward 1. elapsed A B: B - A.
+elapsed() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.4f\n", a - b }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 start() {
 	: >"$work/out"
@@ -84,7 +86,7 @@ incr_wait() { for _ in $(seq 6000); do grep -q "$1" "$work/i.out" && return 0; s
 incr_round() {
 	local kind=$1 t t1 t2 s1 s2 g1 g2
 	incr_start || { echo "# prog_incr did not start" >&2; return 1; }
-	t=$(now)
+	t=$EPOCHREALTIME
 	if [[ $kind == criu ]]; then
 		mkdir -p "$work/c1" "$work/c2"
 		criu dump -t "$pid" -D "$work/c1" -o dump.log --leave-running --track-mem >/dev/null 2>&1 ||
@@ -92,10 +94,10 @@ incr_round() {
 	else
 		h1=$("$crdbg" checkpoint "$pid" --backend "$backend" --no-pre-dump 2>/dev/null)
 	fi
-	t1=$(since "$t")
+	e=$EPOCHREALTIME; t1=$(elapsed "$t" "$e")
 	touch "$work/go.1"
 	incr_wait '^wait 2$'
-	t=$(now)
+	t=$EPOCHREALTIME
 	if [[ $kind == criu ]]; then
 		criu dump -t "$pid" -D "$work/c2" -o dump.log --leave-running --track-mem \
 			--prev-images-dir ../c1 >/dev/null 2>&1 || echo "# criu dump (incremental) failed" >&2
@@ -104,7 +106,7 @@ incr_round() {
 		h2=$("$crdbg" checkpoint "$pid" --backend "$backend" 2>/dev/null)
 		s1=$(du -sb "$CRDBG_STORE/$h1" | cut -f1) s2=$(du -sb "$CRDBG_STORE/$h2" | cut -f1)
 	fi
-	t2=$(since "$t")
+	e=$EPOCHREALTIME; t2=$(elapsed "$t" "$e")
 	touch "$work/go.2"
 	incr_wait '^done'
 	g1=$(awk '$1 == "gap" && $2 == 1 { print $3 }' "$work/i.err")
@@ -130,26 +132,26 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 	for r in $(seq "$rounds"); do
 		rm -rf "$work/raw" && mkdir -p "$work/raw"
 		start "$mb" || { echo "| $mb MiB | program did not start |"; continue 2; }
-		t=$(now)
+		t=$EPOCHREALTIME
 		criu dump -t "$pid" -D "$work/raw" -o dump.log --leave-running >/dev/null 2>&1 || echo "# criu dump failed" >&2
-		since "$t" >>"$work/rd"
+		elapsed "$t" "$EPOCHREALTIME" >>"$work/rd"
 		stop
-		t=$(now)
+		t=$EPOCHREALTIME
 		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1 || echo "# criu restore failed" >&2
 		wait_released
-		since "$t" >>"$work/rr"
+		elapsed "$t" "$EPOCHREALTIME" >>"$work/rr"
 		stop
 
 		start "$mb"
-		t=$(now)
+		t=$EPOCHREALTIME
 		h=$("$crdbg" checkpoint "$pid" --backend "$backend" 2>/dev/null)
-		since "$t" >>"$work/cd"
+		elapsed "$t" "$EPOCHREALTIME" >>"$work/cd"
 		du -sb "$CRDBG_STORE/$h" | awk -v mb="$mb" '{ print $1 / (mb * 1048576) }' >>"$work/sz"
 		stop
-		t=$(now)
+		t=$EPOCHREALTIME
 		"$crdbg" restart "$h" --backend "$backend" >/dev/null 2>&1 &
 		wait_released
-		since "$t" >>"$work/cr"
+		elapsed "$t" "$EPOCHREALTIME" >>"$work/cr"
 		stop
 		wait
 		"$crdbg" rm "$h"
@@ -201,7 +203,8 @@ echo
 echo "### Checkpoint stop time and restart to released: crdbg vs raw CRIU"
 echo
 echo "Program: tests/crs/prog_incr (libcrdbg preloaded) holding the given RSS;"
-echo "$rounds rounds, means. Stopped = the time its millisecond thread did not"
+echo "$rounds rounds after one not counted (the first criu of a boot runs cold), means."
+echo "Stopped = the time its millisecond thread did not"
 echo "run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
 echo "$backend backend), every pause over 10 ms summed: crdbg's pre-dump stops the"
 echo "tree once more, briefly, before the freeze; the longest single pause is"
@@ -223,19 +226,20 @@ crdbg_restart() {
 	local h=$1 t el
 	shift
 	cp "$work/o.at2" "$work/i.out"; cp "$work/e.at2" "$work/i.err"
-	t=$(now)
+	t=$EPOCHREALTIME
 	# a subshell that execs crdbg: no exec of env(1) on this path, which
 	# the raw restore (bash execs criu) does not have either
 	(for kv in "$@"; do export "${kv?}"; done
 	 exec "$crdbg" restart "$h" --backend "$backend" -v >/dev/null 2>"$work/rv.log") &
 	prog=$incr wait_released
-	el=$(since "$t")
+	e=$EPOCHREALTIME; el=$(elapsed "$t" "$e")
 	stop; wait
 	echo "$el $(phases "$work/rv.log")"
 }
 for mb in ${CKPT_BENCH_MB:-64}; do
 	: >"$work/st"
-	for r in $(seq "$rounds"); do
+	# round 0 warms criu, crdbg and the page cache up and is not counted
+	for r in $(seq 0 "$rounds"); do
 		imb_save=$imb; imb=$mb
 		incr_start || { imb=$imb_save; continue; }
 		rm -rf "$work/raw" && mkdir -p "$work/raw"
@@ -254,19 +258,19 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		rm -f "$work/go".*
 		# polled while criu restores, as crdbg restart is below
 		cp "$work/o.at1" "$work/i.out"; cp "$work/e.at1" "$work/i.err"
-		t=$(now)
+		t=$EPOCHREALTIME
 		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1 &
 		cpid=$!
 		prog=$incr wait_released
-		rr=$(since "$t")
+		e=$EPOCHREALTIME; rr=$(elapsed "$t" "$e")
 		wait "$cpid"
 		stop
 		# the measure before 2026-11-25: polled once criu returned
 		cp "$work/o.at1" "$work/i.out"; cp "$work/e.at1" "$work/i.err"
-		t=$(now)
+		t=$EPOCHREALTIME
 		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1
 		prog=$incr wait_released
-		ro=$(since "$t")
+		e=$EPOCHREALTIME; ro=$(elapsed "$t" "$e")
 		stop
 		cr=$(crdbg_restart "$h")
 		cf=$(crdbg_restart "$h" CRDBG_VERIFY=first)
@@ -274,7 +278,7 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		[[ $(wc -w <<<"$cr") == 5 ]] || cr="$cr 0 0 0 0 0"
 		# 1-14 as before 2026-11-27 (1, 2: the longest stops), then the
 		# stops summed (raw, crdbg), crdbg's pre-dump and merge
-		echo "${g1% *} ${g2% *} ${ph:-0 0 0 0} $rr $cr ${cf%% *} $ro ${g1#* } ${g2#* } ${pm:-0 0}" >>"$work/st"
+		((r)) && echo "${g1% *} ${g2% *} ${ph:-0 0 0 0} $rr $cr ${cf%% *} $ro ${g1#* } ${g2#* } ${pm:-0 0}" >>"$work/st"
 		imb=$imb_save
 	done
 	f=$work/st
@@ -313,10 +317,10 @@ for mb in ${CKPT_BENCH_LAZY_MB:-$imb}; do
 		line=""
 		for mode in full lazy; do
 			cp "$work/i.keep" "$work/i.out"; cp "$work/e.keep" "$work/i.err"
-			t=$(now)
+			t=$EPOCHREALTIME
 			"$crdbg" restart "$h" --backend "$backend" -v $([[ $mode == lazy ]] && echo --lazy) >/dev/null 2>"$work/rv.log" &
 			prog=$incr wait_released
-			el=$(since "$t")
+			e=$EPOCHREALTIME; el=$(elapsed "$t" "$e")
 			stop; wait
 			rph=$(phases "$work/rv.log")
 			line="$line $el ${rph:-0 0 0 0}"
@@ -355,8 +359,8 @@ for mb in ${CKPT_BENCH_DIGEST_MB:-${CKPT_BENCH_MB:-64}}; do
 	stop
 	cx=$(sed -n 's/.*checksums and metadata \([0-9]*\)$/\1/p' "$work/dx.log")
 	cs=$(sed -n 's/.*checksums and metadata \([0-9]*\)$/\1/p' "$work/ds.log")
-	t=$(now); "$crdbg" verify "$hx" >/dev/null 2>&1; vx=$(since "$t")
-	t=$(now); "$crdbg" verify "$hs" >/dev/null 2>&1; vs=$(since "$t")
+	t=$EPOCHREALTIME; "$crdbg" verify "$hx" >/dev/null 2>&1; e=$EPOCHREALTIME; vx=$(elapsed "$t" "$e")
+	t=$EPOCHREALTIME; "$crdbg" verify "$hs" >/dev/null 2>&1; e=$EPOCHREALTIME; vs=$(elapsed "$t" "$e")
 	printf '| %s MiB | %s | %s | %.3f | %.3f |\n' "$mb" "${cx:-n/a}" "${cs:-n/a}" "$vx" "$vs"
 	"$crdbg" rm "$hs"; "$crdbg" rm "$hx"
 	imb=$imb_save

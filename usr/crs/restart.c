@@ -512,7 +512,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct crs_meta m;
 	uint64_t arg;
 	pid_t criu = 0, lazy = 0;
-	double t0 = crs_clock_ms(), t_verified, t_restored, t_pages;
+	double t0 = crs_clock_ms(), t_forked, t_verified, t_restored, t_pages;
 	bool pages_later = false, served = false, released = false;
 	int r, st = 0;
 
@@ -594,6 +594,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	r = crs_criu_restore_start(&rs, dir, work, &m, o->lazy, terminal, err, errlen);
 	if (r)
 		goto out_lazy;
+	t_forked = crs_clock_ms();
 	criu = rs.g.child;
 	if (rs.gated) {
 		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
@@ -661,8 +662,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		fprintf(o->log, "crdbg: restart: the memory pages' digests were checked beside criu restore, done %.0f ms after the start\n",
 			pc.done_ms ? pc.done_ms - t0 : ps.eager_ms ? ps.eager_ms - t0 : t_verified - t0);
 	if (o->verbose && o->log)
-		fprintf(o->log, "crdbg: restart released after %.0f ms: verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
-			crs_clock_ms() - t0, t_verified - t0, t_restored - t_verified,
+		fprintf(o->log, "crdbg: restart released after %.0f ms: criu started at %.0f, verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
+			crs_clock_ms() - t0, t_forked - t0, t_verified - t0, t_restored - t_verified,
 			t_pages - t_restored, crs_clock_ms() - t_pages);
 	freeze_backend_close(frozen);	/* crs_resume() has thawed it */
 	frozen = NULL;
