@@ -132,6 +132,43 @@ static void scan_fds(pid_t pid, bool *locks, off_t *ghost)
 	closedir(d);
 }
 
+/*
+ * Walk pid's mappings: *ghost the size of its largest mapping of an
+ * unlinked file (a POSIX shared memory segment unlinked once mapped, as
+ * UCX's are; a program file replaced while it runs), which CRIU carries
+ * as a ghost file too, with no fd open on it. SysV segments and memfds
+ * (CRIU's own kinds) and /dev/zero (anonymous shared memory) are not
+ * files CRIU carries; the file's size is at least the mapping's end in it.
+ */
+static void scan_maps(pid_t pid, off_t *ghost)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, offset, ino;
+		char perms[8], *name;
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms,
+			   &offset, &ino, &at) != 5 || !at || !ino)
+			continue;
+		name = line + at;
+		name[strcspn(name, "\n")] = '\0';
+		if (name[0] != '/' || strlen(name) < 11 || strcmp(name + strlen(name) - 10, " (deleted)") ||
+		    !strncmp(name, "/SYSV", 5) || !strncmp(name, "/memfd:", 7) ||
+		    !strncmp(name, "/dev/zero", 9))
+			continue;
+		if ((off_t)(offset + end - start) > *ghost)
+			*ghost = (off_t)(offset + end - start);
+	}
+	fclose(f);
+}
+
 int crs_criu_auto_opts(const pid_t *pids, size_t nr, struct crs_meta *m)
 {
 	bool locks = false;
@@ -140,8 +177,10 @@ int crs_criu_auto_opts(const pid_t *pids, size_t nr, struct crs_meta *m)
 	size_t i;
 	int r = 0;
 
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		scan_fds(pids[i], &locks, &ghost);
+		scan_maps(pids[i], &ghost);
+	}
 	if (locks)
 		r = crs_meta_add_criu_opt(m, "--file-locks");
 	if (!r && ghost > (off_t)DEFAULT_GHOST_LIMIT) {

@@ -17,8 +17,9 @@
 
 /*
  * Add to m what the processes pids[0..nr) need: --file-locks when one
- * holds a file lock, --ghost-limit when an open unlinked file is larger
- * than CRIU's default 1 MiB ghost limit. Returns 0 or -E2BIG.
+ * holds a file lock, --ghost-limit when an unlinked file it has open or
+ * mapped is larger than CRIU's default 1 MiB ghost limit. Returns 0 or
+ * -E2BIG.
  */
 int crs_criu_auto_opts(const pid_t *pids, size_t nr, struct crs_meta *m);
 

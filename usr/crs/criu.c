@@ -18,6 +18,7 @@
 
 #include "criu.h"
 #include "error.h"
+#include "fdio.h"
 #include "proc.h"
 #include "store.h"
 #include "tmpfs.h"
@@ -252,10 +253,33 @@ int crs_criu_version(char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * What a user can do about a refusal CRIU words in its own terms; NULL
+ * for none.
+ */
+static const char *criu_error_hint(const char *e)
+{
+	if (strstr(e, "doesn't live in IPC ns"))
+		return "CRIU takes SysV shared memory only with an IPC namespace of the tree's own: start the job under `unshare --ipc`, or without SysV segments (MPICH over UCX: UCX_TLS=^sysv)";
+	return NULL;
+}
+
+/* A child's exit that CRIU reports as an error, e.g. a feature probe's. */
+static bool is_exit_report(const char *e)
+{
+	return strstr(e, "): exited, status=") || strstr(e, "): killed by signal");
+}
+
+/*
+ * The first "Error" line of CRIU's log that names a cause: one reporting
+ * a helper's exit (CRIU's first run probes `iptables -w -L` and logs its
+ * failure as an error, then goes on) only when there is no other.
+ */
 void crs_criu_log_error(const char *log, char *out, size_t len)
 {
-	char line[1024];
+	char line[1024], first[1024] = "";
 	FILE *f = fopen(log, "re");
+	const char *hint;
 
 	snprintf(out, len, "see %s", log);
 	if (!f)
@@ -265,11 +289,22 @@ void crs_criu_log_error(const char *log, char *out, size_t len)
 
 		if (!e)
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(out, len, "%s (see %s)", e, log);
+		e[strcspn(e, "\n")] = '\0';
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", e);
+		if (is_exit_report(e))
+			continue;
+		snprintf(first, sizeof(first), "%s", e);
 		break;
 	}
 	fclose(f);
+	if (!first[0])
+		return;
+	hint = criu_error_hint(first);
+	if (hint)
+		snprintf(out, len, "%s; %s (see %s)", first, hint, log);
+	else
+		snprintf(out, len, "%s (see %s)", first, log);
 }
 
 /*
@@ -343,17 +378,13 @@ extern const char crs_gate_plugin[], crs_gate_plugin_end[];
 
 static int write_file(const char *path, const char *buf, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	ssize_t n = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), r;
 
 	if (fd < 0)
 		return -errno;
-	while (len > 0 && (n = write(fd, buf, len)) > 0) {
-		buf += n;
-		len -= (size_t)n;
-	}
+	r = crs_write_all(fd, buf, len);
 	close(fd);
-	return len ? -EIO : 0;
+	return r;
 }
 
 /*

@@ -175,7 +175,11 @@ int crs_criu_dump_wait_written(struct crs_criu_dump *d);
 int crs_criu_dump_save_tmpfs(struct crs_criu_dump *d, char *err, size_t errlen);
 void crs_criu_dump_cancel(struct crs_criu_dump *d);
 
-/* First "Error" line of a CRIU log, for a one-line message. */
+/*
+ * The "Error" line of a CRIU log that says why it failed (not a helper's
+ * exit report, when there is another), with what to do about it when
+ * crdbg knows, for a one-line message.
+ */
 void crs_criu_log_error(const char *log, char *out, size_t len);
 
 #endif /* CRDBG_CRS_CRIU_H */

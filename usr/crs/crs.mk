@@ -101,6 +101,15 @@ ALL_TARGETS += $(B)/tests/crs/prog_mpi
 endif
 GUEST_GROUPS += checkpointmpi
 
+# ... and built with MPICH's for tests/crs/test_checkpoint_mpich.sh.
+ifneq ($(shell command -v mpicc.mpich 2>/dev/null),)
+$(B)/tests/crs/prog_mpi_mpich: tests/crs/prog_mpi.c
+	@mkdir -p $(dir $@)
+	mpicc.mpich -g -O1 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS += $(B)/tests/crs/prog_mpi_mpich
+endif
+
 # libFuzzer target for the metadata and job manifest decoders (clang only).
 CRS_FUZZ_CC  ?= clang
 CRS_FUZZER   := $(B)/tests/fuzz/crs_fuzz_records
