@@ -473,6 +473,7 @@ static int seize_new(struct pt_target *t, char *err_msg, size_t err_len)
 	for (i = 0; i < nr; i++) {
 		pid_t tid = tids[i];
 		struct pt_thread *th;
+		char st;
 
 		if (thread_find(t, tid))
 			continue;
@@ -483,8 +484,14 @@ static int seize_new(struct pt_target *t, char *err_msg, size_t err_len)
 				continue;	/* exited meanwhile */
 			if (e == EPERM && status_field(tid, "TracerPid") == (pid_t)syscall(SYS_gettid)) {
 				/* auto-attached through a clone we have not seen yet */
-			} else if (e == EPERM && task_state(t->pid, tid) == 'Z') {
-				continue;	/* a zombie leader */
+			} else if (e == EPERM && ((st = task_state(t->pid, tid)) == 'Z' || st == 'X' ||
+						  !st)) {
+				/*
+				 * Past its exit, which the kernel refuses to
+				 * trace with EPERM: a zombie leader, or a
+				 * thread being reaped (its entry going or gone).
+				 */
+				continue;
 			} else {
 				seize_error(t->pid, tid, e, err_msg, err_len);
 				err = -e;
