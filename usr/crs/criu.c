@@ -842,23 +842,19 @@ static pid_t keeper_spawn(struct crs_criu_restore *rs, char **argv, char **inher
 	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
 	if (rs->g.dir[0])
 		env[e++] = gate;
-	if (rs->hold)
-		env[e++] = "CRDBG_GATE_HOLD=1";
 	pid = room ? crs_lineage_spawn(rs->g.keeper, argv, env, fds, targets, n) : -E2BIG;
 	close(log_fd);
 	return pid;
 }
 
-int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, bool gated,
-			  bool hold, char *why, size_t whylen)
+int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char *why,
+			  size_t whylen)
 {
 	struct statvfs vfs;
 	int r;
 
 	memset(rs, 0, sizeof(*rs));
 	rs->g.gate_fd = rs->g.status_fd = -1;
-	if (!gated && !hold)
-		return 0;
 	if (statvfs(workdir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
 		snprintf(why, whylen, "%s is on a noexec file system: CRIU cannot load crdbg's plugin there",
 			 workdir);
@@ -871,8 +867,7 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, bool
 		gate_close(&rs->g);
 		return r;
 	}
-	rs->gated = gated;
-	rs->hold = hold;
+	rs->gated = true;
 	return 0;
 }
 
@@ -920,8 +915,8 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		argv[i++] = "--libdir";
 		argv[i++] = rs->g.dir;
 	}
-	if (!rs->hold)
-		argv[i++] = "--leave-stopped";
+	if (!rs->gated)
+		argv[i++] = "--leave-stopped";	/* released by crdbg (resume.c) */
 	if (rs->g.keeper) {
 		/* the root becomes the keeper's child: criu's parent's */
 		argv[i++] = "--restore-detached";
@@ -971,8 +966,6 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		snprintf(env, sizeof(env), "CRDBG_GATE=%s", rs->g.dir);
 		if (rs->g.dir[0])
 			putenv(env);
-		if (rs->hold)
-			putenv("CRDBG_GATE_HOLD=1");
 		if (terminal_fd >= 0)
 			fcntl(terminal_fd, F_SETFD, 0);
 		for (k = 0; k < nr_inherit / 2; k++)
@@ -1039,10 +1032,53 @@ int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st)
 	return -ECHILD;
 }
 
-void crs_criu_restore_release(struct crs_criu_restore *rs)
+int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, size_t len,
+			      char *err, size_t errlen)
 {
-	if (rs->hold && rs->g.gate_fd >= 0 && gate_go(&rs->g))
-		perror("crdbg: letting criu restore detach");
+	char path[sizeof(rs->g.dir) + 16];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/release", rs->g.dir);
+	r = write_file(path, orders, len);
+	if (!r)
+		r = gate_go(&rs->g);
+	if (r)
+		snprintf(err, errlen, "cannot hand crdbg's orders to criu restore: %s",
+			 strerror(-r));
+	return r;
+}
+
+int crs_criu_restore_released(struct crs_criu_restore *rs, int ms, int *ret_st)
+{
+	int r = gate_wait_for(&rs->g, "released", ms);
+
+	if (r == 1)
+		return 0;
+	if (r == -ETIMEDOUT)
+		return r;
+	gate_reap(&rs->g, true);
+	*ret_st = rs->g.status;
+	return -ECHILD;
+}
+
+void crs_criu_restore_report(struct crs_criu_restore *rs, crs_criu_report_fn *fn, void *arg)
+{
+	char path[sizeof(rs->g.dir) + 16], line[128];
+	unsigned long long v;
+	int pid, tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/report", rs->g.dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "pc %d %d %llx", &pid, &tid, &v) == 3)
+			fn(arg, pid, tid, v, 0);
+		else if (sscanf(line, "fail %d %d %llu", &pid, &tid, &v) == 3)
+			fn(arg, pid, tid, 0, v ? (int)v : EIO);
+	}
+	fclose(f);
 }
 
 bool crs_criu_restore_exited(struct crs_criu_restore *rs, int *st)

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lineage.h"
@@ -22,7 +23,7 @@
  * crdbg's CRIU plugin (usr/crs/gate/criu-gate.c), seen from crdbg: a
  * private directory holding the plugin (criu runs with --libdir there)
  * and two FIFOs, "gate" (crdbg -> plugin: "go") and "status" (plugin ->
- * crdbg: "ready", "dumped", "failed", "held"), both held open read-write
+ * crdbg: "ready", "dumped", "failed", "held", "released"), both held open read-write
  * here so that the plugin's opens never block and crdbg's death is an
  * end of file at the gate.
  */
@@ -59,37 +60,40 @@ bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m);
  * `criu restore` of dir (not detached: criu stays the parent of the root
  * and waits for it; with rs->g.keeper set after crs_criu_restore_gate(),
  * the keeper runs it detached and the root becomes the keeper's child,
- * lineage.h). With gated, criu starts up at once but waits at
- * crdbg's plugin (its init, before CRIU reads an image or creates a
- * task) until crs_criu_restore_go(), so that its start-up overlaps the
- * verify; crs_criu_restore_cancel() instead makes it give up having
- * restored nothing. With hold (crdbg.ko's restart), the plugin also
- * holds CRIU once every restored thread is stopped under its ptrace at
- * the end of its restore, just before it detaches (the hook
- * RESUME_DEVICES_LATE, where CRIU 3.17 runs pre-resume scripts next):
- * crs_criu_restore_held() waits for that and crs_criu_restore_release()
- * lets CRIU detach. Without hold every task is left stopped
- * (--leave-stopped). With lazy (no gate, no hold), memory comes on
- * demand from a `criu lazy-pages` server started first in the same
- * workdir (crs_criu_lazy_pages_start()).
+ * lineage.h). Gated (crs_criu_restore_gate()), criu starts up at once but
+ * waits at crdbg's plugin (its init, before CRIU reads an image or
+ * creates a task) until crs_criu_restore_go(), so that its start-up
+ * overlaps the verify; crs_criu_restore_cancel() instead makes it give up
+ * having restored nothing. The plugin holds CRIU again once every
+ * restored thread is stopped under its ptrace at the end of the restore,
+ * just before it detaches (crs_criu_restore_held()), carries out
+ * crdbg's orders there (crs_criu_restore_release(): the CRS hook pushed,
+ * SIGCONTs queued, CRIU's stop of a process crdbg's freeze handed over
+ * ended) and lets CRIU detach: the tree runs as after a raw restore, each
+ * hooked thread entering the hook first. Refused (the gate closed), the
+ * plugin kills every restored process before it runs. Not gated (a lazy
+ * restore, or no plugin can load), every task is left stopped
+ * (--leave-stopped) for crdbg to release (resume.h). With lazy, memory
+ * comes on demand from a `criu lazy-pages` server started first in the
+ * same workdir (crs_criu_lazy_pages_start()).
  *
  * terminal_fd (-1: none) is the pty slave that stands in for the tree's
  * terminals dumped as external (tree-stdio.h); criu inherits it.
  */
 struct crs_criu_restore {
 	struct crs_criu_gate g;
-	bool gated, hold;	/* as asked, or off when the plugin cannot load */
+	bool gated;		/* off when the plugin cannot load */
 	char dir[PATH_MAX];
 };
 
 /*
- * Write the plugin into a directory of workdir for a gated restore
- * (gated, hold as above; rs zeroed here). On a noexec file system (no
- * plugin can load from it), or when it cannot be written, both are off:
- * a negative errno, why saying so.
+ * Write the plugin into a directory of workdir for a gated restore (rs
+ * zeroed here). On a noexec file system (no plugin can load from it),
+ * or when it cannot be written, it is off: a negative errno, why saying
+ * so.
  */
-int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, bool gated,
-			  bool hold, char *why, size_t whylen);
+int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char *why,
+			  size_t whylen);
 
 /*
  * Start criu (after crs_criu_restore_gate(), or with rs zeroed and its
@@ -102,17 +106,37 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 /* The checkpoint verified: put its tmpfs files back, let CRIU restore. */
 int crs_criu_restore_go(struct crs_criu_restore *rs, char *err, size_t errlen);
 
-/* Make a gated criu give up before restoring anything, and reap it. */
+/* Make a gated criu give up (before restoring anything, or kill the held tree), and reap it. */
 void crs_criu_restore_cancel(struct crs_criu_restore *rs);
 
 /*
- * gated: wait until CRIU has restored every task and is about to let
- * them go (0; with hold, the plugin holds them until
- * crs_criu_restore_release()), or criu exits (-ECHILD, its wait status
- * in *ret_st), or ms pass (-ETIMEDOUT).
+ * gated: wait until CRIU has restored every task and holds them at the
+ * plugin (0), or criu exits (-ECHILD, its wait status in *ret_st), or ms
+ * pass (-ETIMEDOUT).
  */
 int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st);
-void crs_criu_restore_release(struct crs_criu_restore *rs);
+
+/*
+ * The tree held: hand the plugin orders (len bytes, the lines
+ * crs_release_orders() writes, resume.h) and let it carry them out. 0, or
+ * a negative errno and err.
+ */
+int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, size_t len,
+			      char *err, size_t errlen);
+
+/*
+ * After the release: wait until CRIU has let the tree go (0), or criu
+ * exits first (-ECHILD, its wait status in *ret_st), or ms pass
+ * (-ETIMEDOUT).
+ */
+int crs_criu_restore_released(struct crs_criu_restore *rs, int ms, int *ret_st);
+
+/*
+ * What the plugin did, a call each: the pc of a thread it hooked (err 0),
+ * or an order it could not carry out on pid's thread tid (err an errno).
+ */
+typedef void crs_criu_report_fn(void *arg, pid_t pid, pid_t tid, uint64_t pc, int err);
+void crs_criu_restore_report(struct crs_criu_restore *rs, crs_criu_report_fn *fn, void *arg);
 
 /*
  * Has criu exited (its wait status in *st)? Without waiting. A detached

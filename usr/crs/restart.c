@@ -3,12 +3,18 @@
  * crdbg restart: start CRIU held at crdbg's plugin (criu.h), verify the
  * checkpoint meanwhile, let CRIU restore the tree (under the node's
  * lineage keeper, which has the root's old parent's pid and session,
- * lineage.h; else criu stays its parent, crdbg the subreaper above)
- * frozen by crdbg.ko where the plugin holds CRIU before it lets the tree
- * go, or left stopped (ptrace backend, lazy restores), push the CRS hook
- * on every thread, release, and wait for the program like a shell would. With --debug the hook parks every thread and
- * each designated thread prints "MPIR debug info) <host>:<pid>" on the
- * program's stderr; crdbg prints the same line on its own (announce_parked()).
+ * lineage.h; else criu stays its parent, crdbg the subreaper above) up
+ * to where every restored thread is stopped under CRIU's ptrace, and
+ * once the memory pages are known good (and a job's parts all restored),
+ * have the plugin push the CRS hook on every thread there, so that
+ * CRIU's own detach releases the tree as after a raw restore
+ * (release_by_criu()). Without the plugin (lazy restores, a noexec
+ * $TMPDIR) CRIU leaves the tree stopped and crdbg pushes the hook with
+ * its freeze backend and releases it (resume.h). Then wait for the
+ * program like a shell would. With --debug the hook parks every thread
+ * and each designated thread prints "MPIR debug info) <host>:<pid>" on
+ * the program's stderr; crdbg prints the same line on its own
+ * (announce_parked()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,18 +62,15 @@ static int criu_failed(int st, int *ret_st, const char *log, char *err, size_t e
 }
 
 /*
- * Until CRIU has handed the restored tree back held, looked at every
- * nap_ms. Each look reads /proc files of every thread: while criu
- * restore and the page check share the CPUs, every 20 ms (at 2 ms, 10
- * ms less on average to the release, a 1 GiB restart was not faster:
- * Documentation/performance.md); once crdbg's plugin said CRIU is
- * letting the tree go, every millisecond.
+ * Until CRIU has left the restored tree stopped (--leave-stopped: a
+ * restore without crdbg's plugin), looked at every 20 ms (each look reads
+ * /proc files of every thread while criu restore and the page check share
+ * the CPUs).
  */
-static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen,
-			 struct crs_criu_restore *rs, const char *log, time_t deadline, int nap_ms,
-			 int *ret_st, char *err, size_t errlen)
+static int wait_restored(const struct crs_meta *m, struct crs_criu_restore *rs,
+			 const char *log, time_t deadline, int *ret_st, char *err, size_t errlen)
 {
-	struct timespec nap = { .tv_nsec = nap_ms * 1000L * 1000L };
+	struct timespec nap = { .tv_nsec = 20 * 1000 * 1000 };
 	pid_t criu = rs->g.child;
 	int st;
 
@@ -75,7 +78,7 @@ static int wait_restored(const struct crs_meta *m, struct freeze_backend *frozen
 		/* a keeper's criu is detached: it ends, with 0, once it let go */
 		if (crs_criu_restore_exited(rs, &st) && (!rs->g.keeper || st))
 			return criu_failed(st, ret_st, log, err, errlen);
-		if (crs_tree_held(m, frozen, CRS_HELD_AFTER_RESTORE))
+		if (crs_tree_held(m, NULL, CRS_HELD_AFTER_RESTORE))
 			return 0;
 		if (time(NULL) > deadline) {
 			kill(criu, SIGKILL);
@@ -191,40 +194,6 @@ static int wait_done(const struct crs_meta *m, struct crs_page_server *ps, pid_t
 	}
 	/* lazy-pages may end well once every process it served is gone */
 	return r ? r : served_failure(ps, err, errlen);
-}
-
-/*
- * CRIU holds the restored tree (crdbg's plugin waits in its hook): freeze
- * every process that runs, so that each thread parks at CRIU's detach
- * before its first user instruction. If crdbg.ko refuses one, every
- * process is sent SIGSTOP instead, to be found in a group stop as with
- * --leave-stopped (crs_resume() ends it without a SIGCONT the program
- * sees). Returns the freeze handle, or NULL after that fallback.
- */
-static struct freeze_backend *freeze_restored(const struct crs_meta *m, FILE *log)
-{
-	struct freeze_backend *b;
-	char msg[256];
-	size_t i;
-	int r;
-
-	r = freeze_backend_open(FREEZE_BACKEND_KMOD, &b, msg, sizeof(msg));
-	for (i = 0; !r && i < m->nr_procs; i++) {
-		if (m->procs[i].zombie || m->procs[i].stopped)
-			continue;
-		r = freeze_process(b, m->procs[i].pid, 0, msg, sizeof(msg));
-		if (r && log)
-			fprintf(log, "crdbg: cannot freeze restored pid %d: %s; it is restored stopped instead\n",
-				m->procs[i].pid, msg);
-	}
-	if (!r)
-		return b;
-	if (b)
-		freeze_backend_close(b);
-	for (i = 0; i < m->nr_procs; i++)
-		if (!m->procs[i].zombie)
-			kill(m->procs[i].pid, SIGSTOP);
-	return NULL;
 }
 
 /*
@@ -411,6 +380,60 @@ static void announce_parked(const struct crs_meta *m, FILE *out, FILE *log)
 	free(done);
 }
 
+struct report_ctx {
+	const struct crs_meta *m;
+	const struct crs_restart_opts *o;
+	int failed;		/* the first failed order's errno */
+	pid_t failed_pid;
+};
+
+static void report_line(void *arg, pid_t pid, pid_t tid, uint64_t pc, int err)
+{
+	struct report_ctx *c = arg;
+
+	if (!err && c->o->verbose && c->o->log)
+		crs_show_pc(c->m, pid, tid, pc, "restart", c->o->log);
+	if (err && !c->failed) {
+		c->failed = err;
+		c->failed_pid = pid;
+	}
+	if (err && c->o->log)
+		fprintf(c->o->log, "crdbg: pid %d tid %d: released without the CRS hook: %s\n",
+			(int)pid, (int)tid, strerror(err));
+}
+
+/*
+ * A gated restore: crdbg's plugin pushes the hook and CRIU's own detach
+ * lets the tree go (criu.h). 0 once released; 1 when an order failed
+ * (its thread runs on, without the hook: a warning, as crs_resume()
+ * gives); a negative errno when CRIU did not let the tree go.
+ */
+static int release_by_criu(const struct crs_meta *m, struct crs_criu_restore *rs, uint64_t arg,
+			   const struct crs_restart_opts *o, const char *log, int *ret_st, char *err,
+			   size_t errlen)
+{
+	struct report_ctx c = { .m = m, .o = o };
+	char *orders = NULL;
+	size_t len = 0;
+	int r;
+
+	r = crs_release_orders(m, arg, o->log, &orders, &len);
+	if (r)
+		return crs_fail(err, errlen, r, "out of memory");
+	r = crs_criu_restore_release(rs, orders, len, err, errlen);
+	free(orders);
+	if (r)
+		return r;
+	r = crs_criu_restore_released(rs, RESTORE_TIMEOUT_S * 1000, ret_st);
+	if (r == -ECHILD)
+		return criu_failed(*ret_st, ret_st, log, err, errlen);
+	if (r)
+		return crs_fail(err, errlen, r, "criu restore did not let the tree go in %d s",
+				RESTORE_TIMEOUT_S);
+	crs_criu_restore_report(rs, report_line, &c);
+	return c.failed ? 1 : 0;
+}
+
 /*
  * The checks of crs_restart() that need no image: 0, or the one error.
  * Every pid of the tree must be free, or criu restore could not give it back.
@@ -505,7 +528,6 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
 	struct crs_lineage lin = CRS_LINEAGE_INIT;
 	int terminal = -1;
-	struct freeze_backend *frozen = NULL;
 	time_t deadline;
 	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
 	char dir[PATH_MAX], work[PATH_MAX] = "", log[PATH_MAX + 32], msg[512];
@@ -554,10 +576,9 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	/* first: the stand-ins it forks need none of the files opened below */
 	if (!o->lazy)
 		keep_lineage(o, &m, &lin);
-	if (!o->lazy && crs_criu_restore_gate(&rs, work, true, kind == FREEZE_BACKEND_KMOD, msg,
-					      sizeof(msg)) && o->log)
-		fprintf(o->log, "crdbg: %s: criu starts once the checkpoint is verified%s\n", msg,
-			kind == FREEZE_BACKEND_KMOD ? " and restores the tree stopped" : "");
+	if (!o->lazy && crs_criu_restore_gate(&rs, work, msg, sizeof(msg)) && o->log)
+		fprintf(o->log, "crdbg: %s: criu starts once the checkpoint is verified and restores the tree stopped\n",
+			msg);
 	if (lin.fd >= 0)
 		rs.g.keeper = &lin;	/* criu.h: criu runs under the keeper */
 	if (!rs.gated) {
@@ -621,14 +642,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 				     RESTORE_TIMEOUT_S, log);
 			goto out_lazy;
 		}
-		if (rs.hold)
-			frozen = freeze_restored(&m, o->log);
-		crs_criu_restore_release(&rs);
+	} else {
+		r = wait_restored(&m, &rs, log, deadline, &st, err, errlen);
+		if (r)
+			goto out_lazy;
 	}
-	/* gated: CRIU is letting the tree go now, look for it often */
-	r = wait_restored(&m, frozen, &rs, log, deadline, rs.gated ? 1 : 20, &st, err, errlen);
-	if (r)
-		goto out_lazy;
 	t_restored = crs_clock_ms();
 	/* the pages are checked before the job's part says it is restored */
 	r = check_pages_before_release(&pc, &ps, &m, criu, lazy, err, errlen);
@@ -639,23 +657,32 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		r = crs_fail(err, errlen, -ECANCELED,
 			     "the job's restart was called off: the restored processes were killed before they ran");
 		kill_tree(&m);
-		freeze_backend_close(frozen);	/* a killed thread leaves its park */
-		frozen = NULL;
+		if (rs.gated)
+			crs_criu_restore_cancel(&rs);	/* the plugin kills what is left */
 		wait_done(&m, &ps, criu, lazy, work, &lin, &st, msg, sizeof(msg));
 		goto out;
 	}
 
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	released = true;
-	r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
-	if (r && lazy_lost_at_release(&m, &ps, &lazy, work, err, errlen)) {
-		kill_tree(&m);
-		wait_done(&m, &ps, criu, 0, work, &lin, &st, msg, sizeof(msg));
-		r = -EIO;
-		goto out;
+	if (rs.gated) {
+		/* an order that failed was said, thread by thread */
+		r = release_by_criu(&m, &rs, arg, o, log, &st, err, errlen);
+		if (r < 0) {
+			kill_tree(&m);
+			goto out;
+		}
+	} else {
+		r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
+		if (r && lazy_lost_at_release(&m, &ps, &lazy, work, err, errlen)) {
+			kill_tree(&m);
+			wait_done(&m, &ps, criu, 0, work, &lin, &st, msg, sizeof(msg));
+			r = -EIO;
+			goto out;
+		}
+		if (r && o->log)
+			fprintf(o->log, "crdbg: warning: %s\n", msg);
 	}
-	if (r && o->log)
-		fprintf(o->log, "crdbg: warning: %s\n", msg);
 	if (o->debug)
 		announce_parked(&m, stderr, o->log);
 	if (o->verbose && o->log && pages_later)
@@ -665,8 +692,6 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		fprintf(o->log, "crdbg: restart released after %.0f ms: criu started at %.0f, verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
 			crs_clock_ms() - t0, t_forked - t0, t_verified - t0, t_restored - t_verified,
 			t_pages - t_restored, crs_clock_ms() - t_pages);
-	freeze_backend_close(frozen);	/* crs_resume() has thawed it */
-	frozen = NULL;
 	crs_criu_restore_close(&rs);
 
 	/* criu waits for the root and exits with its status. */
@@ -695,7 +720,6 @@ out:
 	crs_tty_relay_finish(&tty);
 	page_check_after_failure(&pc, r, err, errlen);
 	crs_page_server_stop(&ps);
-	freeze_backend_close(frozen);
 	crs_criu_restore_close(&rs);
 	crs_lineage_close(&lin, released);	/* made by us: until the node's trees end */
 	crs_meta_free(&m);

@@ -37,6 +37,20 @@ static uint64_t checkpoint_pc(const struct crs_meta *m, pid_t tid, bool *found)
 	return 0;
 }
 
+void crs_show_pc(const struct crs_meta *m, pid_t pid, pid_t tid, uint64_t pc, const char *what,
+		 FILE *log)
+{
+	bool found;
+	uint64_t at = checkpoint_pc(m, tid, &found);
+
+	fprintf(log, "crdbg: %s pid %d tid %d pc 0x%" PRIx64 " checkpoint-pc 0x%" PRIx64 " %s\n",
+		what, pid, tid, pc, at,
+		!found		? "new-thread" :
+		at == pc	? "same" :
+		/* CRIU folded a syscall restart: ip back on the syscall insn */
+		at == pc + 2	? "same-syscall-restart" : "DIFFERENT");
+}
+
 static void show_pcs(struct freeze_backend *b, const struct crs_meta *m, pid_t pid,
 		     const char *what, FILE *log)
 {
@@ -49,17 +63,8 @@ static void show_pcs(struct freeze_backend *b, const struct crs_meta *m, pid_t p
 		fprintf(log, "crdbg: cannot query pid %d: %s\n", pid, msg);
 		return;
 	}
-	for (i = 0; i < n && i < 256; i++) {
-		bool found;
-		uint64_t pc = checkpoint_pc(m, th[i].tid, &found);
-
-		fprintf(log, "crdbg: %s pid %d tid %d pc 0x%" PRIx64 " checkpoint-pc 0x%" PRIx64
-			" %s\n", what, pid, th[i].tid, (uint64_t)th[i].regs.ip, pc,
-			!found			? "new-thread" :
-			pc == th[i].regs.ip	? "same" :
-			/* CRIU folded a syscall restart: ip back on the syscall insn */
-			pc == th[i].regs.ip + 2 ? "same-syscall-restart" : "DIFFERENT");
-	}
+	for (i = 0; i < n && i < 256; i++)
+		crs_show_pc(m, pid, th[i].tid, (uint64_t)th[i].regs.ip, what, log);
 }
 
 /*
@@ -303,4 +308,38 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 	free(hooked);
 	freeze_backend_close(b);
 	return ret;
+}
+
+int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char **buf,
+		       size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	size_t i, j;
+
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < m->nr_procs; i++) {
+		const struct crs_proc *p = &m->procs[i];
+
+		/* a zombie stays one; a stopped one stays stopped (CRIU stops it) */
+		if (p->zombie || p->stopped)
+			continue;
+		if (p->mpir && p->trampoline)
+			fprintf(f, "hook %d %" PRIx64 " %" PRIx64 "\n", p->pid, p->trampoline, arg);
+		else if (p->mpir && log)
+			fprintf(log, "crdbg: pid %d: libcrdbg has no hook trampoline; threads resume without the CRS hook\n",
+				p->pid);
+		if (p->sigcont)
+			fprintf(f, "sigcont %d 0\n", p->pid);
+		for (j = 0; j < m->nr_threads; j++)
+			if (m->threads[j].pid == p->pid && m->threads[j].sigcont)
+				fprintf(f, "sigcont %d %d\n", p->pid, m->threads[j].tid);
+		fprintf(f, "cont %d\n", p->pid);
+	}
+	if (fclose(f) || !*buf) {
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }

@@ -30,4 +30,20 @@ int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen);
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
 	       const char *what, FILE *log, bool verbose, char *err, size_t errlen);
 
+/*
+ * The same release done by crdbg's CRIU plugin at the end of a gated
+ * restore, while CRIU still traces the tree (criu.h): its orders, the
+ * lines usr/crs/gate/criu-gate.c reads, in a malloc'd *buf of *len
+ * bytes: for every process that runs on, the hook when it uses libcrdbg
+ * (arg as for crs_resume()), the SIGCONTs m records, and the end of the
+ * stop CRIU puts it in when it was dumped in crdbg's hand-over. 0 or
+ * -ENOMEM.
+ */
+int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char **buf,
+		       size_t *len);
+
+/* -v: "crdbg: WHAT pid P tid T pc X checkpoint-pc Y same|...", as crs_resume() says it. */
+void crs_show_pc(const struct crs_meta *m, pid_t pid, pid_t tid, uint64_t pc, const char *what,
+		 FILE *log);
+
 #endif /* CRDBG_CRS_RESUME_H */

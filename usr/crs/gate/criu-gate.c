@@ -22,26 +22,33 @@
  * writes "go" (the tree frozen; the checkpoint verified); end of file
  * instead fails it and CRIU gives up before touching anything.
  * exit(DUMP, ret) comes once every image is written and closed, before
- * CRIU lets go of the tree: "dumped" (ret 0) or "failed". The
- * restore's RESUME_DEVICES_LATE hook (CRIU 3.17 calls it for each
- * restored process once every thread is stopped under its ptrace at the
- * end of the restore, just before its pre-resume scripts and the
- * detach) says "held" on the first call and, with $CRDBG_GATE_HOLD,
- * waits for another "go": crdbg freezes the tree meanwhile. crdbg holds both FIFOs
- * open read-write, so no open here blocks while it lives.
+ * CRIU lets go of the tree: "dumped" (ret 0) or "failed". A restore
+ * is held once more at its end, every restored thread stopped under
+ * CRIU's ptrace, where this plugin pushes crdbg's CRS hook on the
+ * threads itself, so that CRIU's own detach releases the tree
+ * (gate_release()). crdbg holds both FIFOs open read-write, so no open
+ * here blocks while it lives.
  */
+#include <dirent.h>
 #include <dlfcn.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criu/criu-plugin.h>
+#include <linux/crdbg.h>
 
 static long gate_ptrace(enum __ptrace_request request, ...);
 
@@ -79,7 +86,7 @@ static int gate_open(const char *name, int flags)
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -1;
-	return open(path, flags | O_CLOEXEC);
+	return open(path, flags | O_CLOEXEC, 0600);
 }
 
 static int say(const char *what)
@@ -175,32 +182,251 @@ static long gate_ptrace(enum __ptrace_request request, ...)
 	return next(request, pid, addr, data);
 }
 
+/* ---- the release of a restored tree ---- */
+
+enum order_kind { ORDER_HOOK, ORDER_SIGCONT, ORDER_CONT };
+
+struct order {
+	enum order_kind kind;
+	int pid, tid;			/* tid: a sigcont's thread, 0 for the process */
+	unsigned long long trampoline, arg;	/* a hook's */
+};
+
+static struct order *orders;
+static size_t nr_orders, nr_left;	/* nr_left: processes with orders not yet called */
+static int refused = -1;	/* -1 until crdbg answered "held" */
+
+/* crdbg's orders in DIR/release, read once it said "go": 0, or -1. */
+static int read_orders(void)
+{
+	char line[128];
+	struct order o, *more;
+	int fd = gate_open("release", O_RDONLY);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		memset(&o, 0, sizeof(o));
+		if (sscanf(line, "hook %d %llx %llx", &o.pid, &o.trampoline, &o.arg) == 3)
+			o.kind = ORDER_HOOK;
+		else if (sscanf(line, "sigcont %d %d", &o.pid, &o.tid) == 2)
+			o.kind = ORDER_SIGCONT;
+		else if (sscanf(line, "cont %d", &o.pid) == 1)
+			o.kind = ORDER_CONT;
+		else
+			continue;
+		if (o.pid <= 0 || o.tid < 0 || (o.kind == ORDER_HOOK && !o.trampoline))
+			continue;
+		more = realloc(orders, (nr_orders + 1) * sizeof(*orders));
+		if (!more) {
+			fclose(f);
+			return -1;
+		}
+		orders = more;
+		/* a process's orders come together */
+		nr_left += !nr_orders || orders[nr_orders - 1].pid != o.pid;
+		orders[nr_orders++] = o;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void report(const char *fmt, int pid, int tid, unsigned long long v)
+{
+	char line[96];
+	int fd = gate_open("report", O_WRONLY | O_APPEND | O_CREAT);
+	int n = snprintf(line, sizeof(line), fmt, pid, tid, v);
+
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) != n)
+		criu_log("crdbg gate: cannot write its report on pid %d\n", pid);
+	close(fd);
+}
+
+/*
+ * Point thread tid (stopped under CRIU's ptrace, its registers final) at
+ * the trampoline with the UAPI's hook frame (return_via USER), as
+ * crdbg's ptrace backend does: the trampoline runs the CRS hook, then
+ * puts every register back in user space. Its pc goes in the report.
+ */
+static void push_hook(int pid, int tid, const struct order *o)
+{
+	struct crdbg_hook_frame frame;
+	struct user_regs_struct r;
+	struct crdbg_regs regs;
+	struct iovec local = { &frame, sizeof(frame) }, remote;
+	unsigned long long addr;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0) {
+		report("fail %d %d %llu\n", pid, tid, (unsigned long long)errno);
+		return;
+	}
+	memcpy(&regs, &r, sizeof(regs));
+	addr = crdbg_hook_frame_init(&frame, &regs, o->arg, CRDBG_HOOK_RETURN_USER,
+				     ((unsigned long long)tid << 32) ^ r.rip);
+	remote.iov_base = (void *)addr;
+	remote.iov_len = sizeof(frame);
+	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(frame)) {
+		report("fail %d %d %llu\n", pid, tid, (unsigned long long)errno);
+		return;
+	}
+	report("pc %d %d %llx\n", pid, tid, r.rip);
+	r.rsp = addr;
+	r.rip = o->trampoline;
+	r.rdi = o->arg;
+	r.orig_rax = (unsigned long long)-1;	/* no syscall restart on this return */
+	r.eflags &= ~((1ULL << 10) | (1ULL << 8));	/* DF, TF */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
+		report("fail %d %d %llu\n", pid, tid, (unsigned long long)errno);
+}
+
+/* Every thread of pid, each once (CRIU traces them: none comes or goes). */
+static void hook_threads(int pid, const struct order *o)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d) {
+		report("fail %d %d %llu\n", pid, 0, (unsigned long long)errno);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			push_hook(pid, atoi(de->d_name), o);
+	closedir(d);
+}
+
+/* A SIGSTOP pending on pid (CRIU's: it dumped the process stopped)? */
+static bool stop_pending(int pid)
+{
+	char path[64], line[128];
+	unsigned long long pnd = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "ShdPnd: %llx", &pnd) == 1)
+			break;
+	fclose(f);
+	return pnd & (1ULL << (SIGSTOP - 1));
+}
+
+/*
+ * CRIU stops each process it dumped in a group stop (finalize_restore()
+ * queues a SIGSTOP before this hook runs), and crdbg's ptrace freeze
+ * hands a tree to CRIU in one: a stop the program never had. End it
+ * before it begins, without a SIGCONT the program sees: a SIGCONT to one
+ * thread flushes the SIGSTOP, and with every other signal blocked for
+ * the moment, that thread takes it into a signal-delivery stop, from
+ * which CRIU's detach (no signal) drops it. The SIGCONT's trap for a
+ * seized thread (PTRACE_EVENT_STOP) may come first: passed over.
+ */
+static void cont_quietly(int pid)
+{
+	unsigned long long saved, only = ~(1ULL << (SIGCONT - 1));
+	bool taken = false;
+	int st, i;
+
+	if (!stop_pending(pid))
+		return;
+	if (ptrace(PTRACE_GETSIGMASK, pid, sizeof(saved), &saved) < 0 ||
+	    ptrace(PTRACE_SETSIGMASK, pid, sizeof(only), &only) < 0) {
+		report("fail %d %d %llu\n", pid, pid, (unsigned long long)errno);
+		return;
+	}
+	syscall(SYS_tgkill, pid, pid, SIGCONT);
+	for (i = 0; i < 8 && !taken; i++) {
+		if (ptrace(PTRACE_CONT, pid, 0, 0) < 0 || waitpid(pid, &st, __WALL) != pid ||
+		    !WIFSTOPPED(st))
+			break;
+		taken = WSTOPSIG(st) == SIGCONT && !(st >> 16);
+	}
+	if (ptrace(PTRACE_SETSIGMASK, pid, sizeof(saved), &saved) < 0 || !taken)
+		report("fail %d %d %llu\n", pid, pid, (unsigned long long)(taken ? errno : EAGAIN));
+}
+
+/*
+ * RESUME_DEVICES_LATE, once per restored process: CRIU 3.17 calls it when
+ * every restored thread is stopped under its ptrace at the end of the
+ * restore with its final registers, just before its pre-resume scripts
+ * and the detach that lets the tree run. The first call says "held" and
+ * waits for crdbg's "go" (the pages verified; a job's part restored on
+ * every node), having written its orders into DIR/release first, a line
+ * each, carried out in that order: "hook PID TRAMPOLINE ARG" (hex)
+ * pushes the CRS hook on every thread of PID, "sigcont PID TID" queues a
+ * SIGCONT a group stop of crdbg's took (TID 0: the process's), "cont PID"
+ * ends the stop CRIU is putting PID in, if any (cont_quietly()). Each
+ * call carries out its process's orders; the hooked threads' pcs, and
+ * every order that failed, go into DIR/report ("pc PID TID PC", "fail
+ * PID TID ERRNO"), and the call for the last process with orders says
+ * "released": CRIU detaches next (its exit comes only once the tree has
+ * ended: a restore that is not detached waits for it). CRIU's
+ * detach then lets every thread go, into the hook first. End of file
+ * instead of "go" (crdbg gone, the pages corrupt, the job's restart
+ * called off): every restored process is killed before it runs an
+ * instruction of its own. criu ignores what this returns; -ENOTSUP lets
+ * the other plugins' hooks run.
+ */
+static int gate_release(int pid)
+{
+	static bool released;
+	bool ordered = false;
+	size_t i;
+
+	if (!getenv("CRDBG_GATE"))
+		return -ENOTSUP;
+	if (refused < 0) {
+		/*
+		 * crdbg's death must not kill criu now: its traced tree would
+		 * run on, unchecked. It is an end of file at the gate instead.
+		 */
+		prctl(PR_SET_PDEATHSIG, 0);
+		refused = say_and_wait("held\n") || read_orders();
+	}
+	if (refused) {
+		kill(pid, SIGKILL);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < nr_orders; i++) {
+		const struct order *o = &orders[i];
+
+		if (o->pid != pid)
+			continue;
+		ordered = true;
+		if (o->kind == ORDER_HOOK)
+			hook_threads(pid, o);
+		else if (o->kind == ORDER_SIGCONT && o->tid)
+			syscall(SYS_tgkill, pid, o->tid, SIGCONT);
+		else if (o->kind == ORDER_SIGCONT)
+			kill(pid, SIGCONT);
+		else
+			cont_quietly(pid);
+	}
+	nr_left -= ordered;
+	/* the last process with orders: CRIU detaches next */
+	if (!nr_left && !released) {
+		released = true;
+		say("released\n");
+	}
+	return -ENOTSUP;
+}
+
 static void gate_exit(int stage, int ret)
 {
 	if (stage == CR_PLUGIN_STAGE__DUMP && getenv("CRDBG_GATE"))
 		say(ret ? "failed\n" : "dumped\n");
 }
 
-/*
- * Once per restore (every restored thread is stopped by then): "held",
- * so that crdbg looks for the hand-over from now on rather than every
- * so often; with $CRDBG_GATE_HOLD, then wait for its "go". CRIU only
- * logs what this returns; -ENOTSUP lets the other plugins' hooks run.
- */
-static int gate_hold(int pid)
-{
-	static int held;
-
-	(void)pid;
-	if (held || !getenv("CRDBG_GATE"))
-		return -ENOTSUP;
-	held = 1;
-	if (getenv("CRDBG_GATE_HOLD"))
-		say_and_wait("held\n");
-	else
-		say("held\n");
-	return -ENOTSUP;
-}
-
 CR_PLUGIN_REGISTER("crdbg_gate", gate_init, gate_exit)
-CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, gate_hold)
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, gate_release)
