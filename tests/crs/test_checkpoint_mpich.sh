@@ -83,8 +83,10 @@ ckpt_kill_restart() {
 
 # --- UCX without SysV: its unlinked POSIX segments are ghost files ------
 ckpt_kill_restart posix env UCX_TLS=^sysv
-check "UCX_TLS=^sysv: checkpoint --kill stores the job, the ghost limit raised for UCX's segments" \
-	eval 'test "$rc" = 0 -a -n "$h" && grep -q -- "--ghost-limit=" "$CRDBG_STORE/$h/metadata"'
+# the launcher and its proxy take no MPIR protocol: said with -v only
+check "UCX_TLS=^sysv: checkpoint --kill stores the job, the ghost limit raised for UCX's segments, no word of the launcher without -v" \
+	eval 'test "$rc" = 0 -a -n "$h" && grep -q -- "--ghost-limit=" "$CRDBG_STORE/$h/metadata" &&
+	      ! grep -q "does not use libcrdbg" "$work/posix.log"'
 check "UCX_TLS=^sysv: the restart completes with the uninterrupted output" \
 	eval 'test "$rrc" = 0 && same_as_ref "$work/posix.out"'
 same_as_ref "$work/posix.out" || diag "$work/posix.out" "$work/posix.err"

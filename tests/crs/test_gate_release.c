@@ -292,4 +292,67 @@ TEST_F(release, recorded_sigcont_is_seen)
 	close(gate);
 }
 
+/* Who traces pid (TracerPid of /proc/pid/status), -1 if unknown. */
+static pid_t tracer(pid_t pid)
+{
+	char path[64], line[256];
+	int t = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &t) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return t;
+}
+
+/*
+ * CRIU detaches the root first; preloaded, the plugin's ptrace() lets
+ * every listed process go at CRIU's first detach, the last listed (a
+ * child) first and one that stays stopped only once in its stop, and
+ * CRIU's own detach of them is then a no-op.
+ */
+TEST_F(release, first_detach_lets_children_go_first)
+{
+	long (*criu_ptrace)(int, pid_t, void *, void *);
+	char orders[96], state;
+	pid_t kid = fork();
+	int gate, st;
+
+	if (kid == 0) {
+		for (;;)
+			pause();
+	}
+	ASSERT_LT(0, kid);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, kid, 0, 0));
+	ASSERT_EQ(0, ptrace(PTRACE_INTERRUPT, kid, 0, 0));
+	ASSERT_EQ(kid, waitpid(kid, &st, __WALL));
+	ASSERT_EQ(0, kill(kid, SIGSTOP));	/* CRIU's, for a process dumped stopped */
+	setenv("CRDBG_GATE_DETACH", "1", 1);
+	*(void **)&criu_ptrace = dlsym(self->so, "ptrace");
+	ASSERT_NE(NULL, criu_ptrace);
+	snprintf(orders, sizeof(orders), "cont %d\nstopped %d\n", self->child, kid);
+	gate = give_orders(self->dir, orders);
+	ASSERT_LE(0, gate);
+	self->hook(self->child);
+	self->hook(kid);
+
+	/* CRIU's detach of the root: the child goes first, into its stop */
+	ASSERT_EQ(0, criu_ptrace(PTRACE_DETACH, self->child, NULL, NULL));
+	EXPECT_EQ(0, tracer(self->child));
+	EXPECT_EQ(0, tracer(kid));
+	state = crs_task_state(kid, kid);
+	EXPECT_EQ('T', state);
+	/* CRIU's detach of the child: already done, no error */
+	EXPECT_EQ(0, criu_ptrace(PTRACE_DETACH, kid, NULL, NULL));
+	usleep(100 * 1000);
+	EXPECT_NE('T', crs_task_state(self->child, self->child));
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	close(gate);
+}
+
 TEST_HARNESS_MAIN

@@ -221,8 +221,9 @@ restore() {
 		rpid=$pid
 		;;
 	*)
+		# -v: where a restart that never let the program answer stopped
 		"$crdbg" restart "$(cat "$rd/handle")" --backend "$(restart_backend "$mode")" \
-			$(restart_flags "$mode") \
+			$(restart_flags "$mode") -v \
 			>"$rd/restart.log" 2>&1 3>&- &
 		rpid=$!
 		;;

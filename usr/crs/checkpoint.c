@@ -378,6 +378,27 @@ static uint64_t hook_arg(enum crs_debug d, int state)
 	return arg;
 }
 
+/*
+ * The processes taken without the MPIR protocol (no detach marker, no
+ * CRS hook). Where others of the tree use libcrdbg, these are the
+ * launchers around the ranks (mpirun, mpiexec, their proxies): said with
+ * -v only. Where none does, the user may have forgotten the preload:
+ * always said.
+ */
+static void say_without_libcrdbg(const struct crs_checkpoint_opts *o, const struct crs_meta *m)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < m->nr_procs; i++)
+		any |= m->procs[i].mpir;
+	if (!o->log || (any && !o->verbose))
+		return;
+	for (i = 0; i < m->nr_procs; i++)
+		if (!m->procs[i].mpir && !m->procs[i].zombie && !m->procs[i].stopped)
+			fprintf(o->log, "crdbg: pid %d does not use libcrdbg: checkpointing it without the MPIR protocol (no detach marker, no CRS hook)\n",
+				m->procs[i].pid);
+}
 int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
 		   char *err, size_t errlen)
 {
@@ -469,10 +490,6 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		} else if (o->log && p.stopped) {
 			fprintf(o->log, "crdbg: pid %d is stopped: checkpointing it without the MPIR protocol; it stays stopped\n",
 				pids[i]);
-		} else if (o->log && !p.zombie) {
-			fprintf(o->log,
-				"crdbg: pid %d does not use libcrdbg: checkpointing it without the MPIR protocol (no detach marker, no CRS hook)\n",
-				pids[i]);
 		}
 		r = crs_meta_add_proc(&m, &p);
 		if (r) {
@@ -480,6 +497,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 			goto out;
 		}
 	}
+	say_without_libcrdbg(o, &m);
 	m.shell_job = !self_contained(&m);
 	r = crs_stdio_record(pids, nr, &m);
 	if (r) {

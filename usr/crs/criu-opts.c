@@ -151,11 +151,11 @@ static void scan_maps(pid_t pid, off_t *ghost)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, offset, ino;
-		char perms[8], *name;
+		char *name;
 		int at = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms,
-			   &offset, &ino, &at) != 5 || !at || !ino)
+		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %llu %n", &start, &end, &offset, &ino,
+			   &at) != 4 || !at || !ino)
 			continue;
 		name = line + at;
 		name[strcspn(name, "\n")] = '\0';

@@ -824,7 +824,8 @@ static pid_t keeper_spawn(struct crs_criu_restore *rs, char **argv, char **inher
 			  size_t nr_inherit, int terminal_fd, const char *workdir)
 {
 	int fds[CRS_LINEAGE_MAX_FDS], targets[CRS_LINEAGE_MAX_FDS], log_fd, fd;
-	char log[PATH_MAX], gate[sizeof(rs->g.dir) + 16], *env[3] = { NULL };
+	char log[PATH_MAX], gate[sizeof(rs->g.dir) + 16], preload[sizeof(rs->g.dir) + 64];
+	char *env[4] = { NULL };
 	size_t n = 0, e = 0;
 	bool room;
 	pid_t pid;
@@ -840,8 +841,12 @@ static pid_t keeper_spawn(struct crs_criu_restore *rs, char **argv, char **inher
 		if (sscanf(inherit[k], "fd[%d]", &fd) == 1)
 			room = add_fd(fds, targets, &n, fd, fd);
 	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
-	if (rs->g.dir[0])
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, GATE_PLUGIN);
+	if (rs->g.dir[0]) {
 		env[e++] = gate;
+		env[e++] = preload;
+		env[e++] = "CRDBG_GATE_DETACH=1";
+	}
 	pid = room ? crs_lineage_spawn(rs->g.keeper, argv, env, fds, targets, n) : -E2BIG;
 	close(log_fd);
 	return pid;
@@ -875,7 +880,7 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 			   const struct crs_meta *m, bool lazy, int terminal_fd, char *err,
 			   size_t errlen)
 {
-	char **argv, **inherit, env[sizeof(rs->g.dir) + 16];
+	char **argv, **inherit, env[sizeof(rs->g.dir) + 16], preload[sizeof(rs->g.dir) + 64];
 	size_t nr_inherit, k;
 	int i = 0, *dups;
 	pid_t child;
@@ -964,8 +969,13 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		}
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		snprintf(env, sizeof(env), "CRDBG_GATE=%s", rs->g.dir);
-		if (rs->g.dir[0])
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, GATE_PLUGIN);
+		if (rs->g.dir[0]) {
+			/* preloaded: CRIU's detach is the plugin's (children first) */
 			putenv(env);
+			putenv(preload);
+			putenv("CRDBG_GATE_DETACH=1");
+		}
 		if (terminal_fd >= 0)
 			fcntl(terminal_fd, F_SETFD, 0);
 		for (k = 0; k < nr_inherit / 2; k++)

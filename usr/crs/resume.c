@@ -321,9 +321,13 @@ int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char *
 	for (i = 0; i < m->nr_procs; i++) {
 		const struct crs_proc *p = &m->procs[i];
 
-		/* a zombie stays one; a stopped one stays stopped (CRIU stops it) */
-		if (p->zombie || p->stopped)
+		if (p->zombie)
 			continue;
+		/* CRIU stops it again; listed to be let go before its parent */
+		if (p->stopped) {
+			fprintf(f, "stopped %d\n", p->pid);
+			continue;
+		}
 		if (p->mpir && p->trampoline)
 			fprintf(f, "hook %d %" PRIx64 " %" PRIx64 "\n", p->pid, p->trampoline, arg);
 		else if (p->mpir && log)

@@ -34,10 +34,11 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
  * The same release done by crdbg's CRIU plugin at the end of a gated
  * restore, while CRIU still traces the tree (criu.h): its orders, the
  * lines usr/crs/gate/criu-gate.c reads, in a malloc'd *buf of *len
- * bytes: for every process that runs on, the hook when it uses libcrdbg
- * (arg as for crs_resume()), the SIGCONTs m records, and the end of the
- * stop CRIU puts it in when it was dumped in crdbg's hand-over. 0 or
- * -ENOMEM.
+ * bytes, in m's order (parents before children): for every process that
+ * runs on, the hook when it uses libcrdbg (arg as for crs_resume()), the
+ * SIGCONTs m records, and the end of the stop CRIU puts it in when it was
+ * dumped in crdbg's hand-over; every process that stays stopped, named.
+ * 0 or -ENOMEM.
  */
 int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char **buf,
 		       size_t *len);

@@ -50,7 +50,9 @@
 #include <criu/criu-plugin.h>
 #include <linux/crdbg.h>
 
+typedef long ptrace_fn(enum __ptrace_request, pid_t, void *, void *);
 static long gate_ptrace(enum __ptrace_request request, ...);
+static bool detached_early(pid_t tid, ptrace_fn *next);
 
 /* A line in CRIU's own log (criu exports print_on_level for plugins). */
 static void criu_log(const char *fmt, int pid)
@@ -65,7 +67,7 @@ static void criu_log(const char *fmt, int pid)
 /* criu's children (helpers it runs) do not inherit the preload. */
 __attribute__((constructor)) static void gate_drop_preload(void)
 {
-	if (getenv("CRDBG_GATE_SEIZE"))
+	if (getenv("CRDBG_GATE_SEIZE") || getenv("CRDBG_GATE_DETACH"))
 		unsetenv("LD_PRELOAD");
 }
 
@@ -146,7 +148,7 @@ long ptrace(enum __ptrace_request request, ...) __attribute__((alias("gate_ptrac
 
 static long gate_ptrace(enum __ptrace_request request, ...)
 {
-	static long (*next)(enum __ptrace_request, pid_t, void *, void *);
+	static ptrace_fn *next;
 	static int gated;
 	const char *root = getenv("CRDBG_GATE_SEIZE");
 	unsigned int alarm_left;
@@ -179,12 +181,14 @@ static long gate_ptrace(enum __ptrace_request request, ...)
 			return -1;
 		}
 	}
+	if (request == PTRACE_DETACH && detached_early(pid, next))
+		return 0;
 	return next(request, pid, addr, data);
 }
 
 /* ---- the release of a restored tree ---- */
 
-enum order_kind { ORDER_HOOK, ORDER_SIGCONT, ORDER_CONT };
+enum order_kind { ORDER_HOOK, ORDER_SIGCONT, ORDER_CONT, ORDER_STOPPED };
 
 struct order {
 	enum order_kind kind;
@@ -195,6 +199,7 @@ struct order {
 static struct order *orders;
 static size_t nr_orders, nr_left;	/* nr_left: processes with orders not yet called */
 static int refused = -1;	/* -1 until crdbg answered "held" */
+static bool released;		/* every order carried out: CRIU detaches next */
 
 /* crdbg's orders in DIR/release, read once it said "go": 0, or -1. */
 static int read_orders(void)
@@ -217,6 +222,8 @@ static int read_orders(void)
 			o.kind = ORDER_SIGCONT;
 		else if (sscanf(line, "cont %d", &o.pid) == 1)
 			o.kind = ORDER_CONT;
+		else if (sscanf(line, "stopped %d", &o.pid) == 1)
+			o.kind = ORDER_STOPPED;
 		else
 			continue;
 		if (o.pid <= 0 || o.tid < 0 || (o.kind == ORDER_HOOK && !o.trampoline))
@@ -235,17 +242,33 @@ static int read_orders(void)
 	return 0;
 }
 
+/* A process's report lines, written at the end of its call (report_out()). */
+static char reported[16384];
+static size_t reported_len;
+
+static void report_out(int pid)
+{
+	int fd;
+
+	if (!reported_len)
+		return;
+	fd = gate_open("report", O_WRONLY | O_APPEND | O_CREAT);
+	if (fd < 0 || write(fd, reported, reported_len) != (ssize_t)reported_len)
+		criu_log("crdbg gate: cannot write its report on pid %d\n", pid);
+	if (fd >= 0)
+		close(fd);
+	reported_len = 0;
+}
+
 static void report(const char *fmt, int pid, int tid, unsigned long long v)
 {
 	char line[96];
-	int fd = gate_open("report", O_WRONLY | O_APPEND | O_CREAT);
 	int n = snprintf(line, sizeof(line), fmt, pid, tid, v);
 
-	if (fd < 0)
-		return;
-	if (write(fd, line, (size_t)n) != n)
-		criu_log("crdbg gate: cannot write its report on pid %d\n", pid);
-	close(fd);
+	if (reported_len + (size_t)n > sizeof(reported))
+		report_out(pid);
+	memcpy(reported + reported_len, line, (size_t)n);
+	reported_len += (size_t)n;
 }
 
 /*
@@ -323,6 +346,24 @@ static bool stop_pending(int pid)
 }
 
 /*
+ * Wait up to a second for tid, let go by PTRACE_CONT, to stop again: never
+ * hold criu (and with it the tree) on a thread that runs on instead.
+ */
+static bool stopped_again(int tid, int *st)
+{
+	for (int i = 0; i < 1000; i++) {
+		int r = waitpid(tid, st, __WALL | WNOHANG);
+
+		if (r == tid)
+			return WIFSTOPPED(*st);
+		if (r < 0)
+			return false;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
  * CRIU stops each process it dumped in a group stop (finalize_restore()
  * queues a SIGSTOP before this hook runs), and crdbg's ptrace freeze
  * hands a tree to CRIU in one: a stop the program never had. End it
@@ -347,8 +388,7 @@ static void cont_quietly(int pid)
 	}
 	syscall(SYS_tgkill, pid, pid, SIGCONT);
 	for (i = 0; i < 8 && !taken; i++) {
-		if (ptrace(PTRACE_CONT, pid, 0, 0) < 0 || waitpid(pid, &st, __WALL) != pid ||
-		    !WIFSTOPPED(st))
+		if (ptrace(PTRACE_CONT, pid, 0, 0) < 0 || !stopped_again(pid, &st))
 			break;
 		taken = WSTOPSIG(st) == SIGCONT && !(st >> 16);
 	}
@@ -380,7 +420,6 @@ static void cont_quietly(int pid)
  */
 static int gate_release(int pid)
 {
-	static bool released;
 	bool ordered = false;
 	size_t i;
 
@@ -392,7 +431,10 @@ static int gate_release(int pid)
 		 * run on, unchecked. It is an end of file at the gate instead.
 		 */
 		prctl(PR_SET_PDEATHSIG, 0);
+		criu_log("crdbg gate: CRIU holds the restored tree for crdbg (pid %d first)\n", pid);
 		refused = say_and_wait("held\n") || read_orders();
+		criu_log(refused ? "crdbg gate: refused: pid %d and the rest of the tree are killed\n" :
+				   "crdbg gate: crdbg's orders read (pid %d first)\n", pid);
 	}
 	if (refused) {
 		kill(pid, SIGKILL);
@@ -410,16 +452,114 @@ static int gate_release(int pid)
 			syscall(SYS_tgkill, pid, o->tid, SIGCONT);
 		else if (o->kind == ORDER_SIGCONT)
 			kill(pid, SIGCONT);
-		else
+		else if (o->kind == ORDER_CONT)
 			cont_quietly(pid);
 	}
+	report_out(pid);
 	nr_left -= ordered;
 	/* the last process with orders: CRIU detaches next */
 	if (!nr_left && !released) {
 		released = true;
+		criu_log("crdbg gate: every order carried out (pid %d last): CRIU detaches next\n", pid);
+		if (dlsym(RTLD_DEFAULT, "ptrace") != (void *)gate_ptrace)
+			criu_log("crdbg gate: not preloaded: CRIU detaches pid %d first, in tree order\n", pid);
 		say("released\n");
 	}
 	return -ENOTSUP;
+}
+
+/* A process's state letter (/proc/PID/stat), or 0. */
+static char task_state(int pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static pid_t *early;		/* the threads detach_children_first() let go */
+static size_t nr_early;
+
+static void detach_process(int pid, ptrace_fn *next)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *more;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+
+		if (de->d_name[0] == '.' || next(PTRACE_DETACH, tid, NULL, NULL))
+			continue;	/* CRIU's own detach will say why */
+		more = realloc(early, (nr_early + 1) * sizeof(*early));
+		if (!more)
+			continue;
+		early = more;
+		early[nr_early++] = tid;
+	}
+	closedir(d);
+}
+
+/*
+ * CRIU detaches the restored tree root first (finalize_restore_detach(),
+ * in tree order): a parent would run while its children are still held
+ * under CRIU's ptrace, see them so ('t'), and could even reap or kill one
+ * there, which fails CRIU's detach of it and makes CRIU kill the whole
+ * tree. So at CRIU's first detach after the release (this object is
+ * preloaded into criu, as for a dump, so CRIU's ptrace() is ours), every
+ * process with orders is let go here, in the reverse of crdbg's order
+ * (its metadata's: parents before children), children first; a process
+ * that stays stopped has entered its stop before its parent goes. CRIU's
+ * own detach of those threads then does nothing.
+ */
+static void detach_children_first(ptrace_fn *next)
+{
+	size_t i = nr_orders;
+	int last = 0, k;
+
+	while (i-- > 0) {
+		const struct order *o = &orders[i];
+
+		if (o->pid == last)
+			continue;
+		last = o->pid;
+		detach_process(o->pid, next);
+		for (k = 0; o->kind == ORDER_STOPPED && k < 200 && task_state(o->pid) != 'T'; k++)
+			usleep(1000);
+	}
+}
+
+static bool detached_early(pid_t tid, ptrace_fn *next)
+{
+	static bool done;
+	size_t i;
+
+	if (!released || refused || !getenv("CRDBG_GATE_DETACH"))
+		return false;
+	if (!done) {
+		done = true;
+		detach_children_first(next);
+	}
+	for (i = 0; i < nr_early; i++)
+		if (early[i] == tid)
+			return true;
+	return false;
 }
 
 static void gate_exit(int stage, int ret)
