@@ -19,14 +19,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gate-test.h"
 #include "kselftest_harness.h"
 #include "store.h"
 
 #ifndef PROG_SEIZE
 #define PROG_SEIZE "build/tests/crs/prog_seize"
 #endif
-
-extern const char crs_gate_plugin[], crs_gate_plugin_end[];
 
 FIXTURE(gate)
 {
@@ -38,26 +37,7 @@ FIXTURE(gate)
 	int out, in;		/* the helper's stdout, stdin */
 };
 
-static pid_t idle_child(void)
-{
-	pid_t pid = fork();
 
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
-static int fifo(const char *dir, const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (mkfifo(path, 0600))
-		return -1;
-	return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-}
 
 FIXTURE_SETUP(gate)
 {
@@ -149,22 +129,6 @@ static int wait_text(int fd, char *buf, size_t len, const char *text, int ms)
 	return strstr(buf, text) != NULL;
 }
 
-/* Who traces pid (TracerPid of /proc/pid/status). */
-static pid_t tracer(pid_t pid)
-{
-	char path[64], line[256];
-	int t = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &t) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return t;
-}
 
 TEST_F(gate, preloaded_holds_the_root_seize_until_go)
 {

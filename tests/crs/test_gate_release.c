@@ -28,11 +28,10 @@
 #include <criu/criu-plugin.h>
 #include <linux/crdbg.h>
 
+#include "gate-test.h"
 #include "kselftest_harness.h"
 #include "proc.h"
 #include "store.h"
-
-extern const char crs_gate_plugin[], crs_gate_plugin_end[];
 
 /* The child's stand-in trampoline: rsp at the hook frame, rdi the argument. */
 void fake_hook(uint64_t arg, const struct crdbg_hook_frame *frame);
@@ -74,15 +73,6 @@ FIXTURE(release)
 	void *so;
 };
 
-static int fifo(const char *dir, const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (mkfifo(path, 0600))
-		return -1;
-	return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-}
 
 FIXTURE_SETUP(release)
 {
@@ -292,22 +282,6 @@ TEST_F(release, recorded_sigcont_is_seen)
 	close(gate);
 }
 
-/* Who traces pid (TracerPid of /proc/pid/status), -1 if unknown. */
-static pid_t tracer(pid_t pid)
-{
-	char path[64], line[256];
-	int t = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &t) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return t;
-}
 
 /*
  * CRIU detaches the root first; preloaded, the plugin's ptrace() lets

@@ -1029,17 +1029,27 @@ void crs_criu_restore_cancel(struct crs_criu_restore *rs)
 	gate_close(&rs->g);
 }
 
-int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st)
+/*
+ * The plugin said word within ms (0), or criu exited first (-ECHILD, its
+ * wait status in *ret_st: "failed" is not said on a restore, criu
+ * exits), or -ETIMEDOUT.
+ */
+static int restore_said(struct crs_criu_restore *rs, const char *word, int ms, int *ret_st)
 {
-	int r = gate_wait_for(&rs->g, "held", ms);
+	int r = gate_wait_for(&rs->g, word, ms);
 
 	if (r == 1)
 		return 0;
 	if (r == -ETIMEDOUT)
 		return r;
-	gate_reap(&rs->g, true);	/* "failed" is not said on a restore: criu exits */
+	gate_reap(&rs->g, true);
 	*ret_st = rs->g.status;
 	return -ECHILD;
+}
+
+int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st)
+{
+	return restore_said(rs, "held", ms, ret_st);
 }
 
 int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, size_t len,
@@ -1060,15 +1070,7 @@ int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, si
 
 int crs_criu_restore_released(struct crs_criu_restore *rs, int ms, int *ret_st)
 {
-	int r = gate_wait_for(&rs->g, "released", ms);
-
-	if (r == 1)
-		return 0;
-	if (r == -ETIMEDOUT)
-		return r;
-	gate_reap(&rs->g, true);
-	*ret_st = rs->g.status;
-	return -ECHILD;
+	return restore_said(rs, "released", ms, ret_st);
 }
 
 void crs_criu_restore_report(struct crs_criu_restore *rs, crs_criu_report_fn *fn, void *arg)
