@@ -221,13 +221,9 @@ TEST_F(release, hook_pushed_as_the_frame_says_and_reported)
 TEST_F(release, gate_closed_kills_before_it_runs)
 {
 	char status[64] = "", path[128];
-	pid_t other = fork();
+	pid_t other = idle_child();
 	int st;
 
-	if (other == 0) {
-		for (;;)
-			pause();
-	}
 	ASSERT_LT(0, other);
 
 	/* a gate with no writer: crdbg gone */
@@ -293,13 +289,9 @@ TEST_F(release, first_detach_lets_children_go_first)
 {
 	long (*criu_ptrace)(int, pid_t, void *, void *);
 	char orders[96], state;
-	pid_t kid = fork();
+	pid_t kid = idle_child();
 	int gate, st;
 
-	if (kid == 0) {
-		for (;;)
-			pause();
-	}
 	ASSERT_LT(0, kid);
 	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, kid, 0, 0));
 	ASSERT_EQ(0, ptrace(PTRACE_INTERRUPT, kid, 0, 0));

@@ -383,20 +383,15 @@ static void announce_parked(const struct crs_meta *m, FILE *out, FILE *log)
 struct report_ctx {
 	const struct crs_meta *m;
 	const struct crs_restart_opts *o;
-	int failed;		/* the first failed order's errno */
-	pid_t failed_pid;
 };
 
+/* A line of the plugin's report: a hooked thread's pc (-v), or a warning. */
 static void report_line(void *arg, pid_t pid, pid_t tid, uint64_t pc, int err)
 {
 	struct report_ctx *c = arg;
 
 	if (!err && c->o->verbose && c->o->log)
 		crs_show_pc(c->m, pid, tid, pc, "restart", c->o->log);
-	if (err && !c->failed) {
-		c->failed = err;
-		c->failed_pid = pid;
-	}
 	if (err && c->o->log)
 		fprintf(c->o->log, "crdbg: pid %d tid %d: released without the CRS hook: %s\n",
 			(int)pid, (int)tid, strerror(err));
@@ -404,9 +399,9 @@ static void report_line(void *arg, pid_t pid, pid_t tid, uint64_t pc, int err)
 
 /*
  * A gated restore: crdbg's plugin pushes the hook and CRIU's own detach
- * lets the tree go (criu.h). 0 once released; 1 when an order failed
- * (its thread runs on, without the hook: a warning, as crs_resume()
- * gives); a negative errno when CRIU did not let the tree go.
+ * lets the tree go (criu.h). 0 once released (a thread an order failed
+ * on runs on without the hook: a warning, as crs_resume() gives), or a
+ * negative errno when CRIU did not let the tree go.
  */
 static int release_by_criu(const struct crs_meta *m, struct crs_criu_restore *rs, uint64_t arg,
 			   const struct crs_restart_opts *o, const char *log, int *ret_st, char *err,
@@ -431,7 +426,7 @@ static int release_by_criu(const struct crs_meta *m, struct crs_criu_restore *rs
 		return crs_fail(err, errlen, r, "criu restore did not let the tree go in %d s",
 				RESTORE_TIMEOUT_S);
 	crs_criu_restore_report(rs, report_line, &c);
-	return c.failed ? 1 : 0;
+	return 0;
 }
 
 /*
@@ -666,9 +661,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	released = true;
 	if (rs.gated) {
-		/* an order that failed was said, thread by thread */
 		r = release_by_criu(&m, &rs, arg, o, log, &st, err, errlen);
-		if (r < 0) {
+		if (r) {
 			kill_tree(&m);
 			goto out;
 		}
