@@ -505,8 +505,15 @@ static void detach_process(int pid, ptrace_fn *next)
 	while ((de = readdir(d))) {
 		pid_t tid = atoi(de->d_name);
 
-		if (de->d_name[0] == '.' || next(PTRACE_DETACH, tid, NULL, NULL))
-			continue;	/* CRIU's own detach will say why */
+		if (de->d_name[0] == '.')
+			continue;
+		/*
+		 * Taken as let go even when the detach fails: a thread that
+		 * died meanwhile went with its process, which an earlier
+		 * thread of it, let go first, ended (exit_group); CRIU's own
+		 * detach of it would fail the whole restore after the fact.
+		 */
+		next(PTRACE_DETACH, tid, NULL, NULL);
 		more = realloc(early, (nr_early + 1) * sizeof(*early));
 		if (!more)
 			continue;
