@@ -59,7 +59,7 @@ pcs_ok() {
 
 meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
 
-echo "1..43"
+echo "1..45"
 
 # --- Table 5.2 scenario 1, continue: no debugger before or after --------
 start s1c 1
@@ -107,6 +107,9 @@ check "restart: exit 0 and every thread at its checkpointed PC" restart_ok "$wor
 restart_ok "$work/r1.log" || diag "$work/r1.log" "$CRDBG_STORE/$h8/metadata"
 check "restart: output equals an uninterrupted run's" \
 	same_steps "$work/s1r.out.1"
+# a lone restart starts criu before it reads the checkpoint (-v says so)
+check "restart -v: criu started before the checkpoint was read, its options given after" \
+	grep -q 'started before the checkpoint was read, its options given once known' "$work/r1.log"
 same3() { test -s "$1" && cmp -s "$1" "$2" && cmp -s "$1" "$3"; }
 check "three restarts from one checkpoint: identical PCs" \
 	same3 "$work/r1.pcs" "$work/r2.pcs" "$work/r3.pcs"
@@ -401,7 +404,12 @@ one_line_error() { # CMD... : fails with exactly one line on stderr
 	[[ $rc != 0 && $(printf '%s\n' "$err" | wc -l) == 1 && $err == crdbg:* ]]
 }
 check "nonexistent pid: one-line error" one_line_error "$crdbg" checkpoint 4000000 --backend "$backend"
-check "unknown handle: one-line error" one_line_error "$crdbg" restart 20000101T000000-1
+mkdir -p "$work/tmp-unknown"
+unknown_handle() { TMPDIR=$work/tmp-unknown one_line_error "$crdbg" restart 20000101T000000-1; }
+check "unknown handle: one-line error" unknown_handle
+# the criu started ahead of the metadata is killed and reaped, its directory gone
+no_criu_left() { [[ -z $(ls -A "$work/tmp-unknown") ]] && ! pgrep -f "$work/tmp-unknown" >/dev/null; }
+check "unknown handle: no criu and no work directory left behind" no_criu_left
 if id nobody >/dev/null 2>&1; then
 	sleep 600 &
 	victim=$!

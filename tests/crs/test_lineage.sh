@@ -40,7 +40,7 @@ in_shell() {
 	pids+=("$pid" "$sh_pid")
 }
 
-echo "1..9"
+echo "1..10"
 
 # --- the parent leads the session, and is gone at restart ----------------
 rm -f "$CKPT_GO"
@@ -66,6 +66,9 @@ check "parent leading the session: the restart ends with the program's status, i
 	eval '[[ $rc == 0 ]] && all_steps "$work/a.out"'
 [[ $rc == 0 ]] || diag "$work/a.rlog" "$work/a.out"
 check "parent leading the session: no keeper left" wait_for no_keeper
+# criu must be the keeper's child: the one started ahead was not used
+check "parent leading the session: criu run by the keeper, not the one started ahead" \
+	eval '! grep -q "started before the checkpoint was read" "$work/a.rlog"'
 
 # --- srun's layout: two trees, one parent, a session led by a gone pid ------
 rm -f "$CKPT_GO"
@@ -117,7 +120,7 @@ timeout 120 "$crdbg" restart "$(cat "$work/hc")" --backend "$backend" -v >"$work
 	2>"$work/c.rlog"
 rc=$?
 check "a parent that still runs: the restart works as before and -v says why the parent is not kept" \
-	eval '[[ $rc == 0 ]] && all_steps "$work/c.out" && grep -q "are not kept (pid $sh_pid cannot be had: in use)" "$work/c.rlog"'
+	eval '[[ $rc == 0 ]] && all_steps "$work/c.out" && grep -q "are not kept (pid $sh_pid cannot be had: in use)" "$work/c.rlog" && grep -q "started before the checkpoint was read" "$work/c.rlog"'
 [[ $rc == 0 ]] || diag "$work/c.ckpt" "$work/c.rlog"
 
 exit $((failed ? 1 : 0))

@@ -859,7 +859,8 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char
 	int r;
 
 	memset(rs, 0, sizeof(*rs));
-	rs->g.gate_fd = rs->g.status_fd = -1;
+	rs->g.gate_fd = rs->g.status_fd = rs->config_fd = -1;
+	rs->stdio_dup[0] = rs->stdio_dup[1] = rs->stdio_dup[2] = -1;
 	if (statvfs(workdir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
 		snprintf(why, whylen, "%s is on a noexec file system: CRIU cannot load crdbg's plugin there",
 			 workdir);
@@ -876,50 +877,248 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char
 	return 0;
 }
 
+/* "criu VERB -D dir -W workdir -o LOG -vN" into argv; the count. */
+static int workdir_args(char **argv, const char *verb, const char *dir, const char *workdir,
+			const char *log)
+{
+	int i = 0;
+
+	argv[i++] = (char *)crs_criu_path();
+	argv[i++] = (char *)verb;
+	argv[i++] = "-D";
+	argv[i++] = (char *)dir;
+	argv[i++] = "-W";
+	argv[i++] = (char *)workdir;
+	argv[i++] = "-o";
+	argv[i++] = (char *)log;
+	argv[i++] = (char *)criu_verbosity();
+	return i;
+}
+
+/* "criu restore -D dir -W workdir -o LOG -vN [--libdir GATE]" into argv; the count. */
+static int restore_args(char **argv, const struct crs_criu_restore *rs, const char *dir,
+			const char *workdir)
+{
+	int i = workdir_args(argv, "restore", dir, workdir, CRS_CRIU_RESTORE_LOG);
+
+	if (rs->g.dir[0]) {
+		argv[i++] = "--libdir";
+		argv[i++] = (char *)rs->g.dir;
+	}
+	return i;
+}
+
+/*
+ * In the child: exec criu restore with its log as stdout and stderr, the
+ * plugin preloaded, keep[0..nr) inherited (every other fd of ours is
+ * close-on-exec) and, when config_fd >= 0, its options read from there.
+ */
+static void exec_restore(char **argv, const struct crs_criu_restore *rs, const char *workdir,
+			 const int *keep, size_t nr, int config_fd)
+{
+	char log[PATH_MAX], gate[sizeof(rs->g.dir) + 16], preload[sizeof(rs->g.dir) + 64];
+	char config[64];
+	int fd;
+
+	/*
+	 * criu keeps our stdin (a shell job's terminal: criu/tty.c takes
+	 * only that) and the tree's pty. What criu prints itself
+	 * (libnftables' complaint about the lock the dump removed) goes to
+	 * its log: our stdout and stderr are what a job's part relays as the
+	 * restored ranks' own.
+	 */
+	snprintf(log, sizeof(log), "%s/%s", workdir, CRS_CRIU_RESTORE_LOG);
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (rs->g.dir[0]) {
+		/* preloaded: CRIU's detach is the plugin's (children first) */
+		snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, GATE_PLUGIN);
+		putenv(gate);
+		putenv(preload);
+		putenv("CRDBG_GATE_DETACH=1");
+	}
+	if (config_fd >= 0) {
+		snprintf(config, sizeof(config), "CRIU_CONFIG_FILE=/proc/self/fd/%d", config_fd);
+		putenv(config);
+		fcntl(config_fd, F_SETFD, 0);
+	}
+	for (size_t k = 0; k < nr; k++)
+		if (keep[k] >= 0)
+			fcntl(keep[k], F_SETFD, 0);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The pipe and copies of our stdio a criu started ahead takes (or took). */
+static void early_fds_close(struct crs_criu_restore *rs)
+{
+	close_fd(&rs->config_fd);
+	for (int k = 0; k < 3; k++)
+		close_fd(&rs->stdio_dup[k]);
+}
+
+/* A criu started ahead that did not take its options: killed (it restored nothing). */
+static void early_drop(struct crs_criu_restore *rs)
+{
+	if (rs->early <= 0)
+		return;
+	kill(rs->early, SIGKILL);
+	while (waitpid(rs->early, NULL, 0) < 0 && errno == EINTR)
+		;
+	rs->early = 0;
+	early_fds_close(rs);
+}
+
+int crs_criu_restore_prestart(struct crs_criu_restore *rs, const char *dir, const char *workdir)
+{
+	char *argv[16];
+	int p[2], e;
+	pid_t child;
+
+	if (!rs->gated)
+		return -EINVAL;
+	snprintf(rs->dir, sizeof(rs->dir), "%s", dir);
+	argv[restore_args(argv, rs, dir, workdir)] = NULL;
+	/* our 0-2 as copies above them: criu's own stdio stays its own */
+	for (int k = 0; k < 3; k++)
+		rs->stdio_dup[k] = fcntl(k, F_DUPFD_CLOEXEC, 3);
+	if (pipe2(p, O_CLOEXEC)) {
+		e = -errno;
+		early_fds_close(rs);
+		return e;
+	}
+	child = p[0] > 2 ? fork() : -1;
+	if (child == 0)
+		exec_restore(argv, rs, workdir, rs->stdio_dup, 3, p[0]);
+	e = p[0] > 2 ? -errno : -EBADF;
+	close(p[0]);
+	rs->config_fd = p[1];
+	if (child < 0) {
+		early_fds_close(rs);
+		return e;
+	}
+	rs->early = child;
+	return 0;
+}
+
+/* Can CRIU's configuration file carry s as one word (criu/config.c)? */
+static bool config_word(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s <= ' ' || *s == '#' || *s == '"' || *s == '\\' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * opts[0..nr) (each --name, --name=value, or --name then its value) and
+ * the --inherit-fd pairs, as the lines of a CRIU configuration file into
+ * f: "name=value" as given (getopt takes it so for an optional value,
+ * --ext-unix-sk=ID), "name value" for a value given apart. False when one
+ * cannot be carried there (criu/config.c splits at blanks, cuts at '#',
+ * reads quotes) or names an fd the early criu lacks.
+ */
+static bool config_lines(FILE *f, const struct crs_criu_restore *rs, char **opts, int nr,
+			 char **inherit, size_t nr_inherit)
+{
+	for (int k = 0; k < nr; k++) {
+		const char *o = opts[k], *val = NULL;
+
+		if (strncmp(o, "--", 2) || !config_word(o + 2))
+			return false;
+		if (!strchr(o, '=') && k + 1 < nr && opts[k + 1][0] != '-')
+			val = opts[++k];
+		if (val && !config_word(val))
+			return false;
+		fprintf(f, "%s%s%s\n", o + 2, val ? " " : "", val ? val : "");
+	}
+	for (size_t k = 1; k < nr_inherit; k += 2) {
+		const char *key = strchr(inherit[k], ':');
+		int fd;
+
+		if (!key || sscanf(inherit[k], "fd[%d]", &fd) != 1 || fd < 0 || fd > 2 ||
+		    rs->stdio_dup[fd] < 0 || !config_word(key))
+			return false;
+		fprintf(f, "inherit-fd fd[%d]%s\n", rs->stdio_dup[fd], key);
+	}
+	return true;
+}
+
+/*
+ * Hand the criu started ahead its options: 0 once written (it goes on),
+ * else a negative errno (it is still waiting: early_drop()).
+ */
+static int configure_early(struct crs_criu_restore *rs, char **opts, int nr, char **inherit,
+			   size_t nr_inherit)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	bool fits;
+	int r;
+
+	if (!f)
+		return -errno;
+	fits = config_lines(f, rs, opts, nr, inherit, nr_inherit);
+	if (fclose(f) || !fits) {
+		free(text);
+		return -EINVAL;
+	}
+	/* a criu gone is EPIPE here, not our death */
+	sigaction(SIGPIPE, &ign, &old);
+	r = crs_write_all(rs->config_fd, text, len);
+	sigaction(SIGPIPE, &old, NULL);
+	free(text);
+	if (r)
+		return r;
+	early_fds_close(rs);	/* end of file: criu goes on */
+	rs->g.child = rs->early;
+	rs->early = 0;
+	rs->ahead = true;
+	return 0;
+}
+
 int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const char *workdir,
 			   const struct crs_meta *m, bool lazy, int terminal_fd, char *err,
 			   size_t errlen)
 {
-	char **argv, **inherit, env[sizeof(rs->g.dir) + 16], preload[sizeof(rs->g.dir) + 64];
+	char **argv, **inherit;
 	size_t nr_inherit, k;
-	int i = 0, *dups;
+	int i, fixed, *dups;
 	pid_t child;
 
 	snprintf(rs->dir, sizeof(rs->dir), "%s", dir);
 	/* What of the tree's stdio crdbg restart stands in for (tree-stdio.h). */
 	if (crs_stdio_inherit_args(m, terminal_fd, &inherit, &nr_inherit)) {
 		snprintf(err, errlen, "out of memory");
+		early_drop(rs);
 		gate_close(&rs->g);
 		return -ENOMEM;
 	}
 	argv = calloc(24 + CRS_MAX_CRIU_OPTS + nr_inherit, sizeof(*argv));
-	dups = calloc(nr_inherit / 2 + 1, sizeof(*dups));
-	if (!argv || !dups || inherit_above_stdio(inherit, nr_inherit, dups)) {
-		int e = errno ? errno : ENOMEM;
-
-		if (dups)
-			close_dups(dups, nr_inherit / 2);
-		free(dups);
-		free(argv);
+	if (!argv) {
 		crs_stdio_args_free(inherit, nr_inherit);
-		snprintf(err, errlen, "cannot hand the tree's stdio to criu: %s", strerror(e));
+		snprintf(err, errlen, "out of memory");
+		early_drop(rs);
 		gate_close(&rs->g);
-		return -e;
+		return -ENOMEM;
 	}
-
-	argv[i++] = (char *)crs_criu_path();
-	argv[i++] = "restore";
-	argv[i++] = "-D";
-	argv[i++] = (char *)dir;
-	argv[i++] = "-W";
-	argv[i++] = (char *)workdir;
-	argv[i++] = "-o";
-	argv[i++] = CRS_CRIU_RESTORE_LOG;
-	argv[i++] = (char *)criu_verbosity();
-	if (rs->g.dir[0]) {
-		argv[i++] = "--libdir";
-		argv[i++] = rs->g.dir;
-	}
+	i = fixed = restore_args(argv, rs, dir, workdir);
 	if (!rs->gated)
 		argv[i++] = "--leave-stopped";	/* released by crdbg (resume.c) */
 	if (rs->g.keeper) {
@@ -937,6 +1136,27 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		argv[i++] = (char *)network_lock();
 	}
 	i = add_recorded(argv, i, m);
+	if (rs->early > 0 && !rs->g.keeper && terminal_fd < 0 &&
+	    !configure_early(rs, argv + fixed, i - fixed, inherit, nr_inherit)) {
+		free(argv);
+		crs_stdio_args_free(inherit, nr_inherit);
+		return 0;
+	}
+	early_drop(rs);
+
+	dups = calloc(nr_inherit / 2 + 1, sizeof(*dups));
+	if (!dups || inherit_above_stdio(inherit, nr_inherit, dups)) {
+		int e = errno ? errno : ENOMEM;
+
+		if (dups)
+			close_dups(dups, nr_inherit / 2);
+		free(dups);
+		free(argv);
+		crs_stdio_args_free(inherit, nr_inherit);
+		snprintf(err, errlen, "cannot hand the tree's stdio to criu: %s", strerror(e));
+		gate_close(&rs->g);
+		return -e;
+	}
 	for (k = 0; k < nr_inherit; k++)
 		argv[i++] = inherit[k];
 	argv[i] = NULL;
@@ -951,38 +1171,9 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 		snprintf(err, errlen, "cannot fork criu: %s", strerror(errno));
 	}
 	if (child == 0) {
-		char log[PATH_MAX];
-		int fd;
-
-		/*
-		 * criu keeps our stdin (a shell job's terminal: criu/tty.c
-		 * takes only that) and the tree's pty. What criu prints itself
-		 * (libnftables' complaint about the lock the dump removed) goes
-		 * to its log: our stdout and stderr are what a job's part
-		 * relays as the restored ranks' own.
-		 */
-		snprintf(log, sizeof(log), "%s/%s", workdir, CRS_CRIU_RESTORE_LOG);
-		fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		snprintf(env, sizeof(env), "CRDBG_GATE=%s", rs->g.dir);
-		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, GATE_PLUGIN);
-		if (rs->g.dir[0]) {
-			/* preloaded: CRIU's detach is the plugin's (children first) */
-			putenv(env);
-			putenv(preload);
-			putenv("CRDBG_GATE_DETACH=1");
-		}
 		if (terminal_fd >= 0)
 			fcntl(terminal_fd, F_SETFD, 0);
-		for (k = 0; k < nr_inherit / 2; k++)
-			if (dups[k] >= 0)
-				fcntl(dups[k], F_SETFD, 0);
-		execvp(argv[0], argv);
-		_exit(127);
+		exec_restore(argv, rs, workdir, dups, nr_inherit / 2, -1);
 	}
 	close_dups(dups, nr_inherit / 2);
 	free(dups);
@@ -1020,6 +1211,7 @@ int crs_criu_restore_go(struct crs_criu_restore *rs, char *err, size_t errlen)
  */
 void crs_criu_restore_cancel(struct crs_criu_restore *rs)
 {
+	early_drop(rs);
 	if (rs->g.gate_fd >= 0)
 		close(rs->g.gate_fd);
 	rs->g.gate_fd = -1;
@@ -1103,6 +1295,7 @@ bool crs_criu_restore_exited(struct crs_criu_restore *rs, int *st)
 
 void crs_criu_restore_close(struct crs_criu_restore *rs)
 {
+	early_drop(rs);
 	gate_close(&rs->g);
 }
 
@@ -1112,7 +1305,7 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd,
 {
 	char fdstr[16], psstr[16], log[4200], c;
 	char *argv[20];
-	int fds[2], i = 0;
+	int fds[2], i;
 	ssize_t n;
 	pid_t child;
 
@@ -1121,15 +1314,7 @@ pid_t crs_criu_lazy_pages_start(const char *dir, const char *workdir, int ps_fd,
 		return -errno;
 	}
 	snprintf(fdstr, sizeof(fdstr), "%d", fds[1]);
-	argv[i++] = (char *)crs_criu_path();
-	argv[i++] = "lazy-pages";
-	argv[i++] = "-D";
-	argv[i++] = (char *)dir;
-	argv[i++] = "-W";
-	argv[i++] = (char *)workdir;
-	argv[i++] = "-o";
-	argv[i++] = CRS_CRIU_LAZY_LOG;
-	argv[i++] = (char *)criu_verbosity();
+	i = workdir_args(argv, "lazy-pages", dir, workdir, CRS_CRIU_LAZY_LOG);
 	argv[i++] = "--status-fd";
 	argv[i++] = fdstr;
 	if (ps_fd >= 0) {

@@ -83,6 +83,10 @@ bool crs_criu_restore_reaches_out(const char *dir, const struct crs_meta *m);
 struct crs_criu_restore {
 	struct crs_criu_gate g;
 	bool gated;		/* off when the plugin cannot load */
+	pid_t early;		/* criu started ahead, waiting for its options */
+	bool ahead;		/* the criu running was started ahead */
+	int config_fd;		/* its $CRIU_CONFIG_FILE pipe's write end */
+	int stdio_dup[3];	/* its copies of our fds 0-2 (-1: closed) */
 	char dir[PATH_MAX];
 };
 
@@ -96,8 +100,23 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char
 			  size_t whylen);
 
 /*
+ * Start a gated criu restore of dir before the checkpoint's metadata is
+ * read, so that criu's exec and its libraries overlap crdbg's own
+ * set-up. CRIU parses $CRIU_CONFIG_FILE before anything else: this criu
+ * waits there, on a pipe, for the options only the metadata gives, which
+ * crs_criu_restore_start() writes; it has the images, the work directory,
+ * the log and the plugin on its command line, and copies of our fds 0-2.
+ * 0, or a negative errno (nothing started: start() forks criu itself).
+ */
+int crs_criu_restore_prestart(struct crs_criu_restore *rs, const char *dir, const char *workdir);
+
+/*
  * Start criu (after crs_criu_restore_gate(), or with rs zeroed and its
- * gate fds -1); its pid in rs->g.child. 0 or a negative errno.
+ * gate fds -1); its pid in rs->g.child. 0 or a negative errno. A criu
+ * started ahead takes its options here, unless it cannot: it lacks an fd
+ * they name (a terminal, an fd above 2), it must be the keeper's child,
+ * or a value does not fit CRIU's configuration file syntax; it is then
+ * killed (it restored nothing) and criu is forked as without it.
  */
 int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const char *workdir,
 			   const struct crs_meta *m, bool lazy, int terminal_fd, char *err,

@@ -513,11 +513,49 @@ static void keep_lineage(const struct crs_restart_opts *o, const struct crs_meta
 			m->root, w.ppid, w.sid ? w.sid : m->root, w.pgid ? w.pgid : m->root);
 }
 
+/* A new work directory for criu under $TMPDIR (or /tmp): 0, or a negative errno and err. */
+static int make_work_dir(char *work, size_t len, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *base = tmp && *tmp ? tmp : "/tmp";
+	int r;
+
+	snprintf(work, len, "%s/crdbg-restore-XXXXXX", base);
+	if (mkdtemp(work))
+		return 0;
+	r = crs_fail(err, errlen, -errno, "cannot create a work directory in %s: %s", base,
+		     strerror(errno));
+	work[0] = '\0';
+	return r;
+}
+
+/*
+ * A lone restart starts criu before it reads the checkpoint: criu's exec
+ * and its libraries (60-100 ms in the test guest) overlap crdbg's reading
+ * of the metadata, its checks and the lineage; criu takes the options
+ * these give once they are known (criu.h). A job's part does not: it runs
+ * criu under its node's keeper as a rule, which only the metadata tells.
+ * Where criu cannot start ahead, it starts as before.
+ */
+static void start_criu_early(struct crs_criu_restore *rs, const char *dir, char *work,
+			     size_t len)
+{
+	char msg[256];
+
+	if (make_work_dir(work, len, msg, sizeof(msg)))
+		return;
+	if (!crs_criu_restore_gate(rs, work, msg, sizeof(msg)))
+		crs_criu_restore_prestart(rs, dir, work);
+}
+
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
 {
 	const char *root = crs_store_root(o->store);
-	const char *tmp = getenv("TMPDIR");
-	struct crs_criu_restore rs = { .g = { .gate_fd = -1, .status_fd = -1 } };
+	struct crs_criu_restore rs = {
+		.g = { .gate_fd = -1, .status_fd = -1 },
+		.config_fd = -1,
+		.stdio_dup = { -1, -1, -1 },
+	};
 	struct crs_page_check pc = { .started = false };
 	struct crs_page_server ps = { .m = NULL };
 	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
@@ -545,19 +583,23 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 					"checkpoint %s is not the part its job recorded: its metadata changed",
 					o->handle);
 	}
+	/*
+	 * A lone restart starts criu before it reads the checkpoint
+	 * (start_criu_early()); a job's part once its lineage is known.
+	 */
+	if (!crs_store_path(root, o->handle, dir, sizeof(dir)) && !o->node_roots && !o->lazy)
+		start_criu_early(&rs, dir, work, sizeof(work));
+	crs_meta_init(&m);
 	r = crs_store_load(root, o->handle, &m, err, errlen);
 	if (r)
-		return r;
-	crs_store_path(root, o->handle, dir, sizeof(dir));
+		goto out_refused;
 	r = restart_allowed(o, &m, &kind, err, errlen);
 	if (r)
-		goto out;
-
-	snprintf(work, sizeof(work), "%s/crdbg-restore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(work)) {
-		r = crs_fail(err, errlen, -errno, "cannot create a work directory in %s: %s",
-			 tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		goto out;
+		goto out_refused;
+	if (!work[0]) {
+		r = make_work_dir(work, sizeof(work), err, errlen);
+		if (r)
+			goto out;
 	}
 	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_RESTORE_LOG);
 	/*
@@ -568,10 +610,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	 * pages' check), and without the plugin (noexec $TMPDIR) so does
 	 * every restart; the tree is then restored stopped, as with ptrace.
 	 */
-	/* first: the stand-ins it forks need none of the files opened below */
+	/* the stand-ins it forks close what they inherit (a criu started ahead's gate) */
 	if (!o->lazy)
 		keep_lineage(o, &m, &lin);
-	if (!o->lazy && crs_criu_restore_gate(&rs, work, msg, sizeof(msg)) && o->log)
+	if (!o->lazy && !rs.gated && crs_criu_restore_gate(&rs, work, msg, sizeof(msg)) &&
+	    o->log)
 		fprintf(o->log, "crdbg: %s: criu starts once the checkpoint is verified and restores the tree stopped\n",
 			msg);
 	if (lin.fd >= 0)
@@ -612,6 +655,9 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		goto out_lazy;
 	t_forked = crs_clock_ms();
 	criu = rs.g.child;
+	if (o->verbose && o->log && rs.ahead)
+		fprintf(o->log, "crdbg: restart: criu (pid %d) started before the checkpoint was read, its options given once known\n",
+			(int)criu);
 	if (rs.gated) {
 		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
 					     err, errlen);
@@ -702,7 +748,9 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	goto out;
 out_refused:
 	/* refused before anything was restored: nothing of this restart stays */
-	crs_rmtree(AT_FDCWD, work);
+	crs_criu_restore_close(&rs);	/* a criu started ahead is killed first */
+	if (work[0])
+		crs_rmtree(AT_FDCWD, work);
 	goto out;
 out_lazy:
 	if (lazy > 0) {
