@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "criu.h"
+#include "criu-config.h"
 #include "error.h"
 #include "fdio.h"
 #include "proc.h"
@@ -1013,51 +1014,6 @@ int crs_criu_restore_prestart(struct crs_criu_restore *rs, const char *dir, cons
 	return 0;
 }
 
-/* Can CRIU's configuration file carry s as one word (criu/config.c)? */
-static bool config_word(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s <= ' ' || *s == '#' || *s == '"' || *s == '\\' || *s == 0x7f)
-			return false;
-	return true;
-}
-
-/*
- * opts[0..nr) (each --name, --name=value, or --name then its value) and
- * the --inherit-fd pairs, as the lines of a CRIU configuration file into
- * f: "name=value" as given (getopt takes it so for an optional value,
- * --ext-unix-sk=ID), "name value" for a value given apart. False when one
- * cannot be carried there (criu/config.c splits at blanks, cuts at '#',
- * reads quotes) or names an fd the early criu lacks.
- */
-static bool config_lines(FILE *f, const struct crs_criu_restore *rs, char **opts, int nr,
-			 char **inherit, size_t nr_inherit)
-{
-	for (int k = 0; k < nr; k++) {
-		const char *o = opts[k], *val = NULL;
-
-		if (strncmp(o, "--", 2) || !config_word(o + 2))
-			return false;
-		if (!strchr(o, '=') && k + 1 < nr && opts[k + 1][0] != '-')
-			val = opts[++k];
-		if (val && !config_word(val))
-			return false;
-		fprintf(f, "%s%s%s\n", o + 2, val ? " " : "", val ? val : "");
-	}
-	for (size_t k = 1; k < nr_inherit; k += 2) {
-		const char *key = strchr(inherit[k], ':');
-		int fd;
-
-		if (!key || sscanf(inherit[k], "fd[%d]", &fd) != 1 || fd < 0 || fd > 2 ||
-		    rs->stdio_dup[fd] < 0 || !config_word(key))
-			return false;
-		fprintf(f, "inherit-fd fd[%d]%s\n", rs->stdio_dup[fd], key);
-	}
-	return true;
-}
-
 /*
  * Hand the criu started ahead its options: 0 once written (it goes on),
  * else a negative errno (it is still waiting: early_drop()).
@@ -1066,19 +1022,14 @@ static int configure_early(struct crs_criu_restore *rs, char **opts, int nr, cha
 			   size_t nr_inherit)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	bool fits;
+	char *text;
+	size_t len;
 	int r;
 
-	if (!f)
-		return -errno;
-	fits = config_lines(f, rs, opts, nr, inherit, nr_inherit);
-	if (fclose(f) || !fits) {
-		free(text);
-		return -EINVAL;
-	}
+	r = crs_criu_config_text(opts, (size_t)nr, inherit, nr_inherit, rs->stdio_dup, &text,
+				 &len);
+	if (r)
+		return r;
 	/* a criu gone is EPIPE here, not our death */
 	sigaction(SIGPIPE, &ign, &old);
 	r = crs_write_all(rs->config_fd, text, len);
