@@ -117,6 +117,12 @@ incr_round() {
 	[[ $kind == criu ]] || { "$crdbg" rm "$h2"; "$crdbg" rm "$h1"; }
 }
 col() { awk -v c="$1" '{ s += $c } END { if (NR) printf "%.3f", s / NR; else print "n/a" }' "$2"; }
+# median_ratio A B FILE: the median over FILE's rounds of column A / column B
+median_ratio() {
+	awk -v a="$1" -v b="$2" '$b > 0 { print $a / $b }' "$3" | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) { print "n/a"; exit }
+			printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 echo
 sec_commands() {
 echo "### Checkpoint and restart: crdbg vs raw CRIU"
@@ -216,9 +222,12 @@ echo "crdbg's own -v marks. Goal (issue 16): both ratios <= 1.10. crdbg checks"
 echo "the memory pages' digests while criu restores and releases once they"
 echo "passed; \"all digests first\" is the same restart with CRDBG_VERIFY=first"
 echo "(every digest before \`criu restore\`, as before issue 16's last step)."
+echo "The ratios are of the means; the last two columns give the median of"
+echo "the rounds' own ratios (each round's raw and crdbg measured back to"
+echo "back), which one slow round moves less."
 echo
-echo "| RSS | criu stopped (ms) | crdbg stopped in all (ms) | ratio | crdbg's longest stop (ms) | crdbg: pre-dump (while it runs) / freeze / criu dump / release (ms) | crdbg: merge / checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio | criu restore, polled once it returned (s) | crdbg restart's ratio to it |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| RSS | criu stopped (ms) | crdbg stopped in all (ms) | ratio | crdbg's longest stop (ms) | crdbg: pre-dump (while it runs) / freeze / criu dump / release (ms) | crdbg: merge / checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio | criu restore, polled once it returned (s) | crdbg restart's ratio to it | stop: median ratio | restart: median ratio |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # crdbg_restart H [ENV...]: restart H ($backend, -v) in the background with
 # the program's files as at checkpoint 2, wait until released; prints the
 # seconds and the four phases
@@ -282,14 +291,15 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		imb=$imb_save
 	done
 	f=$work/st
-	printf '| %s MiB | %.0f | %.0f | %s | %.0f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f / %.0f | %.3f | %s | %.3f | %s |\n' "$mb" \
+	printf '| %s MiB | %.0f | %.0f | %s | %.0f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f | %.3f | %.3f | %s | %.0f / %.0f / %.0f / %.0f | %.3f | %s | %.3f | %s | %s | %s |\n' "$mb" \
 		"$(col 15 "$f")" "$(col 16 "$f")" "$(ratio "$(col 16 "$f")" "$(col 15 "$f")")" \
 		"$(col 2 "$f")" "$(col 17 "$f")" "$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" \
 		"$(col 18 "$f")" "$(col 6 "$f")" \
 		"$(col 7 "$f")" "$(col 8 "$f")" "$(ratio "$(col 8 "$f")" "$(col 7 "$f")")" \
 		"$(col 9 "$f")" "$(col 10 "$f")" "$(col 11 "$f")" "$(col 12 "$f")" \
 		"$(col 13 "$f")" "$(ratio "$(col 13 "$f")" "$(col 7 "$f")")" \
-		"$(col 14 "$f")" "$(ratio "$(col 8 "$f")" "$(col 14 "$f")")"
+		"$(col 14 "$f")" "$(ratio "$(col 8 "$f")" "$(col 14 "$f")")" \
+		"$(median_ratio 16 15 "$f")" "$(median_ratio 8 7 "$f")"
 done
 
 }
