@@ -111,9 +111,11 @@ fi
 
 # A flipped byte three quarters into the largest pages image (in the
 # program's 256 MiB buffer, which CRIU leaves to lazy-pages, far enough
-# in that the copy behind does not reach it before the release): the
+# in that the copy behind seldom reaches it before the release): the
 # restart releases the program, then kills it when that chunk is first
-# asked for, in one line naming the image; the program never prints its end.
+# asked for, in one line naming the image; the program never prints its
+# end. Under load the copy behind may get there before the release: the
+# same one line then, the program killed before it ran.
 run bad 256
 wait_for has_line "$work/bad.out" '^wait 1$'
 hb=$("$crdbg" checkpoint "$pid" --backend "$backend" --kill 2>"$work/cb.log")
@@ -130,12 +132,13 @@ bad_ok() {
 	local name
 	name=$(basename "$img")
 	[[ $rc != 0 && ${flipped:-0} == 1 ]] &&
-		grep -q 'crdbg: restart released after' "$work/rb.err" &&
 		[[ $(grep -c '^crdbg: restart: checkpoint' "$work/rb.err") == 1 ]] &&
 		grep -q "^crdbg: restart: checkpoint $hb is corrupt: checksum of $name does not match in bytes [0-9]*-[0-9]* (found when criu lazy-pages asked for those pages, before any was served: the restored processes were killed)\$" "$work/rb.err" &&
 		gone "$pid" && ! grep -q '^done' "$work/bad.out"
 }
-check "a flipped byte in a pages chunk served after the release: the program is killed before it gets it, one line naming the image" bad_ok
+grep -q 'crdbg: restart released after' "$work/rb.err" ||
+	echo "# the copy behind reached the flipped chunk before the release"
+check "a flipped byte in a pages chunk served lazily: the program is killed before it gets it, one line naming the image" bad_ok
 bad_ok || diag "$work/rb.err" "$work/bad.out"
 
 # The same image truncated by a page: refused before CRIU starts.

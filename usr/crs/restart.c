@@ -761,6 +761,13 @@ out:
 	/* everything the tree wrote on its terminal is out before we end */
 	crs_tty_relay_finish(&tty);
 	page_check_after_failure(&pc, r, err, errlen);
+	/*
+	 * A chunk the page server refused explains a failure best too: when
+	 * the copy behind reaches it before the release, the tree it killed
+	 * fails criu restore.
+	 */
+	if (r && served)
+		served_failure(&ps, err, errlen);
 	crs_page_server_stop(&ps);
 	crs_criu_restore_close(&rs);
 	crs_lineage_close(&lin, released);	/* made by us: until the node's trees end */
