@@ -859,9 +859,7 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char
 	struct statvfs vfs;
 	int r;
 
-	memset(rs, 0, sizeof(*rs));
-	rs->g.gate_fd = rs->g.status_fd = rs->config_fd = -1;
-	rs->stdio_dup[0] = rs->stdio_dup[1] = rs->stdio_dup[2] = -1;
+	*rs = (struct crs_criu_restore)CRS_CRIU_RESTORE_INIT;
 	if (statvfs(workdir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
 		snprintf(why, whylen, "%s is on a noexec file system: CRIU cannot load crdbg's plugin there",
 			 workdir);

@@ -90,6 +90,13 @@ struct crs_criu_restore {
 	char dir[PATH_MAX];
 };
 
+/* No criu, no gate, no fd yet. */
+#define CRS_CRIU_RESTORE_INIT                                                              \
+	{                                                                                  \
+		.g = { .gate_fd = -1, .status_fd = -1 }, .config_fd = -1,                  \
+		.stdio_dup = { -1, -1, -1 },                                               \
+	}
+
 /*
  * Write the plugin into a directory of workdir for a gated restore (rs
  * zeroed here). On a noexec file system (no plugin can load from it),

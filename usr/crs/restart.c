@@ -520,7 +520,7 @@ static int make_work_dir(char *work, size_t len, char *err, size_t errlen)
 	const char *base = tmp && *tmp ? tmp : "/tmp";
 	int r;
 
-	snprintf(work, len, "%s/crdbg-restore-XXXXXX", base);
+	snprintf(work, len, "%s/crdbg-restore-XXXXXX", base);	/* mkdtemp's template */
 	if (mkdtemp(work))
 		return 0;
 	r = crs_fail(err, errlen, -errno, "cannot create a work directory in %s: %s", base,
@@ -551,11 +551,7 @@ static void start_criu_early(struct crs_criu_restore *rs, const char *dir, char 
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
 {
 	const char *root = crs_store_root(o->store);
-	struct crs_criu_restore rs = {
-		.g = { .gate_fd = -1, .status_fd = -1 },
-		.config_fd = -1,
-		.stdio_dup = { -1, -1, -1 },
-	};
+	struct crs_criu_restore rs = CRS_CRIU_RESTORE_INIT;
 	struct crs_page_check pc = { .started = false };
 	struct crs_page_server ps = { .m = NULL };
 	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
