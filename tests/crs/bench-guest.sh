@@ -39,7 +39,13 @@ start() {
 	return 1
 }
 stop() { kill -9 "$pid" 2>/dev/null; for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.05; done; }
-# released: the program runs again (its image, not stopped, not traced).
+# released: the program runs again (its image, not stopped, not traced,
+# out of CRIU's restorer). The restorer sets the image's exe link before
+# CRIU seizes the tree, so exe, state and TracerPid alone also match a
+# window inside the restore (seen in the test guest, raw and
+# crdbg alike). CRIU forks each task with every signal blocked and only
+# rt_sigreturn at the end puts the program's mask back: a main thread
+# blocking SIGHUP to SIGTERM (low bits feff of SigBlk) is still restoring.
 # Polled with bash builtins only, a 10 ms nap on a FIFO nobody writes:
 # a poll that forked (readlink, awk, grep, sleep) took a share of the
 # guest's two CPUs from whichever restore it watched.
@@ -53,9 +59,11 @@ released() {
 	st=${line%% *}
 	[[ $st != T && $st != t ]] || return 1
 	while read -r line; do
-		[[ $line == TracerPid:* ]] || continue
-		[[ ${line#TracerPid:} =~ ^[[:space:]]*0$ ]]
-		return
+		case $line in
+		SigBlk:*feff) return 1 ;;
+		TracerPid:*) [[ ${line#TracerPid:} =~ ^[[:space:]]*0$ ]] || return 1 ;;
+		SigBlk:*) return 0 ;;	# comes after TracerPid
+		esac
 	done 2>/dev/null </proc/$pid/status
 	return 1
 }

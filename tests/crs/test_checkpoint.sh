@@ -59,7 +59,7 @@ pcs_ok() {
 
 meta_threads() { grep -c '^thread ' "$CRDBG_STORE/$1/metadata"; }
 
-echo "1..45"
+echo "1..46"
 
 # --- Table 5.2 scenario 1, continue: no debugger before or after --------
 start s1c 1
@@ -110,6 +110,9 @@ check "restart: output equals an uninterrupted run's" \
 # a lone restart starts criu before it reads the checkpoint (-v says so)
 check "restart -v: criu started before the checkpoint was read, its options given after" \
 	grep -q 'started before the checkpoint was read, its options given once known' "$work/r1.log"
+# and hands criu its release orders once the pages passed, before criu holds the tree
+check "restart -v: crdbg's orders handed to criu before it held the tree" \
+	grep -q "crdbg's orders handed to criu [0-9]* ms after the start, before it held the tree" "$work/r1.log"
 same3() { test -s "$1" && cmp -s "$1" "$2" && cmp -s "$1" "$3"; }
 check "three restarts from one checkpoint: identical PCs" \
 	same3 "$work/r1.pcs" "$work/r2.pcs" "$work/r3.pcs"
@@ -501,5 +504,5 @@ kill -9 "$pid" 2>/dev/null
 rm_ok() { "$crdbg" rm "$h" && ! "$crdbg" list | grep -q "^$h "; }
 check "rm removes a checkpoint" rm_ok
 
-[[ $n == 39 ]] || echo "# planned 39 tests, ran $n"
+[[ $n == 46 ]] || echo "# planned 46 tests, ran $n"
 exit $((failed ? 1 : 0))

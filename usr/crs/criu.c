@@ -428,11 +428,13 @@ static int gate_fifo(struct crs_criu_gate *g, const char *name)
 	return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 }
 
-/* The plugin and its FIFOs in a new directory DIR/crdbg-gate-XXXXXX. */
-static int gate_open(struct crs_criu_gate *g, const char *dir)
+/*
+ * The plugin in a new directory DIR/crdbg-gate-XXXXXX: all criu's exec
+ * needs (it preloads the plugin).
+ */
+static int gate_make(struct crs_criu_gate *g, const char *dir)
 {
 	char so[PATH_MAX];
-	int r;
 
 	g->gate_fd = g->status_fd = -1;
 	snprintf(g->dir, sizeof(g->dir), "%s/crdbg-gate-XXXXXX", dir);
@@ -441,9 +443,19 @@ static int gate_open(struct crs_criu_gate *g, const char *dir)
 		return -errno;
 	}
 	snprintf(so, sizeof(so), "%s/%s", g->dir, GATE_PLUGIN);
-	r = write_file(so, crs_gate_plugin, (size_t)(crs_gate_plugin_end - crs_gate_plugin));
-	if (r)
-		return r;
+	return write_file(so, crs_gate_plugin, (size_t)(crs_gate_plugin_end - crs_gate_plugin));
+}
+
+/*
+ * The installed CRIU plugins beside it and its FIFOs, which criu needs
+ * only at its plugins' init, after it read its configuration: a criu
+ * started ahead execs before this (5-10 ms of directory work in the test
+ * guest). Done once.
+ */
+static int gate_equip(struct crs_criu_gate *g)
+{
+	if (g->status_fd >= 0)
+		return 0;
 	link_installed_plugins(g->dir);
 	g->gate_fd = gate_fifo(g, "gate");
 	if (g->gate_fd < 0)
@@ -452,6 +464,14 @@ static int gate_open(struct crs_criu_gate *g, const char *dir)
 	if (g->status_fd < 0)
 		return g->status_fd == -1 ? -errno : g->status_fd;
 	return 0;
+}
+
+/* The plugin and its FIFOs, ready. */
+static int gate_open(struct crs_criu_gate *g, const char *dir)
+{
+	int r = gate_make(g, dir);
+
+	return r ? r : gate_equip(g);
 }
 
 static void gate_close(struct crs_criu_gate *g)
@@ -865,7 +885,7 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char
 			 workdir);
 		return -ENOEXEC;
 	}
-	r = gate_open(&rs->g, workdir);
+	r = gate_make(&rs->g, workdir);	/* equipped by prestart() or start() */
 	if (r) {
 		snprintf(why, whylen, "cannot write crdbg's CRIU plugin into %s: %s", workdir,
 			 strerror(-r));
@@ -1009,7 +1029,14 @@ int crs_criu_restore_prestart(struct crs_criu_restore *rs, const char *dir, cons
 		return e;
 	}
 	rs->early = child;
-	return 0;
+	/* while criu execs; it waits for its options before it looks here */
+	e = gate_equip(&rs->g);
+	if (e) {
+		early_drop(rs);
+		gate_close(&rs->g);
+		rs->gated = false;
+	}
+	return e;
 }
 
 /*
@@ -1052,6 +1079,17 @@ int crs_criu_restore_start(struct crs_criu_restore *rs, const char *dir, const c
 	pid_t child;
 
 	snprintf(rs->dir, sizeof(rs->dir), "%s", dir);
+	if (rs->gated) {
+		int r = gate_equip(&rs->g);
+
+		if (r) {
+			snprintf(err, errlen, "cannot make crdbg's gate for criu in %s: %s",
+				 rs->g.dir, strerror(-r));
+			early_drop(rs);
+			gate_close(&rs->g);
+			return r;
+		}
+	}
 	/* What of the tree's stdio crdbg restart stands in for (tree-stdio.h). */
 	if (crs_stdio_inherit_args(m, terminal_fd, &inherit, &nr_inherit)) {
 		snprintf(err, errlen, "out of memory");

@@ -112,8 +112,10 @@ int crs_criu_restore_gate(struct crs_criu_restore *rs, const char *workdir, char
  * set-up. CRIU parses $CRIU_CONFIG_FILE before anything else: this criu
  * waits there, on a pipe, for the options only the metadata gives, which
  * crs_criu_restore_start() writes; it has the images, the work directory,
- * the log and the plugin on its command line, and copies of our fds 0-2.
- * 0, or a negative errno (nothing started: start() forks criu itself).
+ * the log and the plugin on its command line, and copies of our fds 0-2;
+ * the rest of the gate (its FIFOs) is made while it execs. 0, or a
+ * negative errno (nothing started: start() forks criu itself, and
+ * rs->gated is off if the gate could not be made).
  */
 int crs_criu_restore_prestart(struct crs_criu_restore *rs, const char *dir, const char *workdir);
 
@@ -143,9 +145,10 @@ void crs_criu_restore_cancel(struct crs_criu_restore *rs);
 int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st);
 
 /*
- * The tree held: hand the plugin orders (len bytes, the lines
- * crs_release_orders() writes, resume.h) and let it carry them out. 0, or
- * a negative errno and err.
+ * Hand the plugin orders (len bytes, the lines crs_release_orders()
+ * writes, resume.h) and let it carry them out once it holds the tree:
+ * at once if it holds it, else as soon as it does, with no round trip
+ * through crdbg. 0, or a negative errno and err.
  */
 int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, size_t len,
 			      char *err, size_t errlen);

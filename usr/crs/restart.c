@@ -283,6 +283,39 @@ static int check_pages_before_release(struct crs_page_check *pc, struct crs_page
 }
 
 /*
+ * The same before criu holds the tree, for a restart that hands the
+ * plugin its orders ahead (release_ahead()). A mismatch closes the gate:
+ * the plugin kills every restored process where it would hold them (or
+ * CRIU, failing first, kills what it restored), before any ran an
+ * instruction of its own; crdbg waits for criu to end.
+ */
+static int check_pages_ahead(struct crs_page_check *pc, struct crs_criu_restore *rs,
+			     const struct crs_meta *m, char *err, size_t errlen)
+{
+	char why[1024];
+	int r = crs_page_check_join(pc, why, sizeof(why));
+
+	if (!r)
+		return 0;
+	crs_criu_restore_cancel(rs);
+	reap_killed(m, 0);
+	return crs_fail(err, errlen, r,
+			"%s (found while criu restored it: the restored processes were killed before running any instruction)",
+			why);
+}
+
+/*
+ * Nothing but the pages' digests stands between a lone gated restore and
+ * its release (no job's coordinator holds it): the orders go to the
+ * plugin as soon as the pages passed, before criu holds the tree, which
+ * then goes on with no round trip through crdbg.
+ */
+static bool release_ahead(const struct crs_restart_opts *o, const struct crs_criu_restore *rs)
+{
+	return rs->gated && !o->hold && !o->lazy;
+}
+
+/*
  * The restart failed on its way: the page check still reads m, wait for
  * it. A corrupt page explains a failure best (CRIU may have choked on it):
  * its line replaces the failure's.
@@ -399,15 +432,12 @@ static void report_line(void *arg, pid_t pid, pid_t tid, uint64_t pc, int err)
 
 /*
  * A gated restore: crdbg's plugin pushes the hook and CRIU's own detach
- * lets the tree go (criu.h). 0 once released (a thread an order failed
- * on runs on without the hook: a warning, as crs_resume() gives), or a
- * negative errno when CRIU did not let the tree go.
+ * lets the tree go (criu.h). Hand it crdbg's orders: it carries them out
+ * once it holds the tree, now or when it comes to it.
  */
-static int release_by_criu(const struct crs_meta *m, struct crs_criu_restore *rs, uint64_t arg,
-			   const struct crs_restart_opts *o, const char *log, int *ret_st, char *err,
-			   size_t errlen)
+static int hand_orders(const struct crs_meta *m, struct crs_criu_restore *rs, uint64_t arg,
+		       const struct crs_restart_opts *o, char *err, size_t errlen)
 {
-	struct report_ctx c = { .m = m, .o = o };
 	char *orders = NULL;
 	size_t len = 0;
 	int r;
@@ -417,9 +447,21 @@ static int release_by_criu(const struct crs_meta *m, struct crs_criu_restore *rs
 		return crs_fail(err, errlen, r, "out of memory");
 	r = crs_criu_restore_release(rs, orders, len, err, errlen);
 	free(orders);
-	if (r)
-		return r;
-	r = crs_criu_restore_released(rs, RESTORE_TIMEOUT_S * 1000, ret_st);
+	return r;
+}
+
+/*
+ * The orders handed: 0 once CRIU let the tree go (a thread an order
+ * failed on runs on without the hook: a warning, as crs_resume() gives),
+ * or a negative errno when it did not.
+ */
+static int await_release(const struct crs_meta *m, struct crs_criu_restore *rs,
+			 const struct crs_restart_opts *o, const char *log, int *ret_st, char *err,
+			 size_t errlen)
+{
+	struct report_ctx c = { .m = m, .o = o };
+	int r = crs_criu_restore_released(rs, RESTORE_TIMEOUT_S * 1000, ret_st);
+
 	if (r == -ECHILD)
 		return criu_failed(*ret_st, ret_st, log, err, errlen);
 	if (r)
@@ -531,7 +573,7 @@ static int make_work_dir(char *work, size_t len, char *err, size_t errlen)
 
 /*
  * A lone restart starts criu before it reads the checkpoint: criu's exec
- * and its libraries (60-100 ms in the test guest) overlap crdbg's reading
+ * and its libraries (90-130 ms in the test guest) overlap crdbg's reading
  * of the metadata, its checks and the lineage; criu takes the options
  * these give once they are known (criu.h). A job's part does not: it runs
  * criu under its node's keeper as a rule, which only the metadata tells.
@@ -563,8 +605,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct crs_meta m;
 	uint64_t arg;
 	pid_t criu = 0, lazy = 0;
-	double t0 = crs_clock_ms(), t_forked, t_verified, t_restored, t_pages;
-	bool pages_later = false, served = false, released = false;
+	double t0 = crs_clock_ms(), t_forked, t_verified, t_restored, t_pages = 0, t_go;
+	bool pages_later = false, served = false, released = false, ahead = false;
 	int r, st = 0;
 
 	if (o->expect_meta_sha) {
@@ -666,6 +708,20 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 			goto out;
 	}
 	t_verified = crs_clock_ms();
+	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
+	if (release_ahead(o, &rs)) {
+		r = check_pages_ahead(&pc, &rs, &m, err, errlen);
+		if (r)
+			goto out;
+		t_pages = crs_clock_ms();
+		r = hand_orders(&m, &rs, arg, o, err, errlen);
+		if (r) {
+			crs_criu_restore_cancel(&rs);	/* the plugin kills the tree */
+			reap_killed(&m, 0);
+			goto out;
+		}
+		ahead = true;
+	}
 	deadline = time(NULL) + RESTORE_TIMEOUT_S;
 	if (rs.gated) {
 		r = crs_criu_restore_held(&rs, RESTORE_TIMEOUT_S * 1000, &st);
@@ -686,10 +742,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	}
 	t_restored = crs_clock_ms();
 	/* the pages are checked before the job's part says it is restored */
-	r = check_pages_before_release(&pc, &ps, &m, criu, lazy, err, errlen);
+	r = ahead ? 0 : check_pages_before_release(&pc, &ps, &m, criu, lazy, err, errlen);
 	if (r)
 		goto out;
-	t_pages = crs_clock_ms();
+	if (!ahead)
+		t_pages = crs_clock_ms();
 	if (o->hold && o->hold(o->hold_arg, &m, CRS_HOLD_RESTORED)) {
 		r = crs_fail(err, errlen, -ECANCELED,
 			     "the job's restart was called off: the restored processes were killed before they ran");
@@ -700,10 +757,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		goto out;
 	}
 
-	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
 	released = true;
+	if (!ahead && rs.gated)
+		r = hand_orders(&m, &rs, arg, o, err, errlen);
 	if (rs.gated) {
-		r = release_by_criu(&m, &rs, arg, o, log, &st, err, errlen);
+		r = r ? r : await_release(&m, &rs, o, log, &st, err, errlen);
 		if (r) {
 			kill_tree(&m);
 			goto out;
@@ -724,10 +782,15 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	if (o->verbose && o->log && pages_later)
 		fprintf(o->log, "crdbg: restart: the memory pages' digests were checked beside criu restore, done %.0f ms after the start\n",
 			pc.done_ms ? pc.done_ms - t0 : ps.eager_ms ? ps.eager_ms - t0 : t_verified - t0);
+	/* ahead, the pages usually passed before criu held the tree */
+	t_go = t_pages > t_restored ? t_pages : t_restored;
+	if (o->verbose && o->log && ahead)
+		fprintf(o->log, "crdbg: restart: crdbg's orders handed to criu %.0f ms after the start, before it held the tree\n",
+			t_pages - t0);
 	if (o->verbose && o->log)
 		fprintf(o->log, "crdbg: restart released after %.0f ms: criu started at %.0f, verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
 			crs_clock_ms() - t0, t_forked - t0, t_verified - t0, t_restored - t_verified,
-			t_pages - t_restored, crs_clock_ms() - t_pages);
+			t_go - t_restored, crs_clock_ms() - t_go);
 	crs_criu_restore_close(&rs);
 
 	/* criu waits for the root and exits with its status. */
