@@ -429,8 +429,8 @@ static int gate_fifo(struct crs_criu_gate *g, const char *name)
 }
 
 /*
- * The plugin in a new directory DIR/crdbg-gate-XXXXXX: all criu's exec
- * needs (it preloads the plugin).
+ * The plugin in a new directory of DIR named crdbg-gate- and six random
+ * characters (mkdtemp(3)): all criu's exec needs (it preloads the plugin).
  */
 static int gate_make(struct crs_criu_gate *g, const char *dir)
 {

@@ -283,11 +283,21 @@ static int check_pages_before_release(struct crs_page_check *pc, struct crs_page
 }
 
 /*
+ * Close the gate before criu holds the tree and wait for criu to end: the
+ * plugin kills every restored process where it would hold them (or CRIU,
+ * failing first, kills what it restored). No pid is signalled by crdbg,
+ * which may not be the tree's yet.
+ */
+static void refuse_before_hold(struct crs_criu_restore *rs, const struct crs_meta *m)
+{
+	crs_criu_restore_cancel(rs);
+	reap_killed(m, 0);
+}
+
+/*
  * The same before criu holds the tree, for a restart that hands the
- * plugin its orders ahead (release_ahead()). A mismatch closes the gate:
- * the plugin kills every restored process where it would hold them (or
- * CRIU, failing first, kills what it restored), before any ran an
- * instruction of its own; crdbg waits for criu to end.
+ * plugin its orders ahead (release_ahead()): a mismatch refuses the tree
+ * before any of it ran an instruction of its own (refuse_before_hold()).
  */
 static int check_pages_ahead(struct crs_page_check *pc, struct crs_criu_restore *rs,
 			     const struct crs_meta *m, char *err, size_t errlen)
@@ -297,8 +307,7 @@ static int check_pages_ahead(struct crs_page_check *pc, struct crs_criu_restore 
 
 	if (!r)
 		return 0;
-	crs_criu_restore_cancel(rs);
-	reap_killed(m, 0);
+	refuse_before_hold(rs, m);
 	return crs_fail(err, errlen, r,
 			"%s (found while criu restored it: the restored processes were killed before running any instruction)",
 			why);
@@ -562,7 +571,8 @@ static int make_work_dir(char *work, size_t len, char *err, size_t errlen)
 	const char *base = tmp && *tmp ? tmp : "/tmp";
 	int r;
 
-	snprintf(work, len, "%s/crdbg-restore-XXXXXX", base);	/* mkdtemp's template */
+	/* mkdtemp(3) replaces the six X with random characters */
+	snprintf(work, len, "%s/crdbg-restore-XXXXXX", base);
 	if (mkdtemp(work))
 		return 0;
 	r = crs_fail(err, errlen, -errno, "cannot create a work directory in %s: %s", base,
@@ -716,8 +726,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 		t_pages = crs_clock_ms();
 		r = hand_orders(&m, &rs, arg, o, err, errlen);
 		if (r) {
-			crs_criu_restore_cancel(&rs);	/* the plugin kills the tree */
-			reap_killed(&m, 0);
+			refuse_before_hold(&rs, &m);
 			goto out;
 		}
 		ahead = true;
@@ -758,10 +767,11 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	}
 
 	released = true;
-	if (!ahead && rs.gated)
-		r = hand_orders(&m, &rs, arg, o, err, errlen);
 	if (rs.gated) {
-		r = r ? r : await_release(&m, &rs, o, log, &st, err, errlen);
+		if (!ahead)
+			r = hand_orders(&m, &rs, arg, o, err, errlen);
+		if (!r)
+			r = await_release(&m, &rs, o, log, &st, err, errlen);
 		if (r) {
 			kill_tree(&m);
 			goto out;
