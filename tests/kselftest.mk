@@ -20,7 +20,10 @@ $(KSFT_STAMP):
 	@rm -rf $(B)/include/.ksft
 	@echo '# kselftest headers extracted from $(KSFT_TARBALL)' >$@
 
-# Not for targets that build no test.
-ifneq ($(filter-out clean help deps print-% progs install uninstall deb,$(or $(MAKECMDGOALS),all)),)
+# Not for targets that build no test, nor for those that run make deps
+# first and build in a make of their own (on a fresh machine the tarball
+# comes with deps).
+ifneq ($(filter-out clean help deps print-% progs install uninstall deb \
+		    prepare check check-host check-guest demo bench,$(or $(MAKECMDGOALS),all)),)
 include $(KSFT_STAMP)
 endif
