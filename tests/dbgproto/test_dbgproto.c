@@ -32,6 +32,10 @@ TEST(every_command_round_trips)
 		{ .verb = DBGP_EXEC, .wait_ms = DBGP_WAIT_MAX_MS, .exec = DBGP_EXEC_FINISH },
 		{ .verb = DBGP_WAIT, .wait_ms = 1 },
 		{ .verb = DBGP_INTERRUPT, .wait_ms = 500 },
+		{ .verb = DBGP_START, .wait_ms = 500, .hold_exits = true },
+		{ .verb = DBGP_EXEC, .wait_ms = 3, .exec = DBGP_EXEC_NEXT, .hold_exits = true },
+		{ .verb = DBGP_WAIT, .wait_ms = 0, .hold_exits = true },
+		{ .verb = DBGP_INTERRUPT, .wait_ms = 9, .hold_exits = true },
 		{ .verb = DBGP_PRINT, .arg = "a[1] + *p" },
 		{ .verb = DBGP_BREAK, .arg = "prog.c:12" },
 		{ .verb = DBGP_BT },
@@ -55,6 +59,7 @@ TEST(every_command_round_trips)
 		EXPECT_EQ(c->wait_ms, p.wait_ms);
 		EXPECT_EQ(c->exec, p.exec);
 		EXPECT_EQ(c->pid, p.pid);
+		EXPECT_EQ(c->hold_exits, p.hold_exits) TH_LOG("'%s'", buf);
 		if (c->arg && c->verb != DBGP_EXEC)
 			EXPECT_STREQ(c->arg, p.arg);
 	}
@@ -73,6 +78,14 @@ TEST(wire_form_is_the_documented_one)
 	EXPECT_STREQ("attach 12 /a.out", buf);
 	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &bt));
 	EXPECT_STREQ("bt", buf);
+	exec.hold_exits = true;
+	exec.exec = DBGP_EXEC_UNTIL;
+	exec.arg = "app.c:9";
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &exec));
+	EXPECT_STREQ("exec 500 hold until app.c:9", buf);
+	exec = (struct dbgp_cmd){ .verb = DBGP_WAIT, .wait_ms = 0, .hold_exits = true };
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &exec));
+	EXPECT_STREQ("wait 0 hold", buf);
 }
 
 /* The parallel step's verb and run kind (usr/console/pstep.c). */
@@ -272,6 +285,12 @@ TEST(malformed_commands_are_refused)
 		{ "interrupt ", -EINVAL, DBGP_INTERRUPT },
 		{ "exec 500 jump", -EINVAL, DBGP_EXEC },
 		{ "exec 500 continue x", -EINVAL, DBGP_EXEC },
+		{ "exec 500 hold", -ENOENT, -1 },
+		{ "exec 500 holdcontinue", -EINVAL, DBGP_EXEC },
+		{ "exec 500 hold hold continue", -EINVAL, DBGP_EXEC },
+		{ "wait 500 hold ", -EINVAL, DBGP_WAIT },
+		{ "wait 500 holds", -EINVAL, DBGP_WAIT },
+		{ "wait hold", -EINVAL, DBGP_WAIT },
 		{ "attach 12", -EINVAL, DBGP_ATTACH },
 		{ "attach 12 ", -EINVAL, DBGP_ATTACH },
 		{ "attach 0 /a.out", -EINVAL, DBGP_ATTACH },
@@ -369,6 +388,24 @@ TEST(stop_text_and_fields_round_trip)
 	EXPECT_EQ(6, k);
 	EXPECT_EQ(NULL, dbgp_reply_fields("x = 4"));
 	EXPECT_EQ(5, dbgp_reply_text_len("x = 4"));
+}
+
+/* An exit held in _exit reads as the exit, its field held=1 tells. */
+TEST(held_exit_fields)
+{
+	struct dbgp_stop st = { .exited = true, .held = true, .exit_code = 3 };
+	char reply[256];
+	size_t n;
+
+	n = dbgp_stop_text(reply, sizeof(reply), &st);
+	n += dbgp_stop_fields(reply + n, sizeof(reply) - n, &st);
+	EXPECT_STREQ("exited: code 3\x1e" "code=3\x1f" "held=1", reply);
+	EXPECT_EQ(strlen(reply), n);
+	EXPECT_EQ(DBGP_REPLY_EXITED, dbgp_reply_kind(reply));
+	st.held = false;
+	n = dbgp_stop_text(reply, sizeof(reply), &st);
+	dbgp_stop_fields(reply + n, sizeof(reply) - n, &st);
+	EXPECT_STREQ("exited: code 3\x1e" "code=3", reply);
 }
 
 TEST(stop_texts)

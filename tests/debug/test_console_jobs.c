@@ -356,7 +356,10 @@ TEST_F_TIMEOUT(jobs, piped_commands_hear_events, 300)
  * A rank that exits with code 3 while the others run: announced, the
  * others stopped; then it has left the default set (print goes to the
  * live ranks without an error for it), status says "exited: code 3";
- * continued, the others are ended by the launcher.
+ * continued, the others are ended by the launcher. mpirun sends the
+ * others SIGTERM a second after it learns of the exit; the exit is held
+ * until they are stopped, so that second never races the console's
+ * interrupt (it did, on a loaded machine, before the hold).
  */
 TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
 {
@@ -383,7 +386,9 @@ TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
 	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: code 3\n"
 			       "stopping the other ranks [0,2] (stopall off leaves them running)\n"))
 		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\n(crdbg) print total\n[0]: total = 3\n[2]: total = 63\n(crdbg) "))
+	/* mpirun's own words on the exit come when it learns of it, maybe here. */
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) print total\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0]: total = 3\n[2]: total = 63\n(crdbg) status\n"))
 		TH_LOG("%s", out);
 	/* status: one row per state and place. */
 	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, ")) TH_LOG("%s", out);
@@ -394,8 +399,95 @@ TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
 }
 
 /*
+ * Whether this machine's hardware watchpoints fire, asked of gdb alone on
+ * prog_debug: some hypervisors give a guest debug registers that take a
+ * watchpoint and never deliver its exception (seen on one of this
+ * project's build machines), and gdb then runs past every write.
+ */
+static bool hw_watchpoints_fire(void)
+{
+	char cmd[4400], line[256];
+	bool fired = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 60 gdb -nx -q -batch -ex 'break compute' -ex run -ex 'watch value' "
+		 "-ex continue %s </dev/null 2>&1", DEBUG_PROG);
+	f = popen(cmd, "r");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		fired |= !strncmp(line, "Old value = ", 12);
+	pclose(f);
+	return fired;
+}
+
+/*
+ * A watchpoint on 3 MPI ranks shows the old and new value, under the
+ * console's number; delete by that number ends it.
+ */
+TEST_F_TIMEOUT(jobs, mpi_watchpoint_old_and_new, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"break step if i == 1\n"
+		"continue\n"
+		"watch total\n"
+		"continue\n"
+		"delete 2\n"
+		"continue\n";
+	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
+			    MPI_JOBS, NULL };
+	const char *out;
+
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	if (!hw_watchpoints_fire())
+		SKIP(return, "this machine's hardware watchpoints never fire (gdb alone, on %s)",
+		     DEBUG_PROG);
+	mpi_env();
+	ASSERT_EQ(0, write_script(path, script));
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	EXPECT_NE(NULL, strstr(out, "\n[0-2]: watchpoint 2: total\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: stopped: watchpoint 2: total = 21 (was 10), step at "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0-2]: exited: code 0\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
+}
+
+/*
+ * A watchpoint gdb checks by single-stepping (software: what it falls
+ * back to without a debug register) is the console's as well: its
+ * reply "Watchpoint G: EXPR" gets the console's number, and so do its
+ * stop and delete.
+ */
+TEST_F_TIMEOUT(jobs, software_watchpoint_console_number, 180)
+{
+	const char *a[] = { "-n", "2", "-ex", "set can-use-hw-watchpoints 0", "-ex", "break compute",
+			    "-ex", "continue", "-ex", "watch value", "-ex", "continue",
+			    "-ex", "delete 3", "-ex", "info breakpoints", "-ex", "continue",
+			    DEBUG_PROG, NULL };
+	const char *out;
+
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	out = self->r.buf;
+	/* 1 is the start's main, 2 compute. */
+	EXPECT_NE(NULL, strstr(out, "\n[0-1]: watchpoint 3: value\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0]: stopped: watchpoint 3: value = 4 (was 0), compute at "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1]: stopped: watchpoint 3: value = 9 (was 0), compute at "))
+		TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "no breakpoint number")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^2 +breakpoint +keep +y ")) TH_LOG("%s", out);
+	EXPECT_FALSE(has_line(out, "^3 +")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0-1]: exited: code 0\n")) TH_LOG("%s", out);
+}
+
+/*
  * gdb's behaviour carried through, and values at scale, on 5 MPI ranks:
- * a watchpoint shows the old and new value, finish the returned value,
+ * finish shows the returned value,
  * p/x and assignments print as print does (once, "EXPR = VALUE"), many
  * differing values come with a summary first, status merges the ranks
  * in one place, run is refused in one line.
@@ -406,9 +498,6 @@ TEST_F_TIMEOUT(jobs, mpi_gdb_behaviour_and_values, 300)
 	static const char script[] =
 		"break step if i == 1\n"
 		"continue\n"
-		"watch total\n"
-		"continue\n"
-		"delete 2\n"
 		"finish\n"
 		"print total\n"
 		"p/x total\n"
@@ -429,9 +518,6 @@ TEST_F_TIMEOUT(jobs, mpi_gdb_behaviour_and_values, 300)
 	EXPECT_EQ(1, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
 	unlink(path);
 	out = self->r.buf;
-	EXPECT_NE(NULL, strstr(out, "\n[0-4]: watchpoint 2: total\n")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\n[1]: stopped: watchpoint 2: total = 21 (was 10), step at "))
-		TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: function-finished, main at "
 			     ".*mpi_jobs\\.c:[0-9]+, returned 11$"))
 		TH_LOG("%s", out);

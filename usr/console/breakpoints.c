@@ -356,12 +356,16 @@ static bool is_watch(enum dbg_bp_kind kind)
 
 /*
  * gdb's reply to the break verb ("breakpoint G at FILE:LINE...") or to
- * watch ("Hardware watchpoint G: EXPR"): the number G, and where it is.
+ * watch ("Hardware watchpoint G: EXPR", or "Watchpoint G: EXPR" for one
+ * gdb checks by single-stepping: no debug register left, an expression
+ * they cannot watch, can-use-hw-watchpoints 0): the number G, and where
+ * it is.
  */
 static int created_gdbno(enum dbg_bp_kind kind, const char *text,
 			 const char **ret_rest)
 {
-	const char *key = is_watch(kind) ? "watchpoint " : "breakpoint ";
+	const char *key = !is_watch(kind) ? "breakpoint " :
+			  !strncmp(text, "Watchpoint ", 11) ? "Watchpoint " : "watchpoint ";
 	const char *p = strstr(text, key);
 	int g = number_after(text, key);
 

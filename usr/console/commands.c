@@ -91,34 +91,73 @@ static void announce(struct dbg_console *c, const char *display, uint8_t type,
 	free(str);
 }
 
+/* An exit the backend holds in _exit for us (dbgproto.h, "hold"). */
+static bool held_exit(const char *text)
+{
+	const char *fields = dbgp_reply_fields(text);
+	struct dbgp_field f;
+
+	if (dbgp_reply_kind(text) != DBGP_REPLY_EXITED)
+		return false;
+	while (fields && dbgp_next_field(&fields, &f))
+		if (f.klen == 4 && !strncmp(f.key, "held", 4))
+			return true;
+	return false;
+}
+
+/*
+ * Let the ranks held in their exit end: only now does the launcher learn
+ * of it. They were reported "exited" already; what ending says is not
+ * news, an error (the rank's gdb gone) changes nothing for the session.
+ */
+static void release_exits(struct dbg_session *s, struct sdm_idset *held)
+{
+	struct dbgp_cmd go = { .verb = DBGP_EXEC, .exec = DBGP_EXEC_CONTINUE,
+			       .wait_ms = DBG_SLICE_MS };
+	struct sdm_fe_result r;
+
+	if (sdm_set_is_empty(held))
+		return;
+	if (dbg_send(s, held, &go, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r) == 0)
+		sdm_fe_result_free(&r);
+	sdm_set_clear(held);
+}
+
 /*
  * A run-control command: send first (which names its wait slice), then
  * "wait" rounds to the ranks still running, printing their output in
  * between, until every rank stopped, the console's timeout passed or
  * ^C (then the running ranks are interrupted). A fault of a rank while
  * others run is printed when it comes (and stops the others, with
- * stopall on); the rest is one merged report.
+ * stopall on); the rest is one merged report. With stopall on, a rank
+ * that exits with a code other than 0 is held in its exit until the
+ * others stopped: its launcher would otherwise end them first.
  */
 static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			const char *display, const struct dbgp_cmd *first, bool user)
 {
 	struct dbg_session *s = c->s;
 	struct sdm_fe_result acc = { 0 }, r;
-	struct sdm_idset *pending = dbg_live(s, set);
+	struct sdm_idset *pending = dbg_live(s, set), *held = sdm_set_new();
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
 	struct dbgp_cmd cmd = *first;
 	bool interrupting = false, stop_others = false;
 	int rc;
 
-	if (!pending)
+	if (!pending || !held) {
+		sdm_set_free(pending);
+		sdm_set_free(held);
 		return;
+	}
+	cmd.hold_exits = c->stopall;
 	if (sdm_set_is_empty(pending))
 		dbg_error(s, "no live rank in the set (every one exited or is lost)");
 	while (!sdm_set_is_empty(pending)) {
 		if ((*s->interrupted || stop_others) && !interrupting) {
 			*s->interrupted = 0;
 			interrupting = true;
-			cmd = (struct dbgp_cmd){ .verb = DBGP_INTERRUPT, .wait_ms = DBG_SLICE_MS };
+			cmd = (struct dbgp_cmd){ .verb = DBGP_INTERRUPT, .wait_ms = DBG_SLICE_MS,
+						 .hold_exits = c->stopall };
 		}
 		rc = dbg_send(s, pending, &cmd, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r);
 		if (rc < 0) {
@@ -138,6 +177,8 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 				continue;
 			type = error ? SDM_MSG_ERROR : SDM_MSG_REPLY;
 			sdm_set_diff(pending, ev->src);
+			if (!error && held_exit(text))
+				sdm_set_union(held, ev->src);
 			fault = fault_kind(text, error);
 			if (fault && !sdm_set_is_empty(pending)) {
 				bool stop = fault == FAULT_STOP_OTHERS && c->stopall &&
@@ -145,6 +186,8 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 
 				announce(c, display, type, ev->src, text, pending, stop);
 				stop_others |= stop;
+				if (!stop_others)
+					release_exits(s, held);
 				continue;
 			}
 			/* Stops at breakpoints get the console's numbers. */
@@ -155,8 +198,12 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 		if ((deadline && now_ms() >= deadline) ||
 		    (s->terminate && *s->terminate))
 			break;
-		cmd = (struct dbgp_cmd){ .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
+		cmd = (struct dbgp_cmd){ .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS,
+					 .hold_exits = c->stopall };
 	}
+	/* The others stopped (or the wait ended): the exits go on. */
+	release_exits(s, held);
+	sdm_set_free(held);
 	if (!sdm_set_is_empty(pending))
 		dbg_result_add(&acc, SDM_MSG_REPLY, pending, DBGP_RUNNING);
 	dbg_pump_output(s, 0);
@@ -181,7 +228,7 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 void dbg_watch(struct dbg_console *c)
 {
 	struct dbg_session *s = c->s;
-	struct dbgp_cmd ask = { .verb = DBGP_WAIT, .wait_ms = 0 };
+	struct dbgp_cmd ask = { .verb = DBGP_WAIT, .wait_ms = 0, .hold_exits = c->stopall };
 	struct dbgp_cmd wait = { .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
 	struct sdm_idset *running = sdm_set_new(), *changed = sdm_set_new();
 	struct sdm_fe_result r = { 0 };

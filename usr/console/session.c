@@ -372,6 +372,9 @@ static void json_stop(struct dbg_session *s, const char *ranks, bool exited,
 	fprintf(s->out, "{\"type\":\"%s\",\"ranks\":", exited ? "exit" : "stop");
 	dbg_json_str(s->out, ranks);
 	while (dbgp_next_field(&fields, &f)) {
+		/* The backend's word to the console alone (release_exits()). */
+		if (f.klen == 4 && !strncmp(f.key, "held", 4))
+			continue;
 		fputc(',', s->out);
 		con_json_string(s->out, f.key, f.klen);
 		fputc(':', s->out);

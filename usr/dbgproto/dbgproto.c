@@ -96,8 +96,9 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 	case DBGP_EXEC:
 		if (!dbgp_exec_name(cmd->exec) || !exec_location_ok(cmd->exec, *arg))
 			return -EINVAL;
-		return fits(snprintf(buf, size, "%s %lu %s%s%s", verb, cmd->wait_ms,
-				     dbgp_exec_name(cmd->exec), *arg ? " " : "", arg), size);
+		return fits(snprintf(buf, size, "%s %lu%s %s%s%s", verb, cmd->wait_ms,
+				     cmd->hold_exits ? " hold" : "", dbgp_exec_name(cmd->exec),
+				     *arg ? " " : "", arg), size);
 	case DBGP_ATTACH:
 		if (cmd->pid <= 0 || !*arg)
 			return -EINVAL;
@@ -115,7 +116,8 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 		break;
 	}
 	if (verb_takes_wait(cmd->verb))
-		return fits(snprintf(buf, size, "%s %lu", verb, cmd->wait_ms), size);
+		return fits(snprintf(buf, size, "%s %lu%s", verb, cmd->wait_ms,
+				     cmd->hold_exits ? " hold" : ""), size);
 	if (verb_takes_text(cmd->verb) || (cmd->verb == DBGP_MPI && *arg))
 		return fits(snprintf(buf, size, "%s %s", verb, arg), size);
 	return fits(snprintf(buf, size, "%s", verb), size);
@@ -214,6 +216,10 @@ static int parse_args(enum dbgp_verb verb, const char *p, struct dbgp_cmd *ret)
 		ret->arg = p;
 		if (parse_wait(&p, &ret->wait_ms))
 			return -EINVAL;
+		if (!strncmp(p, " hold", 5) && (!p[5] || p[5] == ' ')) {
+			ret->hold_exits = true;
+			p += 5;
+		}
 		if (verb == DBGP_EXEC)
 			return parse_exec(p, ret);
 		return *p ? -EINVAL : 0;
@@ -459,6 +465,8 @@ size_t dbgp_stop_fields(char *buf, size_t size, const struct dbgp_stop *st)
 		add_field(buf, size, &len, "signal", "%s", st->signal);
 	if (st->exited && !st->signal)
 		add_field(buf, size, &len, "code", "%d", st->exit_code);
+	if (st->exited && st->held)
+		add_field(buf, size, &len, "held", "1");
 	if (st->exited)
 		return len;
 	if (st->func && strcmp(st->func, "??"))

@@ -20,3 +20,18 @@ ALL_TARGETS += $(LIB_DBGPROTO) $(DBGPROTO_TEST)
 HOST_TESTS  += $(DBGPROTO_TEST)
 
 -include $(DBGPROTO_OBJS:.o=.d) $(DBGPROTO_TEST:=.d)
+
+# libFuzzer target for the command parser and the reply readers (clang only).
+DBGPROTO_FUZZ_CC ?= clang
+DBGPROTO_FUZZER  := $(B)/tests/fuzz/dbgproto_fuzz_parse
+
+$(DBGPROTO_FUZZER): tests/fuzz/dbgproto_fuzz_parse.c $(DBGPROTO_SRCS) usr/include/crdbg/dbgproto.h
+	@mkdir -p $(dir $@)
+	$(DBGPROTO_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include \
+		-o $@ tests/fuzz/dbgproto_fuzz_parse.c $(DBGPROTO_SRCS)
+
+ifneq ($(shell command -v $(DBGPROTO_FUZZ_CC) 2>/dev/null),)
+ALL_TARGETS  += $(DBGPROTO_FUZZER)
+FUZZ_TARGETS += $(DBGPROTO_FUZZER)
+endif

@@ -75,6 +75,8 @@ struct gdbb {
 	uint64_t attach_token;
 	int attach_timer;
 	bool attach_answered, attach_stopped;
+	int exit_bp;		/* gdb's number of the exit point; 0: none */
+	bool hold_exits;	/* the last run command's "hold" */
 	struct mpiv mpi;	/* the rank's MPI state (libcrdbg-mpi) */
 	struct part_rank *parts;	/* its job checkpoint parts, made at the first */
 };
@@ -253,6 +255,71 @@ static void stop_values(struct dbgp_stop *ds, const struct mi_value *r)
 	ds->return_value = mi_get_str(r, "return-value");
 }
 
+/*
+ * The exit point, for the console's "hold": a breakpoint in the C
+ * library's _exit, which every exit() and return from main reaches
+ * before the exit_group system call, so that a rank ending with a code
+ * other than 0 can be held before its parent, the launcher, learns of
+ * it (Open MPI's mpirun then ends the other ranks: SIGTERM a second
+ * later). The code is _exit's first argument; gdb tests it itself, so
+ * an exit with 0 never stops. Pending until the C library is loaded.
+ */
+#if defined(__x86_64__)
+#define EXIT_CODE_REG	"$rdi"
+#elif defined(__aarch64__)
+#define EXIT_CODE_REG	"$x0"
+#elif defined(__riscv)
+#define EXIT_CODE_REG	"$a0"
+#elif defined(__powerpc64__)
+#define EXIT_CODE_REG	"$r3"
+#elif defined(__s390x__)
+#define EXIT_CODE_REG	"$r2"
+#endif
+
+static void set_exit_point(struct gdbb *g)
+{
+#ifdef EXIT_CODE_REG
+	struct mi_record *rec;
+	long long n;
+
+	if (mi_driver_cmd(g->d, &rec, "-break-insert -f -c \"(int)%s != 0\" _exit",
+			  EXIT_CODE_REG))
+		return;		/* exits are then never held */
+	if (!mi_get_int(mi_get(rec->results, "bkpt"), "number", &n) && n > 0 &&
+	    n <= INT32_MAX)
+		g->exit_bp = n;
+	mi_record_free(rec);
+#else
+	(void)g;
+#endif
+}
+
+/*
+ * A stop at the exit point: held there (true, ds describes the exit to
+ * come), or on its way out again (false) when the run command did not
+ * ask to hold exits.
+ */
+static bool exit_point_stop(struct gdbb *g, struct dbgp_stop *ds)
+{
+#ifdef EXIT_CODE_REG
+	char *code = NULL;
+
+	if (!g->hold_exits && mi_continue(g->d) == 0)
+		return false;
+	ds->exited = true;
+	ds->held = true;
+	ds->reason = "exited";	/* gdb's, for an exit with a code */
+	if (mi_print(g->d, "(int)" EXIT_CODE_REG, &code) == 0)
+		ds->exit_code = atoi(code);
+	free(code);
+	return true;
+#else
+	(void)g;
+	(void)ds;
+	return false;
+#endif
+}
+
 static void on_stop(struct gdbb *g, struct mi_record *rec)
 {
 	struct mi_frames fr = { 0 };
@@ -261,6 +328,19 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 	struct mi_stop st;
 
 	mi_stop_from_record(rec, &st);
+	if (!st.exited && g->exit_bp && st.bkptno == g->exit_bp &&
+	    !strcmp(st.reason, "breakpoint-hit")) {
+		if (!exit_point_stop(g, &ds)) {
+			mi_stop_release(&st);
+			return;		/* its exit is the next stop */
+		}
+		/* Stopped in gdb, "exited" for the console: exec continue ends it. */
+		describe_stop(g, &ds);
+		g->state = GDBB_STOPPED;
+		mi_stop_release(&st);
+		reply_stop(g, 0, true);
+		return;
+	}
 	if (!st.exited)
 		mpiv_stopped(&g->mpi, g->d, st.bkptno);
 	ds.exited = st.exited;
@@ -533,6 +613,7 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 	o.no_pty = true;
 	if (!start_gdb(g, req, &o))
 		return 0;
+	set_exit_point(g);
 	err = mi_attach_send(g->d, pid, &g->attach_token);
 	if (err) {
 		fail(g, req, err);
@@ -602,7 +683,10 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 		reply(g, req, 1, DBGP_ERROR "the program is already started");
 		return 0;
 	}
+	/* main's is gdb's breakpoint 1 (dbg_bp_note_start() counts on it). */
 	err = mi_driver_cmd(g->d, NULL, "-break-insert -t main");
+	if (!err)
+		set_exit_point(g);
 	if (!err)
 		err = mi_run(g->d);
 	running(g, req, wait_ms, err);
@@ -1143,6 +1227,9 @@ static int rank_command(struct gdbb *g, uint32_t req, const void *cmd,
 		bad_arguments(g, req, &c);
 		return 0;
 	}
+	if (c.verb == DBGP_START || c.verb == DBGP_EXEC || c.verb == DBGP_WAIT ||
+	    c.verb == DBGP_INTERRUPT)
+		g->hold_exits = c.hold_exits;
 	switch (c.verb) {
 	case DBGP_LOAD:
 		return do_load(g, req, &c);

@@ -19,16 +19,25 @@
  *                          reply "loaded"
  *   attach PID PROG        start gdb on PROG and attach it to PID
  *                          reply: a stop ("stopped: attached, FRAME")
- *   start WAIT             temporary breakpoint at main, run, wait for it
- *   exec WAIT KIND [LOC]   KIND: continue, step, next, finish, stepi,
+ *   start WAIT[ hold]      temporary breakpoint at main, run, wait for it
+ *   exec WAIT[ hold] KIND [LOC]
+ *                          KIND: continue, step, next, finish, stepi,
  *                          nexti, mpi-return (a rank stopped inside an
  *                          MPI call runs to just after it, in its
  *                          caller), until [LOC], advance LOC (only these
  *                          two take LOC, advance must); the reply is the
  *                          stop, or "running" after WAIT ms
- *   wait WAIT              the current stop, or wait for one
+ *   wait WAIT[ hold]       the current stop, or wait for one
  *                          ("not started" before start)
- *   interrupt WAIT         stop a running program (reply: the stop)
+ *   interrupt WAIT[ hold]  stop a running program (reply: the stop)
+ *                          hold, on any of these four, until the next of
+ *                          them: a rank about to end with a code other
+ *                          than 0 is held in the C library's _exit, before
+ *                          its parent (the launcher) can learn of it, and
+ *                          its reply is already "exited: code N" with the
+ *                          field held=1; an exec continue lets it end. So
+ *                          the console stops the other ranks before the
+ *                          launcher ends them. Without hold, exits go on
  *   print EXPR             "EXPR = VALUE"
  *   break LOC              "breakpoint N at FILE:LINE"
  *   bt                     "#0  func at file:line" lines
@@ -97,7 +106,8 @@
  * status), followed by the stop's fields for machines: DBGP_FIELDS
  * (\x1e), then KEY=VALUE pairs separated by DBGP_FIELD_SEP (\x1f), from
  * gdb's *stopped record (keys reason, bkptno, signal, code, func, file,
- * line, pc; a watchpoint's exp, old, new; a finish's value); control bytes in values become '?':
+ * line, pc; a watchpoint's exp, old, new; a finish's value; held for an
+ * exit held as above); control bytes in values become '?':
  *
  *   "...main at prog.c:12\x1ereason=breakpoint-hit\x1fbkptno=1\x1ffunc=main
  *    \x1ffile=prog.c\x1fline=12\x1fpc=0x401136"
@@ -173,6 +183,7 @@ enum dbgp_exec {
 struct dbgp_cmd {
 	enum dbgp_verb verb;
 	unsigned long wait_ms;	/* start, exec, wait, interrupt */
+	bool hold_exits;	/* start, exec, wait, interrupt: " hold" */
 	enum dbgp_exec exec;	/* exec */
 	int pid;		/* attach */
 	/*
@@ -255,6 +266,7 @@ int dbgp_next_field(const char **cursor, struct dbgp_field *ret);
 /* What gdb said about a stop or an exit (its *stopped record). */
 struct dbgp_stop {
 	bool exited;
+	bool held;		/* exited: held in _exit (field held=1) */
 	bool attached;		/* "stopped: attached": no reason field */
 	const char *reason;	/* gdb's: "breakpoint-hit", ...; NULL or "" */
 	int bkptno;		/* breakpoint-hit */
