@@ -402,6 +402,15 @@ TEST(held_exit_fields)
 	EXPECT_STREQ("exited: code 3\x1e" "code=3\x1f" "held=1", reply);
 	EXPECT_EQ(strlen(reply), n);
 	EXPECT_EQ(DBGP_REPLY_EXITED, dbgp_reply_kind(reply));
+	{
+		const char *cur = dbgp_reply_fields(reply);
+		struct dbgp_field f;
+		int held = 0;
+
+		while (cur && dbgp_next_field(&cur, &f))
+			held += dbgp_field_is(&f, "held") && !dbgp_field_is(&f, "hel");
+		EXPECT_EQ(1, held);
+	}
 	st.held = false;
 	n = dbgp_stop_text(reply, sizeof(reply), &st);
 	dbgp_stop_fields(reply + n, sizeof(reply) - n, &st);

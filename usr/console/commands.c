@@ -100,7 +100,7 @@ static bool held_exit(const char *text)
 	if (dbgp_reply_kind(text) != DBGP_REPLY_EXITED)
 		return false;
 	while (fields && dbgp_next_field(&fields, &f))
-		if (f.klen == 4 && !strncmp(f.key, "held", 4))
+		if (dbgp_field_is(&f, "held"))
 			return true;
 	return false;
 }

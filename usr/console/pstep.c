@@ -89,11 +89,6 @@ static bool unhex(const char *hex, size_t len, struct crdbg_mpi_state *st)
 	       st->magic == CRDBG_MPI_MAGIC && st->version == CRDBG_MPI_VERSION;
 }
 
-static bool key_is(const struct dbgp_field *f, const char *key)
-{
-	return f->klen == strlen(key) && !memcmp(f->key, key, f->klen);
-}
-
 /* One rank's answer to "mpi" (crdbg/dbgproto.h). */
 static void take_mpi(struct ps_rank *r, const char *text, bool error)
 {
@@ -115,13 +110,13 @@ static void take_mpi(struct ps_rank *r, const char *text, bool error)
 		r->line = 0;
 	}
 	while (fields && dbgp_next_field(&fields, &f)) {
-		if (key_is(&f, "state"))
+		if (dbgp_field_is(&f, "state"))
 			r->have_state = unhex(f.value, f.vlen, &r->st);
-		else if (key_is(&f, "func"))
+		else if (dbgp_field_is(&f, "func"))
 			snprintf(r->func, sizeof(r->func), "%.*s", (int)f.vlen, f.value);
-		else if (key_is(&f, "file"))
+		else if (dbgp_field_is(&f, "file"))
 			snprintf(r->file, sizeof(r->file), "%.*s", (int)f.vlen, f.value);
-		else if (key_is(&f, "line"))
+		else if (dbgp_field_is(&f, "line"))
 			r->line = atoi(f.value);
 	}
 }
@@ -217,7 +212,7 @@ static bool worth_showing(const char *text)
 	if (dbgp_reply_kind(text) == DBGP_REPLY_EXITED)
 		return true;
 	while (f && dbgp_next_field(&f, &fl))
-		if (key_is(&fl, "reason"))
+		if (dbgp_field_is(&fl, "reason"))
 			return !(fl.vlen == 18 && !memcmp(fl.value, "end-stepping-range", 18)) &&
 			       !(fl.vlen == 17 && !memcmp(fl.value, "function-finished", 17));
 	return false;
@@ -267,7 +262,7 @@ static int stop_line(const char *text)
 	struct dbgp_field fl;
 
 	while (f && dbgp_next_field(&f, &fl))
-		if (key_is(&fl, "line"))
+		if (dbgp_field_is(&fl, "line"))
 			return atoi(fl.value);
 	return 0;
 }

@@ -373,7 +373,7 @@ static void json_stop(struct dbg_session *s, const char *ranks, bool exited,
 	dbg_json_str(s->out, ranks);
 	while (dbgp_next_field(&fields, &f)) {
 		/* The backend's word to the console alone (release_exits()). */
-		if (f.klen == 4 && !strncmp(f.key, "held", 4))
+		if (dbgp_field_is(&f, "held"))
 			continue;
 		fputc(',', s->out);
 		con_json_string(s->out, f.key, f.klen);

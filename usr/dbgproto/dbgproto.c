@@ -363,6 +363,11 @@ int dbgp_next_field(const char **cursor, struct dbgp_field *ret)
 	return 0;
 }
 
+bool dbgp_field_is(const struct dbgp_field *f, const char *key)
+{
+	return f->klen == strlen(key) && !memcmp(f->key, key, f->klen);
+}
+
 int dbgp_frame_text(char *buf, size_t size, const char *func,
 		    const char *file, int line)
 {

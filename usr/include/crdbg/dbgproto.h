@@ -38,6 +38,7 @@
  *                          field held=1; an exec continue lets it end. So
  *                          the console stops the other ranks before the
  *                          launcher ends them. Without hold, exits go on
+ *                          at once
  *   print EXPR             "EXPR = VALUE"
  *   break LOC              "breakpoint N at FILE:LINE"
  *   bt                     "#0  func at file:line" lines
@@ -262,6 +263,8 @@ struct dbgp_field {
  * or with an empty key is skipped.
  */
 int dbgp_next_field(const char **cursor, struct dbgp_field *ret);
+/* Is f's key KEY? */
+bool dbgp_field_is(const struct dbgp_field *f, const char *key);
 
 /* What gdb said about a stop or an exit (its *stopped record). */
 struct dbgp_stop {
