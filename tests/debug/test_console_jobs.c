@@ -306,6 +306,60 @@ TEST_F_TIMEOUT(jobs, mpich_rank_abort_stops_the_others, 300)
 }
 
 /*
+ * exit(3) in rank 1 under MPICH: mpiexec.hydra SIGKILLs the other ranks
+ * the moment it learns of an exit with a code other than 0, so the
+ * console holds rank 1 in its exit until a run command names it. The
+ * others are stopped and stay there to be looked at for as long as the
+ * user likes (here after a pause hydra would have used); continue lets
+ * rank 1 end, and only then does hydra end the others.
+ */
+TEST_F_TIMEOUT(jobs, mpich_rank_exit_held_until_continue, 300)
+{
+	char lib[4200];
+	char *abs = realpath(MPI_LIB_MPICH, NULL);
+	const char *argv[] = { CRDBG, "debug", "--mpi-hold", "--", "mpiexec.hydra", "-n", "3",
+			       "-genv", "LD_PRELOAD", lib, MPI_JOBS_MPICH, "exit", NULL };
+	struct run *r = &self->r;
+	const char *out;
+
+	snprintf(lib, sizeof(lib), "%s", abs ? abs : MPI_LIB_MPICH);
+	free(abs);
+	if (!have_mpich())
+		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
+		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
+	ASSERT_EQ(0, run_start(r, argv, true)) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "continue\necho @@A\n"));
+	EXPECT_TRUE(run_read_until(r, "@@A\n")) TH_LOG("%s", r->buf);
+	sleep(2);
+	EXPECT_TRUE(say(r, "print total\nstatus\ncheckpoint\necho @@B\n"));
+	EXPECT_TRUE(run_read_until(r, "@@B\n")) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "continue\nstatus\necho @@END\nquit\n"));
+	EXPECT_TRUE(run_read_until(r, "@@END\n")) TH_LOG("%s", r->buf);
+	run_finish(r);
+	out = r->buf;
+	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: code 3\n"
+			       "stopping the other ranks [0,2] (stopall off leaves them running)\n"
+			       "[0,2]: stopped: signal SIGINT, main at "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[1] held in exit until a run command, kill or detach "
+			       "names it (the launcher would end the job)\n"))
+		TH_LOG("%s", out);
+	/* Two seconds on, the others are still there to be asked. */
+	EXPECT_NE(NULL, strstr(out, "\n[0]: total = 3\n[2]: total = 63\n")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, main at .*mpi_jobs\\.c:[0-9]+ "
+			     "\\(in (P?MPI_Barrier)\\)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
+	/* An image of a job its launcher is about to end: refused. */
+	EXPECT_NE(NULL, strstr(out, "\n(crdbg) checkpoint\nrank [1] is held in its exit (code not 0): "
+			       "no checkpoint of an ending job;")) TH_LOG("%s", out);
+	/* continue: rank 1 ends, and hydra ends the others. */
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "Cannot access memory")) TH_LOG("%s", out);
+}
+
+/*
  * Commands piped into the console (no terminal) are awaited watching the
  * session too: with the ranks left running by continue's timeout, rank
  * 1's segfault (when the test creates its trigger file) is announced,
@@ -395,6 +449,39 @@ TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
+}
+
+/*
+ * kill with a rank held in its exit: the live ranks are killed, the held
+ * one ends as it was ending, with its own code, which mpirun reports.
+ */
+TEST_F_TIMEOUT(jobs, mpi_held_exit_ends_with_kill, 300)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"continue\n"
+		"kill\n"
+		"status\n";
+	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
+			    MPI_JOBS, "exit", NULL };
+	const char *out;
+
+	if (!have_mpi() || access(MPI_JOBS, X_OK))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	mpi_env();
+	ASSERT_EQ(0, write_script(path, script));
+	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	unlink(path);
+	out = self->r.buf;
+	EXPECT_NE(NULL, strstr(out, "\n[1] held in exit until a run command, kill or detach "
+			       "names it (the launcher would end the job)\n(crdbg) kill\n"))
+		TH_LOG("%s", out);
+	/* mpirun's words on rank 1's exit may come before gdb's reply. */
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\]: exited: killed$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +exited +killed$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[mpirun\\] +Exit code: +3$")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
 }
 

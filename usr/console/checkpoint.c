@@ -688,6 +688,15 @@ static struct sdm_idset *checkable_ranks(struct dbg_ckpt *ck)
 	}
 	if (!all_stopped(s, live))
 		goto fail;
+	if (!sdm_set_is_empty(s->exit_held)) {
+		char *held = sdm_set_to_string(s->exit_held);
+
+		/* Its image would be of a job its launcher is about to end. */
+		dbg_error(s, "rank [%s] is held in its exit (code not 0): no checkpoint of an ending job; restart an earlier one, or continue to let it end",
+			  held ? held : "?");
+		free(held);
+		goto fail;
+	}
 	return live;
 fail:
 	sdm_set_free(live);
@@ -1036,6 +1045,18 @@ int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size
 	return -EIO;
 }
 
+/* Ranks of set held in their exit (commands.c): the exit never happened. */
+static void kill_held_exits(struct dbg_session *s, const struct sdm_idset *set)
+{
+	struct sdm_idset *held = sdm_set_copy(s->exit_held);
+
+	if (held && sdm_set_intersect(held, set) == 0 && !sdm_set_is_empty(held)) {
+		ranks_cli(s, held, NULL, "kill");
+		sdm_set_diff(s->exit_held, held);
+	}
+	sdm_set_free(held);
+}
+
 /* Up to 5 s for a killed process to be gone (its pid free for CRIU). */
 static void wait_gone(pid_t pid)
 {
@@ -1158,6 +1179,7 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		dbg_mpir_launcher_gone(ck->mpir);
 	/* Those that exited have nothing to kill (gdb would say so as an error). */
 	ranks_cli(s, stopped ? stopped : live, NULL, "kill");
+	kill_held_exits(s, live);
 	sdm_set_for_each(id, live)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);

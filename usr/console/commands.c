@@ -106,32 +106,16 @@ static bool held_exit(const char *text)
 }
 
 /*
- * Let the ranks held in their exit end: only now does the launcher learn
- * of it. They were reported "exited" already; what ending says is not
- * news, an error (the rank's gdb gone) changes nothing for the session.
- */
-static void release_exits(struct dbg_session *s, struct sdm_idset *held)
-{
-	struct dbgp_cmd go = { .verb = DBGP_EXEC, .exec = DBGP_EXEC_CONTINUE,
-			       .wait_ms = DBG_SLICE_MS };
-	struct sdm_fe_result r;
-
-	if (sdm_set_is_empty(held))
-		return;
-	if (dbg_send(s, held, &go, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r) == 0)
-		sdm_fe_result_free(&r);
-	sdm_set_clear(held);
-}
-
-/*
  * A run-control command: send first (which names its wait slice), then
  * "wait" rounds to the ranks still running, printing their output in
  * between, until every rank stopped, the console's timeout passed or
  * ^C (then the running ranks are interrupted). A fault of a rank while
  * others run is printed when it comes (and stops the others, with
  * stopall on); the rest is one merged report. With stopall on, a rank
- * that exits with a code other than 0 is held in its exit until the
- * others stopped: its launcher would otherwise end them first.
+ * that exits with a code other than 0 is held in its exit (s->exit_held)
+ * until a run command, kill or detach names it, or the session ends: its
+ * launcher would otherwise end the others while the user looks at them
+ * (Open MPI's mpirun a second later, MPICH's mpiexec.hydra at once).
  */
 static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			const char *display, const struct dbgp_cmd *first, bool user)
@@ -139,14 +123,16 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	struct dbg_session *s = c->s;
 	struct sdm_fe_result acc = { 0 }, r;
 	struct sdm_idset *pending = dbg_live(s, set), *held = sdm_set_new();
+	struct sdm_idset *was_held = sdm_set_copy(s->exit_held);
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
 	struct dbgp_cmd cmd = *first;
 	bool interrupting = false, stop_others = false;
 	int rc;
 
-	if (!pending || !held) {
+	if (!pending || !held || !was_held) {
 		sdm_set_free(pending);
 		sdm_set_free(held);
+		sdm_set_free(was_held);
 		return;
 	}
 	cmd.hold_exits = c->stopall;
@@ -178,7 +164,7 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			type = error ? SDM_MSG_ERROR : SDM_MSG_REPLY;
 			sdm_set_diff(pending, ev->src);
 			if (!error && held_exit(text))
-				sdm_set_union(held, ev->src);
+				sdm_set_union(s->exit_held, ev->src);
 			fault = fault_kind(text, error);
 			if (fault && !sdm_set_is_empty(pending)) {
 				bool stop = fault == FAULT_STOP_OTHERS && c->stopall &&
@@ -186,8 +172,6 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 
 				announce(c, display, type, ev->src, text, pending, stop);
 				stop_others |= stop;
-				if (!stop_others)
-					release_exits(s, held);
 				continue;
 			}
 			/* Stops at breakpoints get the console's numbers. */
@@ -201,15 +185,23 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 		cmd = (struct dbgp_cmd){ .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS,
 					 .hold_exits = c->stopall };
 	}
-	/* The others stopped (or the wait ended): the exits go on. */
-	release_exits(s, held);
-	sdm_set_free(held);
 	if (!sdm_set_is_empty(pending))
 		dbg_result_add(&acc, SDM_MSG_REPLY, pending, DBGP_RUNNING);
 	dbg_pump_output(s, 0);
 	dbg_flush_lines(s);
 	dbg_print_result(s, display, &acc);
 	dbg_bp_settle(c->bp);
+	sdm_set_assign(held, s->exit_held);
+	sdm_set_diff(held, was_held);
+	if (!sdm_set_is_empty(held)) {
+		char *str = sdm_set_to_string(held);
+
+		dbg_info(s, "[%s] held in exit until a run command, kill or detach names it "
+			 "(the launcher would end the job)", str ? str : "?");
+		free(str);
+	}
+	sdm_set_free(held);
+	sdm_set_free(was_held);
 	show_displays(c, set);
 	/* A stop the user's run command brought: the timeline's moment. */
 	if (user)
@@ -1083,6 +1075,7 @@ static int cmd_exec(struct dbg_console *c, const struct dbg_call *call)
 	}
 	if (kind == DBGP_EXEC_UNTIL || kind == DBGP_EXEC_ADVANCE)
 		cmd.arg = call->arg;
+	dbg_release_exits(c->s, call->set);
 	if ((kind == DBGP_EXEC_STEP || kind == DBGP_EXEC_NEXT) && c->pstep &&
 	    c->pstep->mpi) {
 		dbg_pstep_run(c->pstep, call->set, kind, call->display);
@@ -1105,12 +1098,16 @@ static int cmd_end(struct dbg_console *c, const struct dbg_call *call)
 	struct sdm_idset *live = dbg_live(s, call->set);
 	struct sdm_fe_result r, acc = { 0 };
 	bool kill = !strcmp(call->cmd->name, "kill");
+	bool held = sdm_set_intersects(s->exit_held, call->set);
 
 	if (!live)
 		return 0;
-	if (sdm_set_is_empty(live))
-		dbg_error(s, "no live rank in the set (every one exited or is lost)");
-	else if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0)
+	/* Ranks held in their exit end as they were ending, with their code. */
+	dbg_release_exits(s, call->set);
+	if (sdm_set_is_empty(live)) {
+		if (!held)
+			dbg_error(s, "no live rank in the set (every one exited or is lost)");
+	} else if (dbg_send(s, live, &cmd, DBG_CMD_TIMEOUT, &r) < 0)
 		dbg_error(s, "%s: no reply", call->cmd->name);
 	else {
 		for (unsigned int i = 0; i < r.nev; i++) {

@@ -81,7 +81,8 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 	s->state = calloc(n, sizeof(*s->state));
 	s->line = calloc(n, sizeof(*s->line));
 	s->focus = sdm_set_new();
-	if (!s->state || !s->line || !s->focus ||
+	s->exit_held = sdm_set_new();
+	if (!s->state || !s->line || !s->focus || !s->exit_held ||
 	    sdm_set_add_range(s->focus, 0, n - 1) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -174,6 +175,8 @@ static void nodes_of(const struct dbg_session *s, const struct sdm_idset *src,
 
 void dbg_session_stop(struct dbg_session *s)
 {
+	if (s->fe)
+		dbg_release_exits(s, NULL);
 	for (unsigned int i = s->nlisteners; i-- > 0;)
 		if (s->listener[i].ops->stop)
 			s->listener[i].ops->stop(s->listener[i].priv);
@@ -193,6 +196,7 @@ void dbg_session_stop(struct dbg_session *s)
 	s->host = NULL;
 	free(s->state);
 	sdm_set_free(s->focus);
+	sdm_set_free(s->exit_held);
 }
 
 struct sdm_idset *dbg_live(struct dbg_session *s, const struct sdm_idset *set)
@@ -226,6 +230,24 @@ int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
 	if (sdm_set_is_empty(set))
 		return 0;
 	return sdm_fe_command(s->fe, set, buf, timeout_ms, ret);
+}
+
+void dbg_release_exits(struct dbg_session *s, const struct sdm_idset *set)
+{
+	struct dbgp_cmd go = { .verb = DBGP_EXEC, .exec = DBGP_EXEC_CONTINUE,
+			       .wait_ms = DBG_SLICE_MS };
+	struct sdm_idset *go_set = s->exit_held ? sdm_set_copy(s->exit_held) : NULL;
+	struct sdm_fe_result r;
+
+	if (!go_set)
+		return;
+	if (set)
+		sdm_set_intersect(go_set, set);
+	if (!sdm_set_is_empty(go_set) &&
+	    dbg_send(s, go_set, &go, DBG_SLICE_MS + DBG_CMD_TIMEOUT, &r) == 0)
+		sdm_fe_result_free(&r);
+	sdm_set_diff(s->exit_held, go_set);
+	sdm_set_free(go_set);
 }
 
 void dbg_pass_launcher_signals(struct dbg_session *s, const struct sdm_idset *set)
@@ -372,7 +394,7 @@ static void json_stop(struct dbg_session *s, const char *ranks, bool exited,
 	fprintf(s->out, "{\"type\":\"%s\",\"ranks\":", exited ? "exit" : "stop");
 	dbg_json_str(s->out, ranks);
 	while (dbgp_next_field(&fields, &f)) {
-		/* The backend's word to the console alone (release_exits()). */
+		/* The backend's word to the console alone (dbg_release_exits()). */
 		if (dbgp_field_is(&f, "held"))
 			continue;
 		fputc(',', s->out);

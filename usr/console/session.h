@@ -71,6 +71,12 @@ struct dbg_session {
 	struct dbg_linebuf *line;	/* partial output lines, per rank */
 	struct dbg_linebuf launcher_line; /* the same for DBG_MPIRUN */
 	struct sdm_idset *focus;	/* default target of commands */
+	/*
+	 * Ranks reported "exited: code N" that their gdb still holds in
+	 * _exit (crdbg/dbgproto.h, hold): the launcher learns of the exit
+	 * only when dbg_release_exits() lets them end.
+	 */
+	struct sdm_idset *exit_held;
 	bool json;
 	FILE *out;
 	int wait_s;			/* run commands: 0 waits until they stop */
@@ -131,7 +137,14 @@ int dbg_session_set_hosts(struct dbg_session *s, char *const *host);
 void dbg_set_state(struct dbg_session *s, const struct sdm_idset *src,
 		   enum dbg_rank_state st);
 
-/* The listeners' stop hooks, then the SDM tree. */
+/*
+ * Let the ranks of set held in their exit end (every held one when set
+ * is NULL): a run command, kill or detach that names them, the session's
+ * end. What ending says is not news; a gdb gone changes nothing.
+ */
+void dbg_release_exits(struct dbg_session *s, const struct sdm_idset *set);
+
+/* Held exits let go, the listeners' stop hooks, then the SDM tree. */
 void dbg_session_stop(struct dbg_session *s);
 
 /*

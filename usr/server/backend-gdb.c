@@ -77,6 +77,7 @@ struct gdbb {
 	bool attach_answered, attach_stopped;
 	int exit_bp;		/* gdb's number of the exit point; 0: none */
 	bool hold_exits;	/* the last run command's "hold" */
+	bool exit_held;		/* stopped at the exit point: "exited" to status */
 	struct mpiv mpi;	/* the rank's MPI state (libcrdbg-mpi) */
 	struct part_rank *parts;	/* its job checkpoint parts, made at the first */
 };
@@ -337,6 +338,7 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 		/* Stopped in gdb, "exited" for the console: exec continue ends it. */
 		describe_stop(g, &ds);
 		g->state = GDBB_STOPPED;
+		g->exit_held = true;
 		mi_stop_release(&st);
 		reply_stop(g, 0, true);
 		return;
@@ -621,6 +623,7 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 	}
 	g->pid = pid;
 	g->state = GDBB_ATTACHING;
+	g->exit_held = false;
 	g->attach_req = req;
 	g->attach_answered = g->attach_stopped = false;
 	g->attach_timer = sdm_transport_add_timer(g->host.engine, GDBB_ATTACH_MS,
@@ -670,6 +673,7 @@ static void running(struct gdbb *g, uint32_t req, unsigned long wait_ms, int err
 		return;
 	}
 	g->state = GDBB_RUNNING;
+	g->exit_held = false;
 	pend(g, req, wait_ms);
 }
 
@@ -941,12 +945,15 @@ static int do_status(struct gdbb *g, uint32_t req)
 	if (g->state == GDBB_LOST)
 		dbgp_status_text(buf, sizeof(buf), "lost", g->gdb_pid, g->pid,
 				 g->lost + strlen(DBGP_LOST), 0);
-	else if (g->state == GDBB_STOPPED)
+	else if (g->state == GDBB_STOPPED && !g->exit_held)
 		dbgp_status_text(buf, sizeof(buf), state_name[g->state], g->gdb_pid,
 				 g->pid, g->where, g->pc);
+	else if (g->state == GDBB_STOPPED || g->state == GDBB_EXITED)
+		dbgp_status_text(buf, sizeof(buf), state_name[GDBB_EXITED], g->gdb_pid,
+				 g->pid, g->where, 0);
 	else
 		dbgp_status_text(buf, sizeof(buf), state_name[g->state], g->gdb_pid,
-				 g->pid, g->state == GDBB_EXITED ? g->where : "", 0);
+				 g->pid, "", 0);
 	reply(g, req, 0, buf);
 	return 0;
 }
@@ -964,6 +971,7 @@ static void ended_by(struct gdbb *g, const char *cmd)
 	if ((!kill && !detach) || (g->state != GDBB_STOPPED && g->state != GDBB_RUNNING))
 		return;
 	g->state = GDBB_EXITED;
+	g->exit_held = false;
 	snprintf(g->where, sizeof(g->where), DBGP_EXITED "%s", kill ? "killed" : "detached");
 	g->info[0] = 0;
 	g->pc = 0;
