@@ -8,6 +8,8 @@
 # checkpoint at 1% dirty and full vs lazy restart at $CKPT_BENCH_INCR_MB
 # MiB (default 256); the SHA-256 comparison at $CKPT_BENCH_DIGEST_MB
 # (default: the sizes of $CKPT_BENCH_MB). Prints Markdown sections on stdout.
+# $CKPT_BENCH_TRACE (a file): where a restart's time lies beyond crdbg's
+# phases, and a raw criu restore of crdbg's own images, one line a round.
 set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
@@ -251,7 +253,17 @@ crdbg_restart() {
 	prog=$incr wait_released
 	e=$EPOCHREALTIME; el=$(elapsed "$t" "$e")
 	stop; wait
+	[[ -n ${CKPT_BENCH_TRACE:-} ]] && trace_restart "crdbg${1+ $*}" "$t" "$e" "$work/rv.log"
 	echo "$el $(phases "$work/rv.log")"
+}
+# trace_restart WHAT T E LOG: with $CKPT_BENCH_TRACE (a file), where a
+# restart's time to released lies outside crdbg's own phases: from the
+# shell's start to crdbg's first mark, and from its release to the poll
+# seeing the program run (CLOCK_REALTIME, crdbg restart -v).
+trace_restart() {
+	local b r
+	read -r b r < <(sed -n 's/.*restart began at \([0-9.]*\), released at \([0-9.]*\) .*/\1 \2/p' "$4")
+	echo "$1 to-released $(elapsed "$2" "$3") before-crdbg's-start $(elapsed "$2" "${b:-$2}") after-its-release $(elapsed "${r:-$3}" "$3")" >>"$CKPT_BENCH_TRACE"
 }
 for mb in ${CKPT_BENCH_MB:-64}; do
 	: >"$work/st"
@@ -290,6 +302,19 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		e=$EPOCHREALTIME; ro=$(elapsed "$t" "$e")
 		stop
 		cr=$(crdbg_restart "$h")
+		# with $CKPT_BENCH_TRACE: raw criu restore of crdbg's own images
+		if [[ -n ${CKPT_BENCH_TRACE:-} ]]; then
+			rm -rf "$work/ci" && cp -a "$CRDBG_STORE/$h" "$work/ci"
+			cp "$work/o.at2" "$work/i.out"; cp "$work/e.at2" "$work/i.err"
+			t=$EPOCHREALTIME
+			criu restore -D "$work/ci" -o restore.log -d >/dev/null 2>&1 &
+			cpid=$!
+			prog=$incr wait_released
+			e=$EPOCHREALTIME
+			wait "$cpid"
+			stop
+			echo "raw to-released $rr; criu restore of crdbg's images to-released $(elapsed "$t" "$e")" >>"$CKPT_BENCH_TRACE"
+		fi
 		cf=$(crdbg_restart "$h" CRDBG_VERIFY=first)
 		"$crdbg" rm "$h"
 		[[ $(wc -w <<<"$cr") == 5 ]] || cr="$cr 0 0 0 0 0"

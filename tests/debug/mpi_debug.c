@@ -6,15 +6,18 @@
  * clears "spinning" (for crdbg attach). With "deadlock" rank 0 first
  * prints a line it reads from stdin, then even ranks wait in
  * recv_forever() for a message nobody sends and odd ranks in
- * barrier_forever() for a barrier the even ranks never join.
+ * barrier_forever() for a barrier the even ranks never join. A rank
+ * whose exit_code a debugger set exits with it after the barrier.
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static int value;
 static volatile int spinning = 1;
+volatile int exit_code;
 
 void spin(void)
 {
@@ -62,6 +65,8 @@ int main(int argc, char **argv)
 			barrier_forever();
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
+	if (exit_code)
+		exit(exit_code);
 	if (argc > 1 && !strcmp(argv[1], "spin"))
 		spin();
 	MPI_Finalize();

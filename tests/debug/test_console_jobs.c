@@ -458,30 +458,33 @@ TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
  */
 TEST_F_TIMEOUT(jobs, mpi_held_exit_ends_with_kill, 300)
 {
-	char path[] = "/tmp/crdbg-batch-XXXXXX";
-	static const char script[] =
-		"continue\n"
-		"kill\n"
-		"status\n";
-	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
-			    MPI_JOBS, "exit", NULL };
+	const char *argv[] = { CRDBG, "debug", "--", "mpirun", "--oversubscribe", "-n", "3",
+			       MPI_JOBS, "exit", NULL };
+	struct run *r = &self->r;
 	const char *out;
 
 	if (!have_mpi() || access(MPI_JOBS, X_OK))
 		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
 	mpi_env();
-	ASSERT_EQ(0, write_script(path, script));
-	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
-	unlink(path);
-	out = self->r.buf;
+	ASSERT_EQ(0, run_start(r, argv, true)) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "continue\necho @@A\n"));
+	EXPECT_TRUE(run_read_until(r, "@@A\n")) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "kill\nstatus\necho @@B\n"));
+	EXPECT_TRUE(run_read_until(r, "@@B\n")) TH_LOG("%s", r->buf);
+	/* mpirun's report of rank 1's exit comes when mpirun gets to it. */
+	EXPECT_TRUE(run_read_until(r, "Exit code:    3\n")) TH_LOG("%s", r->buf);
+	EXPECT_TRUE(say(r, "quit\n"));
+	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
+	out = r->buf;
 	EXPECT_NE(NULL, strstr(out, "\n[1] held in exit until a run command, kill or detach "
-			       "names it (the launcher would end the job)\n(crdbg) kill\n"))
+			       "names it (the launcher would end the job)\n"))
 		TH_LOG("%s", out);
 	/* mpirun's words on rank 1's exit may come before gdb's reply. */
 	EXPECT_TRUE(has_line(out, "^\\[0,2\\]: exited: killed$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +exited +killed$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[mpirun\\] +Exit code: +3$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[mpirun\\] +Process name: \\[\\[[0-9]+,1\\],1\\]$"))
+		TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
 }
 

@@ -35,7 +35,7 @@ if [[ ! -x $prog ]] || ! command -v mpirun >/dev/null; then
 	echo "ok 1 $freeze: console checkpoint of an MPI job # SKIP no mpirun, or $prog not built (mpicc missing at build time)"
 	exit 0
 fi
-echo "1..12"
+echo "1..17"
 
 block() {
 	printf 'echo === stacks %s\nstacks\nprint rank\nprint $pc\nprint $sp\necho === end\n' "$1"
@@ -120,4 +120,37 @@ check "a failed checkpoint says why in one line and the batch exits 1" said_why
 check "after a failed checkpoint stacks, rank, pc, sp are as before" \
 	eval 'has_compute "$work/f1" && cmp -s "$work/f1" "$work/f2"'
 check "after a failed checkpoint the job runs to its end" ran_to_end "$work/script-fail.out"
+
+# A rank that exits with a code other than 0 after the checkpoint is held
+# in its exit (commands.c): restart brings the whole job back, the held
+# rank killed before mpirun ever learnt of the exit, and it then runs to
+# its end.
+{
+	printf 'break compute\ncontinue\n'
+	block 1
+	echo checkpoint
+	printf '[1] set var exit_code = 3\ncontinue\nstatus\n'
+	echo restart
+	block 3
+	printf 'continue\nquit\n'
+} >"$work/script-exit"
+session script-exit
+part "$work/script-exit.out" 1 >"$work/e1"
+part "$work/script-exit.out" 3 >"$work/e3"
+held_exit() {
+	grep -qx '\[1\]: exited: code 3' "$1" &&
+		grep -q '^\[1\] held in exit until a run command' "$1" &&
+		grep -Eq '^\[1\] +exited +code 3$' "$1"
+}
+exit_unheard() { ! grep -q 'non-zero' "$@"; }
+check "rank 1's exit with code 3 is held, the session says so, status shows it exited" \
+	held_exit "$work/script-exit.out"
+check "restart from a held exit: the batch session exits 0" test "$rc" = 0
+check "after the restart stacks, rank, pc, sp are as at the checkpoint" \
+	eval 'has_compute "$work/e1" && cmp -s "$work/e1" "$work/e3"'
+diff "$work/e1" "$work/e3" | sed 's/^/# /'
+check "the job restarted from a held exit runs to its end" ran_to_end "$work/script-exit.out"
+check "mpirun never learnt of the held exit, no error" \
+	eval 'exit_unheard "$work/script-exit.out" "$work/script-exit.err" &&
+	      no_error "$work/script-exit.out" "$work/script-exit.err"'
 [[ $failed == 0 ]]

@@ -688,15 +688,6 @@ static struct sdm_idset *checkable_ranks(struct dbg_ckpt *ck)
 	}
 	if (!all_stopped(s, live))
 		goto fail;
-	if (!sdm_set_is_empty(s->exit_held)) {
-		char *held = sdm_set_to_string(s->exit_held);
-
-		/* Its image would be of a job its launcher is about to end. */
-		dbg_error(s, "rank [%s] is held in its exit (code not 0): no checkpoint of an ending job; restart an earlier one, or continue to let it end",
-			  held ? held : "?");
-		free(held);
-		goto fail;
-	}
 	return live;
 fail:
 	sdm_set_free(live);
@@ -722,7 +713,8 @@ static struct sdm_idset *restartable_ranks(struct dbg_ckpt *ck)
 			dbg_error(s, "rank %u is not stopped: interrupt it first", id);
 			goto fail;
 		}
-		exited |= s->state[id] == DBG_EXITED;
+		/* A rank held in its exit has not ended, nor has its job. */
+		exited |= s->state[id] == DBG_EXITED && !sdm_set_contains(s->exit_held, id);
 		if (sdm_set_add_element(set, id) < 0)
 			goto fail;
 	}
@@ -950,6 +942,20 @@ static bool checkpoint_job(struct dbg_ckpt *ck, unsigned int flags)
 	return true;
 }
 
+/* A rank held in its exit (commands.c): its job is about to end. */
+static bool job_ending(struct dbg_session *s)
+{
+	char *held;
+
+	if (sdm_set_is_empty(s->exit_held))
+		return false;
+	held = sdm_set_to_string(s->exit_held);
+	dbg_error(s, "rank [%s] is held in its exit (code not 0): no checkpoint of an ending job; restart an earlier one, or continue to let it end",
+		  held ? held : "?");
+	free(held);
+	return true;
+}
+
 int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen)
 {
 	struct dbg_session *s = ck->s;
@@ -963,6 +969,8 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 	if (out && outlen)
 		out[0] = 0;
 	choose_mode(ck);
+	if (job_ending(s))
+		return -1;
 	live = checkable_ranks(ck);
 	if (!live)
 		return -1;
@@ -1045,15 +1053,22 @@ int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size
 	return -EIO;
 }
 
-/* Ranks of set held in their exit (commands.c): the exit never happened. */
-static void kill_held_exits(struct dbg_session *s, const struct sdm_idset *set)
+/*
+ * Kill the ranks of stopped, and those of live held in their exit
+ * (commands.c): the job goes back, the exit never happened.
+ */
+static void kill_job_ranks(struct dbg_session *s, const struct sdm_idset *stopped,
+			   const struct sdm_idset *live)
 {
-	struct sdm_idset *held = sdm_set_copy(s->exit_held);
+	struct sdm_idset *doomed = sdm_set_copy(stopped), *held = sdm_set_copy(s->exit_held);
 
-	if (held && sdm_set_intersect(held, set) == 0 && !sdm_set_is_empty(held)) {
-		ranks_cli(s, held, NULL, "kill");
+	if (doomed && held && !sdm_set_intersect(held, live) && !sdm_set_union(doomed, held)) {
+		ranks_cli(s, doomed, NULL, "kill");
 		sdm_set_diff(s->exit_held, held);
+	} else {
+		ranks_cli(s, stopped, NULL, "kill");
 	}
+	sdm_set_free(doomed);
 	sdm_set_free(held);
 }
 
@@ -1127,6 +1142,9 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	choose_mode(ck);
 	if (ck->mpir && !ck->parts) {
 		live = checkable_ranks(ck);	/* mpirun's tree: the job still runs */
+		/* ...with its ranks held in their exit, which come back too */
+		if (live)
+			sdm_set_union(live, s->exit_held);
 	} else {
 		live = restartable_ranks(ck);
 		stopped = live ? dbg_live(s, live) : NULL;
@@ -1178,8 +1196,7 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	if (ck->mpir && ck->parts)
 		dbg_mpir_launcher_gone(ck->mpir);
 	/* Those that exited have nothing to kill (gdb would say so as an error). */
-	ranks_cli(s, stopped ? stopped : live, NULL, "kill");
-	kill_held_exits(s, live);
+	kill_job_ranks(s, stopped ? stopped : live, live);
 	sdm_set_for_each(id, live)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);
