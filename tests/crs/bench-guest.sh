@@ -9,7 +9,7 @@
 # MiB (default 256); the SHA-256 comparison at $CKPT_BENCH_DIGEST_MB
 # (default: the sizes of $CKPT_BENCH_MB). Prints Markdown sections on stdout.
 # $CKPT_BENCH_TRACE (a file): where a restart's time lies beyond crdbg's
-# phases, and a raw criu restore of crdbg's own images, one line a round.
+# phases, one line a restart.
 set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
@@ -302,19 +302,6 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		e=$EPOCHREALTIME; ro=$(elapsed "$t" "$e")
 		stop
 		cr=$(crdbg_restart "$h")
-		# with $CKPT_BENCH_TRACE: raw criu restore of crdbg's own images
-		if [[ -n ${CKPT_BENCH_TRACE:-} ]]; then
-			rm -rf "$work/ci" && cp -a "$CRDBG_STORE/$h" "$work/ci"
-			cp "$work/o.at2" "$work/i.out"; cp "$work/e.at2" "$work/i.err"
-			t=$EPOCHREALTIME
-			criu restore -D "$work/ci" -o restore.log -d >/dev/null 2>&1 &
-			cpid=$!
-			prog=$incr wait_released
-			e=$EPOCHREALTIME
-			wait "$cpid"
-			stop
-			echo "raw to-released $rr; criu restore of crdbg's images to-released $(elapsed "$t" "$e")" >>"$CKPT_BENCH_TRACE"
-		fi
 		cf=$(crdbg_restart "$h" CRDBG_VERIFY=first)
 		"$crdbg" rm "$h"
 		[[ $(wc -w <<<"$cr") == 5 ]] || cr="$cr 0 0 0 0 0"
