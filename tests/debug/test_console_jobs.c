@@ -349,6 +349,9 @@ TEST_F_TIMEOUT(jobs, mpich_rank_exit_held_until_continue, 300)
 	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, main at .*mpi_jobs\\.c:[0-9]+ "
 			     "\\(in (P?MPI_Barrier)\\)$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
+	/* The parallel step's rows, after status, know it too. */
+	EXPECT_TRUE(has_line(out, "^\\[1\\] exited$")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "\n[1] mpi_jobs.c:")) TH_LOG("%s", out);
 	/* An image of a job its launcher is about to end: refused. */
 	EXPECT_NE(NULL, strstr(out, "\n(crdbg) checkpoint\nrank [1] is held in its exit (code not 0): "
 			       "no checkpoint of an ending job;")) TH_LOG("%s", out);

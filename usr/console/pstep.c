@@ -129,6 +129,13 @@ static void look(struct dbg_pstep *p, const struct sdm_idset *set)
 	struct sdm_fe_result res;
 	sdm_id id;
 
+	/* Ranks that ended under other commands (continue, kill, a restart back). */
+	sdm_set_for_each(id, set) {
+		if (id >= p->n)
+			break;
+		p->r[id].exited = p->s->state[id] == DBG_EXITED;
+		p->r[id].lost |= p->s->state[id] == DBG_LOST;
+	}
 	if (!live || sdm_set_is_empty(live) ||
 	    dbg_send(p->s, live, &cmd, DBG_CMD_TIMEOUT, &res) < 0) {
 		sdm_set_free(live);
