@@ -129,7 +129,7 @@ check "after a failed checkpoint the job runs to its end" ran_to_end "$work/scri
 	printf 'break compute\ncontinue\n'
 	block 1
 	echo checkpoint
-	printf '[1] set var exit_code = 3\ncontinue\nstatus\n'
+	printf '[1] set var main::exit_code = 3\ncontinue\nstatus\n'
 	echo restart
 	block 3
 	printf 'continue\nquit\n'
