@@ -122,17 +122,16 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 {
 	struct dbg_session *s = c->s;
 	struct sdm_fe_result acc = { 0 }, r;
+	/* held: the ranks this command's replies newly hold in their exit */
 	struct sdm_idset *pending = dbg_live(s, set), *held = sdm_set_new();
-	struct sdm_idset *was_held = sdm_set_copy(s->exit_held);
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
 	struct dbgp_cmd cmd = *first;
 	bool interrupting = false, stop_others = false;
 	int rc;
 
-	if (!pending || !held || !was_held) {
+	if (!pending || !held) {
 		sdm_set_free(pending);
 		sdm_set_free(held);
-		sdm_set_free(was_held);
 		return;
 	}
 	cmd.hold_exits = c->stopall;
@@ -164,7 +163,7 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			type = error ? SDM_MSG_ERROR : SDM_MSG_REPLY;
 			sdm_set_diff(pending, ev->src);
 			if (!error && held_exit(text))
-				sdm_set_union(s->exit_held, ev->src);
+				sdm_set_union(held, ev->src);
 			fault = fault_kind(text, error);
 			if (fault && !sdm_set_is_empty(pending)) {
 				bool stop = fault == FAULT_STOP_OTHERS && c->stopall &&
@@ -191,8 +190,7 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	dbg_flush_lines(s);
 	dbg_print_result(s, display, &acc);
 	dbg_bp_settle(c->bp);
-	sdm_set_assign(held, s->exit_held);
-	sdm_set_diff(held, was_held);
+	sdm_set_union(s->exit_held, held);
 	if (!sdm_set_is_empty(held)) {
 		char *str = sdm_set_to_string(held);
 
@@ -201,7 +199,6 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 		free(str);
 	}
 	sdm_set_free(held);
-	sdm_set_free(was_held);
 	show_displays(c, set);
 	/* A stop the user's run command brought: the timeline's moment. */
 	if (user)
