@@ -9,7 +9,7 @@
 # MiB (default 256); the SHA-256 comparison at $CKPT_BENCH_DIGEST_MB
 # (default: the sizes of $CKPT_BENCH_MB). Prints Markdown sections on stdout.
 # $CKPT_BENCH_TRACE (a file): where a restart's time lies beyond crdbg's
-# phases, one line a restart.
+# phases, one line a restart, and each raw restore's time beside them.
 set -u
 top=${CRDBG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${CRDBG_BUILD:-$top/build}
@@ -293,6 +293,7 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		prog=$incr wait_released
 		e=$EPOCHREALTIME; rr=$(elapsed "$t" "$e")
 		wait "$cpid"
+		[[ -n ${CKPT_BENCH_TRACE:-} ]] && echo "criu restore to-released $rr" >>"$CKPT_BENCH_TRACE"
 		stop
 		# the measure before 2026-11-25: polled once criu returned
 		cp "$work/o.at1" "$work/i.out"; cp "$work/e.at1" "$work/i.err"
