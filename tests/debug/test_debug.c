@@ -426,6 +426,40 @@ TEST_F_TIMEOUT(debug, checkpoint_failure_puts_ranks_back, 300)
 	free(after);
 }
 
+/*
+ * A checkpoint of ranks started without libcrdbg is refused in one line
+ * that names them and says how to start the session instead, before
+ * anything is parked: no gdb error of the park hook reaches the user, and
+ * the ranks stay where they were and run to their end.
+ */
+TEST_F_TIMEOUT(debug, checkpoint_without_libcrdbg_one_line, 180)
+{
+	char path[] = "/tmp/crdbg-batch-XXXXXX";
+	static const char script[] =
+		"break compute\n"
+		"continue\n"
+		"checkpoint\n"
+		"status\n"
+		"delete\n"
+		"continue\n";
+	const char *a[] = { "-n", "2", "--batch", path, DEBUG_PROG, NULL };
+	int rc;
+
+	ASSERT_EQ(0, write_script(path, script));
+	rc = debug(&self->r, a);
+	unlink(path);
+	EXPECT_EQ(1, rc) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n(crdbg) checkpoint\ncheckpoint: rank [0-1] runs "
+			       "without libcrdbg, which parks the ranks for their image: start "
+			       "crdbg debug with --preload PATH/libcrdbg.so\n(crdbg) status\n"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "crdbg_runtime_info")) TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "hook park")) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]        stopped  breakpoint 2, compute"))
+		TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n")) TH_LOG("%s", self->r.buf);
+}
+
 /* -ex: an unknown command or a refused rank set fails the run too. */
 TEST_F_TIMEOUT(debug, ex_exit_status, 180)
 {

@@ -563,6 +563,13 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 		 * step. The user's choice stands.
 		 */
 		setenv("PMIX_MCA_gds", "hash", 0);
+		/*
+		 * Open MPI's mpirun prints a screenful on MPIR's deprecation
+		 * when a debugger attaches: addressed to the debugger's
+		 * vendor, it is noise to the user. The user's choice stands.
+		 */
+		if (m->probe.family == MPIR_FAMILY_ORTE)
+			setenv("OMPI_MPIR_DO_NOT_WARN", "1", 0);
 	}
 	if (launching && preload) {
 		/*
