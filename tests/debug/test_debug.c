@@ -460,6 +460,19 @@ TEST_F_TIMEOUT(debug, checkpoint_without_libcrdbg_one_line, 180)
 	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n")) TH_LOG("%s", self->r.buf);
 }
 
+/* gdb's return moves the ranks to the caller: status says so, not the breakpoint left. */
+TEST_F_TIMEOUT(debug, return_restates_the_stop, 180)
+{
+	const char *a[] = { "-n", "2", "-ex", "break compute", "-ex", "continue", "-ex", "return",
+			    "-ex", "status", "-ex", "delete", "-ex", "continue", DEBUG_PROG, NULL };
+
+	debug(&self->r, a);
+	EXPECT_NE(NULL, strstr(self->r.buf, "\n[0-1]        stopped  returned, main at "
+			       "tests/debug/prog_debug.c:")) TH_LOG("%s", self->r.buf);
+	EXPECT_EQ(NULL, strstr(self->r.buf, "stopped  breakpoint")) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "[0-1]: exited: code 0\n")) TH_LOG("%s", self->r.buf);
+}
+
 /* -ex: an unknown command or a refused rank set fails the run too. */
 TEST_F_TIMEOUT(debug, ex_exit_status, 180)
 {
@@ -488,7 +501,7 @@ TEST_F_TIMEOUT(debug, ex_exit_status, 180)
  */
 TEST_F_TIMEOUT(debug, mpir_launch, 240)
 {
-	const char *a[] = { "-ex", "break mpi_debug.c:compute", "-ex", "continue",
+	const char *a[] = { "-ex", "status", "-ex", "break mpi_debug.c:compute", "-ex", "continue",
 			    "-ex", "finish", "-ex", "print value", "-ex", "stacks",
 			    "-ex", "continue",
 			    "--", "mpirun", "--oversubscribe", "-n", "3", MPI_PROG,
@@ -498,6 +511,14 @@ TEST_F_TIMEOUT(debug, mpir_launch, 240)
 		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
 	mpi_env();
 	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	/*
+	 * Acquired: in MPI_Init, past Open MPI's debugger wait (returned
+	 * from it, or finished it when a rank was already inside), not at
+	 * the acquisition's own breakpoint there.
+	 */
+	EXPECT_EQ(NULL, strstr(self->r.buf, "ompi_rte_wait_for_debugger")) TH_LOG("%s", self->r.buf);
+	EXPECT_TRUE(strstr(self->r.buf, "  stopped  returned, ") ||
+		    strstr(self->r.buf, "  stopped  function-finished, ")) TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "[0-2]: breakpoint "))
 		TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, ", compute at "))

@@ -977,6 +977,29 @@ static void ended_by(struct gdbb *g, const char *cmd)
 	g->pc = 0;
 }
 
+/*
+ * gdb's return pops the selected frame: the rank now stands in the
+ * caller, moved by no event gdb reports. Its stop becomes "returned"
+ * there, so that status no longer shows the stop it has left (the
+ * MPIR acquisition's return from Open MPI's debugger wait showed a
+ * breakpoint the user never set).
+ */
+static void returned_by(struct gdbb *g, const char *cmd)
+{
+	struct dbgp_stop ds = { .reason = "returned" };
+	size_t n = strcspn(cmd, " \t");
+	struct mi_frames fr;
+
+	if (n != 6 || strncmp(cmd, "return", 6) || g->state != GDBB_STOPPED ||
+	    mi_backtrace(g->d, 1, &fr))
+		return;
+	if (fr.n)
+		stop_at_frame(&ds, &fr.frames[0]);
+	g->pc = ds.pc;
+	describe_stop(g, &ds);
+	mi_frames_release(&fr);
+}
+
 static int do_cli(struct gdbb *g, uint32_t req, const char *cmd)
 {
 	char quoted[DBGP_CMD_MAX * 2 + 8];
@@ -995,6 +1018,7 @@ static int do_cli(struct gdbb *g, uint32_t req, const char *cmd)
 	}
 	ended_by(g, cmd);
 	text = mi_driver_take_console(g->d);
+	returned_by(g, cmd);	/* after the text: its -stack-list-frames prints none */
 	if (!text)
 		return -ENOMEM;
 	n = strlen(text);
