@@ -474,8 +474,12 @@ TEST_F_TIMEOUT(jobs, mpi_held_exit_ends_with_kill, 300)
 	EXPECT_TRUE(run_read_until(r, "@@A\n")) TH_LOG("%s", r->buf);
 	EXPECT_TRUE(say(r, "kill\nstatus\necho @@B\n"));
 	EXPECT_TRUE(run_read_until(r, "@@B\n")) TH_LOG("%s", r->buf);
-	/* mpirun's report of rank 1's exit comes when mpirun gets to it. */
-	EXPECT_TRUE(run_read_until(r, "Exit code:    3\n")) TH_LOG("%s", r->buf);
+	/*
+	 * mpirun's last words come when it gets to them ("mpirun detected
+	 * ..." naming rank 1 and its code, or "mpirun noticed ..." naming
+	 * a killed rank it reaped first: CI saw both).
+	 */
+	EXPECT_TRUE(run_read_until(r, "[mpirun] mpirun ")) TH_LOG("%s", r->buf);
 	EXPECT_TRUE(say(r, "quit\n"));
 	EXPECT_EQ(0, run_finish(r)) TH_LOG("%s", r->buf);
 	out = r->buf;
@@ -486,7 +490,8 @@ TEST_F_TIMEOUT(jobs, mpi_held_exit_ends_with_kill, 300)
 	EXPECT_TRUE(has_line(out, "^\\[0,2\\]: exited: killed$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +exited +killed$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +code 3$")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[mpirun\\] +Process name: \\[\\[[0-9]+,1\\],1\\]$"))
+	/* rank 1's code reached mpirun: the killed ranks return none */
+	EXPECT_NE(NULL, strstr(out, "1 process returned\n[mpirun] a non-zero exit code."))
 		TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "error")) TH_LOG("%s", out);
 }
