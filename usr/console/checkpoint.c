@@ -244,35 +244,6 @@ static int ranks_hook(struct dbg_session *s, const struct sdm_idset *set, char *
 	return ranks_cmd(s, set, text, &cmd);
 }
 
-/*
- * The ranks of set whose program has no libcrdbg (no crdbg_runtime_info,
- * which the park hook needs), asked without a word to the user: a new
- * set, or NULL when every rank has it (or on no memory: the park then
- * fails and says so).
- */
-static struct sdm_idset *ranks_without_libcrdbg(struct dbg_session *s,
-						const struct sdm_idset *set)
-{
-	struct dbgp_cmd cmd = { .verb = DBGP_CLI, .arg = "info address crdbg_runtime_info" };
-	struct sdm_fe_result r = { 0 };
-	struct sdm_idset *lack = NULL;
-
-	if (dbg_send(s, set, &cmd, DBG_LOAD_TIMEOUT, &r) == 0) {
-		for (unsigned int i = 0; i < r.nev; i++) {
-			bool error;
-			const char *t = dbg_event_text(s, r.ev[i].type, r.ev[i].src,
-						       (const char *)r.ev[i].payload, &error);
-
-			/* gdb's "No symbol"; a lost rank is the park's to report */
-			if (error && dbgp_reply_kind(t) == DBGP_REPLY_ERROR &&
-			    (lack || (lack = sdm_set_new())))
-				sdm_set_union(lack, r.ev[i].src);
-		}
-	}
-	sdm_fe_result_free(&r);
-	return lack;
-}
-
 static int rank_pid(struct dbg_session *s, sdm_id id)
 {
 	struct dbgp_cmd status = { .verb = DBGP_STATUS };
@@ -987,6 +958,9 @@ static bool job_ending(struct dbg_session *s)
 
 int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen)
 {
+	/* the park hook needs the runtime's crdbg_runtime_info */
+	static const struct dbgp_cmd has_libcrdbg = {
+		.verb = DBGP_CLI, .arg = "info address crdbg_runtime_info" };
 	struct dbg_session *s = ck->s;
 	struct sdm_idset *live, *lacking;
 	char handles[4096] = "", h[256];
@@ -1012,8 +986,8 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		}
 	}
 	/* One line before anything is touched, not gdb's errors from the park. */
-	lacking = ranks_without_libcrdbg(s, live);
-	if (lacking) {
+	lacking = dbg_ranks_replying(s, live, &has_libcrdbg, DBG_LOAD_TIMEOUT, "No symbol");
+	if (lacking && !sdm_set_is_empty(lacking)) {
 		char *l = sdm_set_to_string(lacking);
 
 		dbg_error(s, "checkpoint: rank [%s] runs without libcrdbg, which parks the ranks for their image: start crdbg debug with --preload PATH/libcrdbg.so",
@@ -1022,6 +996,7 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		sdm_set_free(lacking);
 		goto out;
 	}
+	sdm_set_free(lacking);
 	snprintf(park, sizeof(park), "park %llu",
 		 (unsigned long long)(CRDBG_HOOK_DEBUG_SET | CRDBG_CRS_STATE_PARK));
 	if (ranks_hook(s, live, NULL, park) ||

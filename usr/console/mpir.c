@@ -381,25 +381,6 @@ static char **launcher_argv(struct dbg_mpir *m, char *const *argv,
 	return v;
 }
 
-/* The ranks of set whose reply to c contains needle (malloc'd). */
-static struct sdm_idset *ranks_replying(struct dbg_session *s,
-					const struct sdm_idset *set,
-					const struct dbgp_cmd *c, const char *needle)
-{
-	struct sdm_idset *yes = sdm_set_new();
-	struct sdm_fe_result r;
-
-	if (!yes || sdm_set_is_empty(set) ||
-	    dbg_send(s, set, c, DBG_CMD_TIMEOUT, &r))
-		return yes;
-	for (unsigned int i = 0; i < r.nev; i++)
-		if (r.ev[i].type == SDM_MSG_REPLY &&
-		    memmem(r.ev[i].payload, r.ev[i].len, needle, strlen(needle)))
-			sdm_set_union(yes, r.ev[i].src);
-	sdm_fe_result_free(&r);
-	return yes;
-}
-
 static void ranks_do(struct dbg_session *s, const struct sdm_idset *set,
 		     const struct dbgp_cmd *c)
 {
@@ -466,14 +447,14 @@ static void hold_orte_ranks(struct dbg_mpir *m, const struct sdm_idset *all)
 	struct dbg_session *s = m->s;
 	struct sdm_idset *early, *mpi;
 
-	early = ranks_replying(s, all, &where, "No symbol");
+	early = dbg_ranks_replying(s, all, &where, DBG_CMD_TIMEOUT, "No symbol");
 	if (early && !sdm_set_is_empty(early)) {
 		ranks_cli(s, early, "tbreak main");
 		ranks_exec(s, early, DBGP_EXEC_CONTINUE);
 	}
 	sdm_set_free(early);
-	mpi = ranks_replying(s, all, &where, " is at ");
-	m->inside = mpi ? ranks_replying(s, mpi, &bt, ORTE_HOLD_FUNC) : NULL;
+	mpi = dbg_ranks_replying(s, all, &where, DBG_CMD_TIMEOUT, " is at ");
+	m->inside = mpi ? dbg_ranks_replying(s, mpi, &bt, DBG_CMD_TIMEOUT, ORTE_HOLD_FUNC) : NULL;
 	m->held = mpi ? sdm_set_copy(mpi) : NULL;
 	if (m->held && m->inside)
 		sdm_set_diff(m->held, m->inside);

@@ -171,6 +171,17 @@ int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
 	     struct sdm_fe_result *ret);
 
 /*
+ * The ranks of set whose reply to cmd contains needle, its text or gdb's
+ * error ("No symbol ..."), asked without a word to the user (a lost
+ * rank is marked lost and is not among them): a new set, empty when
+ * none (NULL on ENOMEM).
+ */
+struct sdm_idset *dbg_ranks_replying(struct dbg_session *s,
+				     const struct sdm_idset *set,
+				     const struct dbgp_cmd *cmd, uint32_t timeout_ms,
+				     const char *needle);
+
+/*
  * Reply text of an event as the console shows it, and whether it is an
  * error. Errors the SDM made (a server that died) come back as "lost: ..."
  * and mark their ranks lost.

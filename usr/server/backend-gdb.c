@@ -958,15 +958,22 @@ static int do_status(struct gdbb *g, uint32_t req)
 	return 0;
 }
 
+/* Whether a CLI command's first word is word. */
+static bool cli_verb_is(const char *cmd, const char *word)
+{
+	size_t n = strcspn(cmd, " \t");
+
+	return n == strlen(word) && !strncmp(cmd, word, n);
+}
+
 /*
  * gdb's kill and detach end the program's run under this gdb (no
  * *stopped record says so): status shows "killed" or "detached".
  */
 static void ended_by(struct gdbb *g, const char *cmd)
 {
-	size_t n = strcspn(cmd, " \t");
-	bool kill = (n == 4 && !strncmp(cmd, "kill", 4)) || (n == 1 && *cmd == 'k');
-	bool detach = n == 6 && !strncmp(cmd, "detach", 6);
+	bool kill = cli_verb_is(cmd, "kill") || cli_verb_is(cmd, "k");
+	bool detach = cli_verb_is(cmd, "detach");
 
 	if ((!kill && !detach) || (g->state != GDBB_STOPPED && g->state != GDBB_RUNNING))
 		return;
@@ -987,10 +994,9 @@ static void ended_by(struct gdbb *g, const char *cmd)
 static void returned_by(struct gdbb *g, const char *cmd)
 {
 	struct dbgp_stop ds = { .reason = "returned" };
-	size_t n = strcspn(cmd, " \t");
 	struct mi_frames fr;
 
-	if (n != 6 || strncmp(cmd, "return", 6) || g->state != GDBB_STOPPED ||
+	if (!cli_verb_is(cmd, "return") || g->state != GDBB_STOPPED ||
 	    mi_backtrace(g->d, 1, &fr))
 		return;
 	if (fr.n)
