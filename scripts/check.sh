@@ -23,13 +23,21 @@ rm -rf "$results"
 mkdir -p "$results/host" "$results/guest"
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "check: CRDBG_LANES wants a positive number, got '$lanes'" >&2; exit 2; }
 
+host_start=$(date +%s)
 for t in $host_tests; do
 	name=$(basename "$t")
 	echo "== host: $name"
+	start=$(date +%s)
 	(cd "$top" && timeout 600 "$t") >"$results/host/$name.tap" 2>&1
 	echo "exit=$?" >"$results/host/$name.exit"
 	grep -E '^(not )?ok |^# SKIP|^Bail out' "$results/host/$name.tap" | sed 's/^/   /'
+	echo "$(($(date +%s) - start)) $name" >>"$results/host/.seconds"
 done
+# where the host part's time went: its slowest tests
+[ -s "$results/host/.seconds" ] &&
+	echo "   host: $(($(date +%s) - host_start)) s;" \
+		"$(sort -nr "$results/host/.seconds" | head -n 8 |
+		   awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 
 # group_opt GROUP KEY: the value of the group script's "# KEY: ..." line.
 group_opt() {

@@ -21,6 +21,13 @@
 
 #define DBG_LINE_MAX	4096	/* a longer output line is printed in pieces */
 #define DBG_INIT_TIMEOUT	30000	/* servers up and connected */
+/*
+ * ...when a launcher starts them on the job's nodes: a Slurm step is
+ * seconds on an idle cluster, but 25 s was measured in the loaded TCG
+ * guest, and a busy controller is slower still. A launcher that fails
+ * ends the wait at once (Documentation/sdm.md, Startup).
+ */
+#define DBG_REMOTE_INIT_TIMEOUT	120000
 #define DBG_START_TRIES		3
 
 /*
@@ -105,12 +112,15 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 		cfg.launcher = where->launcher;
 		cfg.hosts = where->hosts;
 		cfg.secret_stdin = true;
+		cfg.init_timeout_ms = DBG_REMOTE_INIT_TIMEOUT;
 	}
 	srand(getpid() ^ time(NULL));
 	/*
 	 * Servers bind from base_port upwards; a random base keeps sessions
 	 * (and other SDM users) on one host apart. Once more elsewhere if a
-	 * crowded range made the start fail.
+	 * crowded range made the start fail. Servers a launcher starts on
+	 * other nodes that did not come in time are not launched again:
+	 * the same wait would come again, and the user waits for every one.
 	 */
 	for (int tries = 0; tries < DBG_START_TRIES; tries++) {
 		cfg.base_port = 20000 + rand() % 30000;
@@ -119,7 +129,7 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 			sdm_fe_stop(s->fe);
 			s->fe = NULL;
 		}
-		if (rc != -ETIMEDOUT && rc != -EHOSTDOWN)
+		if ((rc != -ETIMEDOUT || cfg.launcher) && rc != -EHOSTDOWN)
 			break;
 	}
 	return rc;
