@@ -444,18 +444,27 @@ static void hold_orte_ranks(struct dbg_mpir *m, const struct sdm_idset *all)
 	struct dbgp_cmd where = { .verb = DBGP_CLI,
 				  .arg = "info address " ORTE_HOLD_FUNC };
 	struct dbgp_cmd bt = { .verb = DBGP_BT };
+	static const char *const replies[] = { "No symbol", " is at " };
 	struct dbg_session *s = m->s;
-	struct sdm_idset *early, *mpi;
+	struct sdm_idset *sorted[2], *mpi;
 
-	early = dbg_ranks_replying(s, all, &where, DBG_CMD_TIMEOUT, "No symbol");
-	if (early && !sdm_set_is_empty(early)) {
-		ranks_cli(s, early, "tbreak main");
-		ranks_exec(s, early, DBGP_EXEC_CONTINUE);
+	if (dbg_ranks_sort(s, all, &where, DBG_CMD_TIMEOUT, replies, sorted, 2))
+		return;
+	mpi = sorted[1];
+	/* A rank acquired before libmpi was mapped runs to main, then says. */
+	if (!sdm_set_is_empty(sorted[0])) {
+		struct sdm_idset *late;
+
+		ranks_cli(s, sorted[0], "tbreak main");
+		ranks_exec(s, sorted[0], DBGP_EXEC_CONTINUE);
+		late = dbg_ranks_replying(s, sorted[0], &where, DBG_CMD_TIMEOUT, " is at ");
+		if (late)
+			sdm_set_union(mpi, late);
+		sdm_set_free(late);
 	}
-	sdm_set_free(early);
-	mpi = dbg_ranks_replying(s, all, &where, DBG_CMD_TIMEOUT, " is at ");
-	m->inside = mpi ? dbg_ranks_replying(s, mpi, &bt, DBG_CMD_TIMEOUT, ORTE_HOLD_FUNC) : NULL;
-	m->held = mpi ? sdm_set_copy(mpi) : NULL;
+	sdm_set_free(sorted[0]);
+	m->inside = dbg_ranks_replying(s, mpi, &bt, DBG_CMD_TIMEOUT, ORTE_HOLD_FUNC);
+	m->held = sdm_set_copy(mpi);
 	if (m->held && m->inside)
 		sdm_set_diff(m->held, m->inside);
 	if (m->held)

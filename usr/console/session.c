@@ -242,27 +242,50 @@ int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
 	return sdm_fe_command(s->fe, set, buf, timeout_ms, ret);
 }
 
-struct sdm_idset *dbg_ranks_replying(struct dbg_session *s,
-				     const struct sdm_idset *set,
-				     const struct dbgp_cmd *cmd, uint32_t timeout_ms,
-				     const char *needle)
+int dbg_ranks_sort(struct dbg_session *s, const struct sdm_idset *set,
+		   const struct dbgp_cmd *cmd, uint32_t timeout_ms,
+		   const char *const needles[], struct sdm_idset *out[],
+		   unsigned int n)
 {
-	struct sdm_idset *yes = sdm_set_new();
 	struct sdm_fe_result r;
+	unsigned int i, k;
 
-	if (!yes || sdm_set_is_empty(set) || dbg_send(s, set, cmd, timeout_ms, &r))
-		return yes;
-	for (unsigned int i = 0; i < r.nev; i++) {
+	for (k = 0; k < n; k++) {
+		out[k] = sdm_set_new();
+		if (!out[k]) {
+			while (k--) {
+				sdm_set_free(out[k]);
+				out[k] = NULL;
+			}
+			return -ENOMEM;
+		}
+	}
+	if (sdm_set_is_empty(set) || dbg_send(s, set, cmd, timeout_ms, &r))
+		return 0;
+	for (i = 0; i < r.nev; i++) {
 		bool error;
 		const char *t = dbg_event_text(s, r.ev[i].type, r.ev[i].src,
 					       (const char *)r.ev[i].payload, &error);
 
 		/* gdb's own errors count ("No symbol ..."), a lost server's not */
-		if ((!error || dbgp_reply_kind(t) == DBGP_REPLY_ERROR) && strstr(t, needle))
-			sdm_set_union(yes, r.ev[i].src);
+		if (error && dbgp_reply_kind(t) != DBGP_REPLY_ERROR)
+			continue;
+		for (k = 0; k < n; k++)
+			if (strstr(t, needles[k]))
+				sdm_set_union(out[k], r.ev[i].src);
 	}
 	sdm_fe_result_free(&r);
-	return yes;
+	return 0;
+}
+
+struct sdm_idset *dbg_ranks_replying(struct dbg_session *s,
+				     const struct sdm_idset *set,
+				     const struct dbgp_cmd *cmd, uint32_t timeout_ms,
+				     const char *needle)
+{
+	struct sdm_idset *yes;
+
+	return dbg_ranks_sort(s, set, cmd, timeout_ms, &needle, &yes, 1) ? NULL : yes;
 }
 
 void dbg_release_exits(struct dbg_session *s, const struct sdm_idset *set)

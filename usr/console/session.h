@@ -171,11 +171,17 @@ int dbg_send(struct dbg_session *s, const struct sdm_idset *set,
 	     struct sdm_fe_result *ret);
 
 /*
- * The ranks of set whose reply to cmd contains needle, its text or gdb's
- * error ("No symbol ..."), asked without a word to the user (a lost
- * rank is marked lost and is not among them): a new set, empty when
- * none (NULL on ENOMEM).
+ * Ask set cmd once, without a word to the user, and sort the ranks by
+ * their reply: out[i] is a new set of the ranks whose reply, its text or
+ * gdb's error ("No symbol ..."), contains needles[i] (a lost rank is
+ * marked lost and is in none). 0, or -ENOMEM with every out[i] NULL.
  */
+int dbg_ranks_sort(struct dbg_session *s, const struct sdm_idset *set,
+		   const struct dbgp_cmd *cmd, uint32_t timeout_ms,
+		   const char *const needles[], struct sdm_idset *out[],
+		   unsigned int n);
+
+/* dbg_ranks_sort() for one needle: a new set (NULL on ENOMEM). */
 struct sdm_idset *dbg_ranks_replying(struct dbg_session *s,
 				     const struct sdm_idset *set,
 				     const struct dbgp_cmd *cmd, uint32_t timeout_ms,
