@@ -9,8 +9,10 @@
 # boots its groups one after another, and the groups are dealt to the
 # lanes longest first by the "# vm-time: SECONDS" line of their scripts
 # (their wall time measured on an idle machine), each to the lane with
-# the least time so far. CRDBG_GUEST_CPUS=N gives every guest N CPUs
-# (scripts/vm --cpus).
+# the least time so far. Every guest gets one CPU (CRDBG_GUEST_CPUS=N
+# gives it N), unless its group asks for more ("# vm-options: --cpus 2"):
+# two lanes of one-CPU guests keep the two cores busy, where two-CPU
+# guests would take turns on them (Documentation/testing.md, "Guest lanes").
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +56,7 @@ run_group() {
 	start=$(date +%s)
 	for attempt in 1 2; do
 		"$top/scripts/vm" --timeout "${CRDBG_GUEST_TIMEOUT:-900}" \
-			${CRDBG_GUEST_CPUS:+--cpus $CRDBG_GUEST_CPUS} $vmopts \
+			--cpus "${CRDBG_GUEST_CPUS:-1}" $vmopts \
 			--results "$results/guest/$g" -- \
 			"$top/tests/guest/run-group" "$g" >>"$results/guest/$g.log" 2>&1 &
 		vm=$!

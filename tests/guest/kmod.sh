@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest group "kmod": crdbg.ko's own tests (freeze, permissions, hook push,
 # netlink fuzzing, unload while frozen). Sourced by tests/guest/run-group.
+# Two CPUs: the freeze and the hook push must catch threads running on
+# another CPU.
+# vm-options: --cpus 2
 # vm-time: 54
 kt=$CRDBG_BUILD/tests/kmod
 
