@@ -5,6 +5,7 @@
  * console's output checked line by line.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -660,11 +661,74 @@ TEST_F_TIMEOUT(debug, mpir_attach, 240)
 	run_free(&mpirun);
 }
 
+/* The first pid in /proc/PID/task/PID/children, or 0 after ~10 s. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		int child = 0;
+
+		if (f && fscanf(f, "%d", &child) != 1)
+			child = 0;
+		if (f)
+			fclose(f);
+		if (child > 0)
+			return child;
+		usleep(20000);
+	}
+	return 0;
+}
+
+/*
+ * A rank whose gdb cannot attach (it waits in vfork(), where no stop can
+ * reach it) is given up after --attach-timeout, not the default minutes,
+ * and is left running: once its vfork ends it goes on to its end.
+ */
+TEST_F_TIMEOUT(debug, mpir_attach_timeout, 180)
+{
+	char prog[PATH_MAX], go[] = "/tmp/crdbg-vfork-go.XXXXXX", pid[16];
+	const char *job[] = { MPIR_LAUNCHER, prog, "vfork", go, NULL };
+	const char *argv[] = { CRDBG, "attach", "--attach-timeout", "3", "-ex", "status",
+			       pid, NULL };
+	struct run launcher;
+	pid_t rank;
+	int fd;
+
+	if (access(MPIR_LAUNCHER, X_OK))
+		SKIP(return, "%s not built", MPIR_LAUNCHER);
+	ASSERT_NE(NULL, realpath(DEBUG_PROG, prog));
+	fd = mkstemp(go);
+	ASSERT_LE(0, fd);
+	close(fd);
+	unlink(go);
+	ASSERT_EQ(0, run_start(&launcher, job, false));
+	rank = first_child(launcher.pid);
+	ASSERT_LT(0, rank);
+	ASSERT_LT(0, first_child(rank)) TH_LOG("the rank never called vfork()");
+	snprintf(pid, sizeof(pid), "%d", launcher.pid);
+	ASSERT_EQ(0, run_start(&self->r, argv, false));
+	EXPECT_NE(0, run_finish(&self->r)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "gdb did not attach within 3 s"))
+		TH_LOG("%s", self->r.buf);
+	/* The attach's SIGSTOP did not outlive it: the rank ends normally. */
+	fd = open(go, O_CREAT | O_WRONLY, 0600);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_TRUE(run_read_until(&launcher, "vfork over")) TH_LOG("%s", launcher.buf);
+	EXPECT_EQ(0, run_finish(&launcher)) TH_LOG("%s", launcher.buf);
+	unlink(go);
+	run_free(&launcher);
+}
+
 /* Bad invocations fail with one clear line and no session. */
 TEST(bad_usage)
 {
 	const char *none[] = { "-n", "2", NULL };
 	const char *zero[] = { "-n", "0", DEBUG_PROG, NULL };
+	const char *no_time[] = { "--attach-timeout", "0", DEBUG_PROG, NULL };
 	const char *missing[] = { "-n", "2", "/nonexistent/prog", NULL };
 	struct run r;
 
@@ -673,6 +737,10 @@ TEST(bad_usage)
 	run_free(&r);
 	EXPECT_EQ(2, debug(&r, zero));
 	EXPECT_NE(NULL, strstr(r.buf, "-n wants")) TH_LOG("%s", r.buf);
+	run_free(&r);
+	EXPECT_EQ(2, debug(&r, no_time));
+	EXPECT_NE(NULL, strstr(r.buf, "--attach-timeout wants 1..86400 seconds, not '0'"))
+		TH_LOG("%s", r.buf);
 	run_free(&r);
 	EXPECT_EQ(1, debug(&r, missing));
 	EXPECT_NE(NULL, strstr(r.buf, "cannot run /nonexistent/prog")) TH_LOG("%s", r.buf);

@@ -12,6 +12,7 @@
 #include "crdbg/console.h"
 
 #define DEBUG_MAX_RANKS	4096
+#define DEBUG_MAX_ATTACH_S	86400	/* a day: more is a typo */
 
 /* Options; -1 to go on (*ret_i: first operand), else an exit status. */
 static int parse(const char *cmd, int argc, char **argv, struct dbg_opts *o, int *ret_i)
@@ -68,6 +69,21 @@ static int parse(const char *cmd, int argc, char **argv, struct dbg_opts *o, int
 				return 2;
 			}
 			o->preload = argv[i];
+		} else if (!strcmp(a, "--attach-timeout")) {
+			char *end;
+			unsigned long t;
+
+			if (++i >= argc) {
+				cli_error("%s: --attach-timeout needs seconds", cmd);
+				return 2;
+			}
+			t = strtoul(argv[i], &end, 10);
+			if (*end || !t || t > DEBUG_MAX_ATTACH_S) {
+				cli_error("%s: --attach-timeout wants 1..%d seconds, not '%s'",
+					  cmd, DEBUG_MAX_ATTACH_S, argv[i]);
+				return 2;
+			}
+			o->attach_timeout_s = t;
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else if (!strcmp(a, "--mpi-hold")) {

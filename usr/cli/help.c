@@ -23,6 +23,10 @@
 #define OPT_PRELOAD { "--preload LIB", \
 	"LD_PRELOAD=LIB for the program only (e.g. libcrdbg.so, for the console's checkpoint and restart)" }
 
+#define OPT_ATTACH_TIMEOUT { "--attach-timeout SECONDS", \
+	"how long each rank's gdb may take to attach to its process and read its symbols " \
+	"before the rank is given up as lost (default 170; large programs on slow file systems may need more)" }
+
 #define OPT_MPI_HOLD { "--mpi-hold", \
 	"the program is a launcher (e.g. mpiexec.hydra) whose ranks run with libcrdbg-mpi preloaded: they are held in MPI_Init until attached (no MPIR needed)" }
 
@@ -195,7 +199,7 @@ const struct cli_help cli_helps[] = {
 		.options = {
 			{ "-n, --nprocs N", "number of processes, 1 to 4096 (default 1)" },
 			{ "--restart JOB", "restart job checkpoint JOB and debug its ranks (rank i: part i); parts on other nodes start inside the Slurm allocation or with CRDBG_SERVER_LAUNCH" },
-			OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD, OPT_MPI_HOLD,
+			OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD, OPT_MPI_HOLD, OPT_ATTACH_TIMEOUT,
 		},
 	},
 	{
@@ -204,7 +208,7 @@ const struct cli_help cli_helps[] = {
 		.synopsis = { "attach [OPTIONS] MPIRUN_PID" },
 		.description = "Attach to a running Open MPI job through its mpirun's MPIR "
 			       "interface and open the console over its ranks.",
-		.options = { OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD },
+		.options = { OPT_BATCH, OPT_EX, OPT_JSON_EV, OPT_PRELOAD, OPT_ATTACH_TIMEOUT },
 	},
 };
 

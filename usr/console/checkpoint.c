@@ -178,7 +178,7 @@ static int ranks_cmd(struct dbg_session *s, const struct sdm_idset *set, char **
 
 	if (dbgp_encode(what, sizeof(what), cmd) < 0)
 		return -EINVAL;
-	if (dbg_send(s, set, cmd, DBG_LOAD_TIMEOUT, &r) == 0) {
+	if (dbg_send(s, set, cmd, dbg_load_timeout(s), &r) == 0) {
 		rc = 0;
 		for (unsigned int i = 0; i < r.nev; i++) {
 			bool error;
@@ -986,7 +986,7 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		}
 	}
 	/* One line before anything is touched, not gdb's errors from the park. */
-	lacking = dbg_ranks_replying(s, live, &has_libcrdbg, DBG_LOAD_TIMEOUT, "No symbol");
+	lacking = dbg_ranks_replying(s, live, &has_libcrdbg, dbg_load_timeout(s), "No symbol");
 	if (lacking && !sdm_set_is_empty(lacking)) {
 		char *l = sdm_set_to_string(lacking);
 

@@ -510,7 +510,7 @@ static int load_and_start(struct dbg_console *c)
 		goto out;
 	load.arg = spec;
 	load.preload = s->preload;
-	rc = dbg_send(s, all, &load, DBG_LOAD_TIMEOUT, &r);
+	rc = dbg_send(s, all, &load, dbg_load_timeout(s), &r);
 	if (rc < 0)
 		goto out;
 	for (unsigned int i = 0; i < r.nev; i++)
@@ -664,6 +664,7 @@ int dbg_main(const struct dbg_opts *o)
 	s.interrupted = &interrupted;
 	s.argv = o->argv;
 	s.preload = o->preload && *o->preload ? o->preload : NULL;
+	s.attach_timeout_s = o->attach_timeout_s;
 	s.wait_s = o->batch || o->nex || !isatty(STDIN_FILENO) ?
 		   DBG_BATCH_WAIT_S : 0;
 	/*

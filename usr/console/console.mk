@@ -41,6 +41,7 @@ $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c tests/lib/console_run.h |
 	$(CC) $(TEST_CFLAGS) -Itests/lib -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
 		-DNO_READLINE=\"$(DEBUGGER_TDIR)/no_readline.so\" \
+		-DMPIR_LAUNCHER=\"$(B)/tests/console/prog_mpir_launcher\" \
 		-DCRDBG_RUNTIME=\"$(LIB_CRDBG)\" -o $@ $<
 
 # test_console_jobs preloads it into crdbg: no libreadline to be had
@@ -48,7 +49,7 @@ $(DEBUGGER_TDIR)/no_readline.so: tests/debug/no_readline.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
 
-$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/no_readline.so
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/no_readline.so $(B)/tests/console/prog_mpir_launcher
 
 ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS) $(DEBUGGER_TDIR)/no_readline.so
 HOST_TESTS  += $(DEBUGGER_TESTS)

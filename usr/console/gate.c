@@ -208,7 +208,7 @@ static int attach(struct dbg_gate *g)
 
 		sdm_set_clear(one);
 		sdm_set_add_element(one, i);
-		rc = dbg_send(g->s, one, &c, DBG_LOAD_TIMEOUT, &r);
+		rc = dbg_send(g->s, one, &c, dbg_load_timeout(g->s), &r);
 		if (!rc) {
 			for (unsigned int k = 0; k < r.nev; k++)
 				if (r.ev[k].type != SDM_MSG_REPLY)

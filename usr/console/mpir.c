@@ -386,7 +386,7 @@ static void ranks_do(struct dbg_session *s, const struct sdm_idset *set,
 {
 	struct sdm_fe_result r;
 
-	if (!sdm_set_is_empty(set) && dbg_send(s, set, c, DBG_LOAD_TIMEOUT, &r) == 0)
+	if (!sdm_set_is_empty(set) && dbg_send(s, set, c, dbg_load_timeout(s), &r) == 0)
 		sdm_fe_result_free(&r);
 }
 

@@ -106,7 +106,7 @@ int dbg_attach_ranks(struct dbg_session *s, const struct dbg_proc *p, long n)
 		}
 		sdm_set_clear(one);
 		sdm_set_add_element(one, i);
-		rc = sdm_fe_submit(s->fe, one, cmd, len, DBG_LOAD_TIMEOUT, &req[i]);
+		rc = sdm_fe_submit(s->fe, one, cmd, len, dbg_load_timeout(s), &req[i]);
 		if (rc < 0)
 			goto out;
 	}

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "crdbg/console.h"
+
 struct sdm_fe;
 struct sdm_idset;
 struct sdm_fe_result;
@@ -83,6 +85,8 @@ struct dbg_session {
 	volatile int *interrupted;	/* set by SIGINT */
 	volatile int *terminate;	/* set by SIGTERM, SIGHUP */
 	unsigned int errors;		/* commands that failed somewhere: exit 1 */
+	unsigned int attach_timeout_s;	/* each server's gdb attach; 0: default */
+	char server_args[40];		/* crdbg-server --backend-args */
 	uint64_t last_frames, last_bytes; /* what the last command received */
 	char launcher_name[32];		/* labels DBG_MPIRUN output; "" = mpirun */
 	char **host;			/* per rank, when ranks run elsewhere */
@@ -95,7 +99,17 @@ struct dbg_session {
 
 /* Timeouts (ms) of the SDM requests. */
 #define DBG_CMD_TIMEOUT		60000
-#define DBG_LOAD_TIMEOUT	180000
+/*
+ * Commands that may make gdb attach or read symbols wait the attach
+ * timeout and a margin, so that the server's own "did not attach" comes
+ * first.
+ */
+#define DBG_LOAD_MARGIN_MS	10000
+static inline uint32_t dbg_load_timeout(const struct dbg_session *s)
+{
+	return (s->attach_timeout_s ? s->attach_timeout_s : DBG_ATTACH_TIMEOUT_S) *
+	       1000u + DBG_LOAD_MARGIN_MS;
+}
 #define DBG_SLICE_MS		500	/* one wait round of a run command */
 
 /*

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <crdbg/dbgproto.h>
@@ -35,7 +36,9 @@
 #define GDBB_WATCH_MAX	4
 #define GDBB_REPLY_MAX	(60u << 10)
 #define GDBB_START_MS	120000
-#define GDBB_ATTACH_MS	170000	/* -target-attach to the stop after it */
+/* -target-attach to the stop after it, unless "attach-timeout=MS" says */
+#define GDBB_ATTACH_MS	170000
+#define GDBB_ATTACH_ARG	"attach-timeout="
 
 enum gdbb_state {
 	GDBB_EMPTY,	/* no gdb yet */
@@ -74,6 +77,8 @@ struct gdbb {
 	uint32_t attach_req;
 	uint64_t attach_token;
 	int attach_timer;
+	uint32_t attach_ms;	/* how long gdb may take to attach */
+	int attach_pidfd;	/* the process attached to, while attaching */
 	bool attach_answered, attach_stopped;
 	int exit_bp;		/* gdb's number of the exit point; 0: none */
 	bool hold_exits;	/* the last run command's "hold" */
@@ -85,6 +90,7 @@ struct gdbb {
 /* The backend of one server: its ranks, each made at its first command. */
 struct gdbs {
 	struct sdm_backend_host host;	/* host.id: the server */
+	uint32_t attach_ms;		/* each rank's attach timeout */
 	struct gdbb **rank;
 	unsigned int nrank;
 };
@@ -137,6 +143,9 @@ static uint32_t attach_over(struct gdbb *g)
 	if (g->attach_timer > 0)
 		sdm_transport_cancel_timer(g->host.engine, g->attach_timer);
 	g->attach_timer = 0;
+	if (g->attach_pidfd >= 0)
+		close(g->attach_pidfd);
+	g->attach_pidfd = -1;
 	return req;
 }
 
@@ -580,16 +589,28 @@ static void attach_timeout(void *arg)
 {
 	struct gdbb *g = arg;
 	uint32_t req;
+	int pidfd;
 
 	g->attach_timer = 0;
 	drain(g);
 	if (g->state != GDBB_ATTACHING)
 		return;
-	/* gdb, still busy with it, is ended: the rank is lost. */
+	/*
+	 * gdb, still busy with it, is ended: the rank is lost. Its attach
+	 * queued a SIGSTOP that outlives it (a process that cannot stop yet,
+	 * say in vfork(), takes it later); a SIGCONT discards it, so the
+	 * process runs on as it did before.
+	 */
+	pidfd = g->attach_pidfd;
+	g->attach_pidfd = -1;
 	req = attach_over(g);
 	mark_lost(g);
-	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "gdb did not attach within %d s",
-		 GDBB_ATTACH_MS / 1000);
+	if (pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+		close(pidfd);
+	}
+	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "gdb did not attach within %u s",
+		 g->attach_ms / 1000);
 	reply(g, req, 1, g->lost);
 }
 
@@ -626,7 +647,8 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 	g->exit_held = false;
 	g->attach_req = req;
 	g->attach_answered = g->attach_stopped = false;
-	g->attach_timer = sdm_transport_add_timer(g->host.engine, GDBB_ATTACH_MS,
+	g->attach_pidfd = syscall(SYS_pidfd_open, pid, 0);
+	g->attach_timer = sdm_transport_add_timer(g->host.engine, g->attach_ms,
 						  attach_timeout, g);
 	drain(g);
 	return 0;
@@ -1337,6 +1359,8 @@ static struct gdbb *rank_get(struct gdbs *sv, sdm_id r)
 		return NULL;
 	g->host = sv->host;
 	g->host.id = r;
+	g->attach_ms = sv->attach_ms;
+	g->attach_pidfd = -1;
 	g->me = sdm_set_new();
 	if (!g->me || sdm_set_add_element(g->me, r) < 0) {
 		sdm_set_free(g->me);
@@ -1375,15 +1399,31 @@ static int gdbb_command(void *priv, uint32_t req, const struct sdm_idset *ranks,
 	return 0;
 }
 
+/* args: "" or "attach-timeout=MS" (crdbg debug --attach-timeout). */
 static int gdbb_start(const struct sdm_backend_host *host, const char *args,
 		      void **ret_priv)
 {
 	struct gdbs *sv = calloc(1, sizeof(*sv));
+	unsigned long ms = GDBB_ATTACH_MS;
 
-	(void)args;
 	if (!sv)
 		return -ENOMEM;
+	if (*args) {
+		char *end;
+
+		if (strncmp(args, GDBB_ATTACH_ARG, strlen(GDBB_ATTACH_ARG))) {
+			free(sv);
+			return -EINVAL;
+		}
+		errno = 0;
+		ms = strtoul(args + strlen(GDBB_ATTACH_ARG), &end, 10);
+		if (errno || *end || !ms || ms > UINT32_MAX) {
+			free(sv);
+			return -EINVAL;
+		}
+	}
 	sv->host = *host;
+	sv->attach_ms = ms;
 	/* The MI driver reaps gdb itself: children must not be auto-reaped. */
 	signal(SIGCHLD, SIG_DFL);
 	*ret_priv = sv;
