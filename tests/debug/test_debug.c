@@ -729,6 +729,8 @@ TEST(bad_usage)
 	const char *none[] = { "-n", "2", NULL };
 	const char *zero[] = { "-n", "0", DEBUG_PROG, NULL };
 	const char *no_time[] = { "--attach-timeout", "0", DEBUG_PROG, NULL };
+	char dir[] = "/tmp/crdbg-launcher.XXXXXX", fake[PATH_MAX], cmd[PATH_MAX + 32];
+	const char *stripped[] = { "-ex", "status", "--", fake, "-n", "2", DEBUG_PROG, NULL };
 	const char *missing[] = { "-n", "2", "/nonexistent/prog", NULL };
 	struct run r;
 
@@ -745,6 +747,19 @@ TEST(bad_usage)
 	EXPECT_EQ(1, debug(&r, missing));
 	EXPECT_NE(NULL, strstr(r.buf, "cannot run /nonexistent/prog")) TH_LOG("%s", r.buf);
 	run_free(&r);
+	/* A launcher without MPIR (a copy of true named mpiexec) is refused. */
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(fake, sizeof(fake), "%s/mpiexec", dir);
+	snprintf(cmd, sizeof(cmd), "cp /bin/true %s", fake);
+	ASSERT_EQ(0, system(cmd));
+	EXPECT_EQ(1, debug(&r, stripped));
+	EXPECT_NE(NULL, strstr(r.buf, "/mpiexec implements no MPIR (a stripped launcher?)"))
+		TH_LOG("%s", r.buf);
+	EXPECT_NE(NULL, strstr(r.buf, "use --mpi-hold")) TH_LOG("%s", r.buf);
+	EXPECT_EQ(NULL, strstr(r.buf, "(crdbg)")) TH_LOG("%s", r.buf);
+	run_free(&r);
+	unlink(fake);
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN

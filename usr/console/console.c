@@ -534,6 +534,22 @@ static bool is_launcher(const char *prog)
 }
 
 /*
+ * Named like an MPI launcher (mpirun, mpiexec.hydra, srun, ...). One that
+ * implements no MPIR would otherwise be debugged as one process, its
+ * ranks left alone: a session that cannot be what the user meant.
+ */
+static bool named_like_launcher(const char *prog)
+{
+	static const char *const prefix[] = { "mpirun", "mpiexec", "orterun", "prterun" };
+	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(base, prefix[i], strlen(prefix[i])))
+			return true;
+	return !strcmp(base, "srun");
+}
+
+/*
  * The job's ranks under their gdbs, stopped (direct launch: at main), and
  * the parts that follow the session registered. 0, or -1 after a message.
  */
@@ -583,6 +599,11 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 				err[0] ? err : strerror(-rc));
 			return -1;
 		}
+	} else if (named_like_launcher(o->argv[0])) {
+		fprintf(stderr, "crdbg: %s implements no MPIR (a stripped launcher?): its ranks "
+			"cannot be acquired through it; use --mpi-hold with libcrdbg-mpi "
+			"preloaded into the ranks\n", o->argv[0]);
+		return -1;
 	} else {
 		rc = dbg_session_start(c->s, o->nranks, o->bindir, NULL, err, sizeof(err));
 		if (rc < 0) {
