@@ -6,12 +6,15 @@
 # itself (PREFIX/bin/crdbg -> PREFIX/libexec/crdbg/crdbg-server, see
 # usr/console/session.c), so nothing depends on the build tree or on the
 # PREFIX the programs were built with. The module source goes where DKMS
-# looks for it, /usr/src/crdbg-VERSION (not under PREFIX).
+# looks for it, /usr/src/crdbg-VERSION (not under PREFIX). libcrdbg-mpi,
+# built for each MPI whose mpicc is there (usr/pmpi/pmpi.mk), goes to
+# LIBDIR/crdbg: it is preloaded into MPI ranks by path, never linked to.
 
 PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin
 LIBDIR      ?= $(PREFIX)/lib
 LIBEXECDIR  := $(PREFIX)/libexec/crdbg
+PMPIDIR     := $(LIBDIR)/crdbg
 INCLUDEDIR  ?= $(PREFIX)/include
 MANDIR      ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -20,14 +23,14 @@ DKMSDIR     := /usr/src/crdbg-$(VERSION)
 INSTALL     ?= install
 
 PROGS := $(B)/crdbg $(B)/sdm/sdm-master $(B)/sdm/crdbg-server $(LIB_CRDBG) \
-	 $(MAN_PAGES) $(COMPLETION)
+	 $(PMPI_LIBS) $(MAN_PAGES) $(COMPLETION)
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 
 # Every file install puts in place, under $(DESTDIR); uninstall removes these.
 INSTALLED := $(BINDIR)/crdbg $(LIBEXECDIR)/sdm-master $(LIBEXECDIR)/crdbg-server \
 	     $(LIBDIR)/libcrdbg.so.0 $(LIBDIR)/libcrdbg.so $(INCLUDEDIR)/crdbg/mpir.h \
 	     $(MANDIR)/man1/crdbg.1 $(MANDIR)/man3/libcrdbg.3 $(MANDIR)/man4/crdbg.ko.4 \
-	     $(BASHCOMPDIR)/crdbg \
+	     $(BASHCOMPDIR)/crdbg $(addprefix $(PMPIDIR)/,$(notdir $(PMPI_LIBS))) \
 	     $(addprefix $(DKMSDIR)/,$(notdir $(KMOD_SRCS)) uapi/linux/crdbg.h dkms.conf)
 
 .PHONY: progs install uninstall
@@ -42,6 +45,8 @@ install: progs
 	$(INSTALL) -m 755 $(B)/sdm/sdm-master $(B)/sdm/crdbg-server $(DESTDIR)$(LIBEXECDIR)/
 	$(INSTALL) -m 644 $(LIB_CRDBG) $(DESTDIR)$(LIBDIR)/libcrdbg.so.0
 	ln -sf libcrdbg.so.0 $(DESTDIR)$(LIBDIR)/libcrdbg.so
+	$(if $(PMPI_LIBS),$(INSTALL) -d $(DESTDIR)$(PMPIDIR) && \
+		$(INSTALL) -m 644 $(PMPI_LIBS) $(DESTDIR)$(PMPIDIR)/)
 	$(INSTALL) -m 644 usr/include/crdbg/mpir.h $(DESTDIR)$(INCLUDEDIR)/crdbg/mpir.h
 	$(INSTALL) -m 644 $(MAN_DIR)/crdbg.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 $(MAN_DIR)/libcrdbg.3 $(DESTDIR)$(MANDIR)/man3/
@@ -55,6 +60,6 @@ install: progs
 # Files, then the directories that were crdbg's alone (if now empty).
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(INCLUDEDIR)/crdbg \
+	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PMPIDIR) $(DESTDIR)$(INCLUDEDIR)/crdbg \
 		$(DESTDIR)$(DKMSDIR)/uapi/linux $(DESTDIR)$(DKMSDIR)/uapi $(DESTDIR)$(DKMSDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi

@@ -45,6 +45,19 @@ check "crdbg-dkms holds /usr/src/crdbg-$version with dkms.conf, the module sourc
 	      has usr/src/crdbg-$version/Kbuild && has usr/src/crdbg-$version/uapi/linux/crdbg.h &&
 	      has usr/share/man/man4/crdbg.ko.4.gz'
 check "crdbg-dkms depends on dkms" eval 'dpkg-deb -f "$dkmsdeb" Depends | grep -qw dkms'
+# libcrdbg-mpi, one package per MPI, each with its state's debug information.
+for mpi in openmpi:ompi:libopenmpi3 mpich:mpich:libmpich12; do
+	IFS=: read -r pkg lib rt <<<"$mpi"
+	mdeb=$(ls build/deb/crdbg-mpi-${pkg}_*_amd64.deb 2>/dev/null | head -n 1)
+	so=usr/lib/x86_64-linux-gnu/crdbg/libcrdbg-mpi-$lib.so
+	x=$(mktemp -d /tmp/crdbg-deb.XXXXXX)
+	[ -n "$mdeb" ] && dpkg-deb -x "$mdeb" "$x"
+	check "crdbg-mpi-$pkg holds $so, unstripped, and depends on crdbg and $rt" \
+		eval '[ -n "$mdeb" ] && readelf -S "$x/$so" | grep -q "\.debug_info" &&
+		      dpkg-deb -f "$mdeb" Depends | grep -qw crdbg &&
+		      dpkg-deb -f "$mdeb" Depends | grep -qw "$rt"'
+	rm -rf "$x"
+done
 check "crdbg-dkms's postinst runs DKMS (dh_dkms)" \
 	eval 'dpkg-deb -I "$dkmsdeb" postinst | grep -q "dkms"'
 

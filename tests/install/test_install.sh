@@ -35,6 +35,16 @@ check "libcrdbg.so.0 in PREFIX/lib with the libcrdbg.so link" \
 check "libcrdbg's soname is libcrdbg.so.0" \
 	eval 'objdump -p "$p/lib/libcrdbg.so.0" | grep -q "SONAME *libcrdbg.so.0"'
 check "public header PREFIX/include/crdbg/mpir.h" expect_file 644 "$p/include/crdbg/mpir.h"
+# libcrdbg-mpi, for each MPI whose mpicc this machine has (usr/pmpi/pmpi.mk).
+for mpi in ompi:mpicc.openmpi mpich:mpicc.mpich; do
+	lib=$p/lib/crdbg/libcrdbg-mpi-${mpi%%:*}.so
+	if command -v "${mpi#*:}" >/dev/null; then
+		check "libcrdbg-mpi-${mpi%%:*}.so in PREFIX/lib/crdbg, mode 644, with its state's debug information" \
+			eval 'expect_file 644 "$lib" && readelf -S "$lib" | grep -q "\.debug_info"'
+	else
+		skip "libcrdbg-mpi-${mpi%%:*}.so in PREFIX/lib/crdbg" "no ${mpi#*:} here: not built"
+	fi
+done
 check "man pages crdbg.1, libcrdbg.3, crdbg.ko.4" \
 	eval 'expect_file 644 "$p/share/man/man1/crdbg.1" && expect_file 644 "$p/share/man/man3/libcrdbg.3" && expect_file 644 "$p/share/man/man4/crdbg.ko.4"'
 check "bash completion in PREFIX/share/bash-completion/completions" \

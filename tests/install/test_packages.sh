@@ -27,8 +27,10 @@ rm -f /usr/.crdbg-rw
 
 deb=$(ls "$build"/deb/crdbg_*_amd64.deb 2>/dev/null | head -n 1)
 dkmsdeb=$(ls "$build"/deb/crdbg-dkms_*_all.deb 2>/dev/null | head -n 1)
-check "make deb built crdbg and crdbg-dkms in $build/deb" test -n "$deb" -a -n "$dkmsdeb"
-if [ -z "$deb" ] || [ -z "$dkmsdeb" ]; then
+mpideb=$(ls "$build"/deb/crdbg-mpi-mpich_*_amd64.deb 2>/dev/null | head -n 1)
+check "make deb built crdbg, crdbg-dkms and crdbg-mpi-mpich in $build/deb" \
+	test -n "$deb" -a -n "$dkmsdeb" -a -n "$mpideb"
+if [ -z "$deb" ] || [ -z "$dkmsdeb" ] || [ -z "$mpideb" ]; then
 	echo "1..$n"
 	exit 1
 fi
@@ -36,15 +38,16 @@ version=$(dpkg-deb -f "$deb" Version)
 # Every file the packages ship, to check that purging removes them.
 dpkg-deb -c "$deb" >"$work/files"
 dpkg-deb -c "$dkmsdeb" >>"$work/files"
+dpkg-deb -c "$mpideb" >>"$work/files"
 awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' "$work/files" >"$work/shipped"
 
 # man-db's trigger would rebuild the whole index over 9p (minutes under
 # TCG); the pages are found by path without it.
 rm -f /var/lib/man-db/auto-update
 
-dpkg -i "$dkmsdeb" "$deb" >"$work/dpkg.log" 2>&1
+dpkg -i "$dkmsdeb" "$deb" "$mpideb" >"$work/dpkg.log" 2>&1
 rc=$?
-check "dpkg -i crdbg-dkms crdbg succeeds (dependencies present)" test $rc = 0
+check "dpkg -i crdbg-dkms crdbg crdbg-mpi-mpich succeeds (dependencies present)" test $rc = 0
 [ $rc = 0 ] || diag "$work/dpkg.log"
 check "DKMS built and installed crdbg $version for the guest kernel $kver" \
 	eval 'dkms status crdbg | grep -q "^crdbg/$version, $kver, [^:]*: installed"'
@@ -56,7 +59,8 @@ check "modinfo finds crdbg.ko $version in updates/dkms, with the genl family ali
 check "crdbg.ko is not loaded before first use" eval '! grep -q "^crdbg " /proc/modules'
 
 # What the installed programs use, copied out of the build tree.
-cp "$build/tests/crs/prog_ckpt" "$build/tests/debug/prog_debug" "$work/"
+cp "$build/tests/crs/prog_ckpt" "$build/tests/debug/prog_debug" \
+	"$build/tests/debug/mpi_debug_mpich" "$work/"
 printf 'bt\nquit\n' >"$work/batch"
 
 # The installed crdbg with the build tree hidden: a private mount namespace
@@ -129,6 +133,20 @@ rc=$?
 	grep -q '^\[0-1\]: #0  main' "$work/dbg.out"
 res $? "installed crdbg debug -n 2 (servers from /usr/libexec/crdbg) stops both ranks at main"
 [ $rc = 0 ] || sed 's/^/# /' "$work/dbg.out" | tail -n 10
+
+# MPICH's hydra (no MPIR) with the installed libcrdbg-mpi in its ranks:
+# held in MPI_Init, acquired, their MPI state read through gdb by its type
+# (the library kept its debug information), a breakpoint reached.
+lib=$(ls /usr/lib/*/crdbg/libcrdbg-mpi-mpich.so 2>/dev/null | head -n 1)
+timeout 300 crdbg debug --mpi-hold -ex "break mpi_debug.c:51" -ex continue \
+	-ex "print value" -ex kill -- mpiexec.hydra -n 2 -genv LD_PRELOAD "$lib" \
+	"$work/mpi_debug_mpich" >"$work/hold.out" 2>&1
+rc=$?
+[ -n "$lib" ] && grep -q '^\[0-1\]: libcrdbg-mpi: step and next are parallel steps' "$work/hold.out" &&
+	grep -q '^\[0-1\]: stopped: breakpoint 1, main at .*mpi_debug.c:51' "$work/hold.out" &&
+	grep -q '^\[0\]: value = 4' "$work/hold.out"
+res $? "installed libcrdbg-mpi-mpich.so ($lib) under crdbg debug --mpi-hold: ranks held, its MPI state read, breakpoint reached"
+[ -n "$lib" ] && grep -q "value = 4" "$work/hold.out" || sed 's/^/# /' "$work/hold.out" | tail -n 15
 HIDDEN
 unshare -m bash "$work/hidden.sh" "$work" "$version" "$build" >"$work/hidden.out" 2>&1
 hrc=$?
@@ -150,15 +168,17 @@ modprobe -r crdbg
 # Remove, then purge: nothing of either package may be left.
 # (dpkg -P removes, then purges: one pass over the package database, which
 # is slow to read over 9p under TCG.)
-dpkg -P crdbg crdbg-dkms >"$work/purge.log" 2>&1
+dpkg -P crdbg-mpi-mpich crdbg crdbg-dkms >"$work/purge.log" 2>&1
 rc=$?
-check "dpkg -P crdbg crdbg-dkms succeeds, and DKMS removed the module" \
+check "dpkg -P crdbg-mpi-mpich crdbg crdbg-dkms succeeds, and DKMS removed the module" \
 	eval '[ $rc = 0 ] && [ ! -e /lib/modules/$kver/updates/dkms/crdbg.ko ] && ! modinfo crdbg >/dev/null 2>&1'
 [ $rc = 0 ] || diag "$work/purge.log"
 left=$(while read -r f; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done <"$work/shipped")
-left+=$(ls -d /var/lib/dkms/crdbg /usr/src/crdbg-* /usr/libexec/crdbg /usr/include/crdbg 2>/dev/null)
-check "purged: no file either package shipped or DKMS built is left" \
-	eval '[ -z "$left" ] && ! dpkg -s crdbg >/dev/null 2>&1 && ! dpkg -s crdbg-dkms >/dev/null 2>&1'
+left+=$(ls -d /var/lib/dkms/crdbg /usr/src/crdbg-* /usr/libexec/crdbg /usr/include/crdbg \
+	/usr/lib/*/crdbg 2>/dev/null)
+check "purged: no file any package shipped or DKMS built is left" \
+	eval '[ -z "$left" ] && ! dpkg -s crdbg >/dev/null 2>&1 && ! dpkg -s crdbg-dkms >/dev/null 2>&1 &&
+	      ! dpkg -s crdbg-mpi-mpich >/dev/null 2>&1'
 [ -z "$left" ] || echo "$left" | sed 's/^/# left: /'
 rm -rf "$work"
 echo "1..$n"

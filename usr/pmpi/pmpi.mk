@@ -25,7 +25,11 @@ $(B)/usr/libcrdbg-mpi-$(1).so: $(PMPI_DEPS)
 		$(B)/pmpi/$(1)/state.o $(B)/pmpi/$(1)/p2p.o $(B)/pmpi/$(1)/coll.o
 
 ALL_TARGETS += $(B)/usr/libcrdbg-mpi-$(1).so
+PMPI_LIBS   += $(B)/usr/libcrdbg-mpi-$(1).so
 endef
+
+# The ones this machine builds (make install installs them).
+PMPI_LIBS :=
 
 ifneq ($(shell command -v mpicc.openmpi 2>/dev/null),)
 $(eval $(call pmpi_lib,ompi,mpicc.openmpi))
