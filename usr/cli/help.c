@@ -8,6 +8,10 @@
 
 #include "help.h"
 #include <crdbg/crs.h>
+#include <crdbg/dbgproto.h>
+
+#define CLI_STR_(x)	#x
+#define CLI_STR(x)	CLI_STR_(x)	/* a number macro as a string literal */
 
 #define HELP_WIDTH	79	/* --help lines wrap before this column */
 #define OPT_COLUMN	22	/* option descriptions start here */
@@ -25,7 +29,8 @@
 
 #define OPT_ATTACH_TIMEOUT { "--attach-timeout SECONDS", \
 	"how long each rank's gdb may take to attach to its process and read its symbols " \
-	"before the rank is given up as lost (default 170; large programs on slow file systems may need more)" }
+	"before the rank is given up as lost (default " CLI_STR(DBGP_ATTACH_TIMEOUT_S) \
+	"; large programs on slow file systems may need more)" }
 
 #define OPT_MPI_HOLD { "--mpi-hold", \
 	"the program is a launcher (e.g. mpiexec.hydra) whose ranks run with libcrdbg-mpi preloaded: they are held in MPI_Init until attached (no MPIR needed)" }

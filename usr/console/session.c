@@ -103,7 +103,7 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 	cfg.server = "crdbg-server";	/* the gdb backend's server */
 	cfg.backend = "gdb";
 	cfg.init_timeout_ms = DBG_INIT_TIMEOUT;
-	snprintf(s->server_args, sizeof(s->server_args), "attach-timeout=%u",
+	snprintf(s->server_args, sizeof(s->server_args), DBGP_SERVER_ATTACH_ARG "%u",
 		 dbg_load_timeout(s) - DBG_LOAD_MARGIN_MS);
 	cfg.backend_args = s->server_args;
 	cfg.log_path = getenv("CRDBG_SDM_LOG");

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "crdbg/console.h"
+#include <crdbg/dbgproto.h>
 
 struct sdm_fe;
 struct sdm_idset;
@@ -107,7 +107,7 @@ struct dbg_session {
 #define DBG_LOAD_MARGIN_MS	10000
 static inline uint32_t dbg_load_timeout(const struct dbg_session *s)
 {
-	return (s->attach_timeout_s ? s->attach_timeout_s : DBG_ATTACH_TIMEOUT_S) *
+	return (s->attach_timeout_s ? s->attach_timeout_s : DBGP_ATTACH_TIMEOUT_S) *
 	       1000u + DBG_LOAD_MARGIN_MS;
 }
 #define DBG_SLICE_MS		500	/* one wait round of a run command */

@@ -36,9 +36,6 @@
 #define GDBB_WATCH_MAX	4
 #define GDBB_REPLY_MAX	(60u << 10)
 #define GDBB_START_MS	120000
-/* -target-attach to the stop after it, unless "attach-timeout=MS" says */
-#define GDBB_ATTACH_MS	170000
-#define GDBB_ATTACH_ARG	"attach-timeout="
 
 enum gdbb_state {
 	GDBB_EMPTY,	/* no gdb yet */
@@ -1404,19 +1401,19 @@ static int gdbb_start(const struct sdm_backend_host *host, const char *args,
 		      void **ret_priv)
 {
 	struct gdbs *sv = calloc(1, sizeof(*sv));
-	unsigned long ms = GDBB_ATTACH_MS;
+	unsigned long ms = DBGP_ATTACH_TIMEOUT_S * 1000ul;
 
 	if (!sv)
 		return -ENOMEM;
 	if (*args) {
 		char *end;
 
-		if (strncmp(args, GDBB_ATTACH_ARG, strlen(GDBB_ATTACH_ARG))) {
+		if (strncmp(args, DBGP_SERVER_ATTACH_ARG, strlen(DBGP_SERVER_ATTACH_ARG))) {
 			free(sv);
 			return -EINVAL;
 		}
 		errno = 0;
-		ms = strtoul(args + strlen(GDBB_ATTACH_ARG), &end, 10);
+		ms = strtoul(args + strlen(DBGP_SERVER_ATTACH_ARG), &end, 10);
 		if (errno || *end || !ms || ms > UINT32_MAX) {
 			free(sv);
 			return -EINVAL;

@@ -26,11 +26,8 @@ struct dbg_opts {
 	const char *restart_job;	/* --restart JOB: the ranks are the processes
 					 * of a job checkpoint, restarted (adopt) */
 	unsigned int attach_timeout_s;	/* --attach-timeout: each gdb's attach and
-					 * symbol reading; 0: DBG_ATTACH_TIMEOUT_S */
+					 * symbol reading; 0: DBGP_ATTACH_TIMEOUT_S */
 };
-
-/* How long a rank's gdb may take to attach by default (s). */
-#define DBG_ATTACH_TIMEOUT_S	170
 
 /*
  * Run a session; returns the process exit status. argv[0] named mpirun,

@@ -132,6 +132,15 @@
 #define DBGP_ARGS_MAX		62	/* arguments of load */
 #define DBGP_WAIT_MAX_MS	86400000ul
 
+/*
+ * How long a server's gdb may take to attach to a rank and read its
+ * symbols before the rank is lost: DBGP_ATTACH_TIMEOUT_S, or what the
+ * console gives each server as "crdbg-server --backend-args
+ * attach-timeout=MS" (crdbg debug --attach-timeout).
+ */
+#define DBGP_ATTACH_TIMEOUT_S	170
+#define DBGP_SERVER_ATTACH_ARG	"attach-timeout="
+
 /* Separators. */
 #define DBGP_ARG_SEP		'\x1f'	/* between load's PROG and ARGs, and OPTS */
 #define DBGP_OPTS_END		'\x1e'	/* ends load's OPTS */
