@@ -534,19 +534,23 @@ static bool is_launcher(const char *prog)
 }
 
 /*
- * Named like an MPI launcher (mpirun, mpiexec.hydra, srun, ...). One that
+ * Named like an MPI launcher: mpirun, mpiexec, orterun, prterun or srun,
+ * or one of them with a suffix after a dot (mpiexec.hydra). One that
  * implements no MPIR would otherwise be debugged as one process, its
  * ranks left alone: a session that cannot be what the user meant.
  */
 static bool named_like_launcher(const char *prog)
 {
-	static const char *const prefix[] = { "mpirun", "mpiexec", "orterun", "prterun" };
+	static const char *const names[] = { "mpirun", "mpiexec", "orterun", "prterun", "srun" };
 	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
 
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(base, prefix[i], strlen(prefix[i])))
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (!strncmp(base, names[i], n) && (!base[n] || base[n] == '.'))
 			return true;
-	return !strcmp(base, "srun");
+	}
+	return false;
 }
 
 /*
