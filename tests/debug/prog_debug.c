@@ -3,9 +3,7 @@
  * The program the `crdbg debug` tests debug (built -g -O0). Its rank comes
  * from CRDBG_RANK. With "block", even ranks block in wait_even() and odd
  * ranks in wait_odd(), so their stacks form two groups. With "read", rank
- * 0 reads a line from stdin and prints it. With "vfork FILE", it waits in
- * vfork() until its child sees FILE (a process no debugger can stop: its
- * attach never ends), then says "vfork over".
+ * 0 reads a line from stdin and prints it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,15 +44,6 @@ int main(int argc, char **argv)
 
 		if (fgets(line, sizeof(line), stdin))
 			printf("rank 0 got: %s", line);
-		fflush(stdout);
-	}
-	if (argc > 2 && !strcmp(argv[1], "vfork")) {
-		if (vfork() == 0) {
-			while (access(argv[2], F_OK))
-				usleep(20000);
-			_exit(0);
-		}
-		printf("vfork over\n");
 		fflush(stdout);
 	}
 	if (argc > 1 && !strcmp(argv[1], "block")) {

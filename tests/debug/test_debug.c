@@ -690,16 +690,16 @@ static pid_t first_child(pid_t pid)
 TEST_F_TIMEOUT(debug, mpir_attach_timeout, 180)
 {
 	char prog[PATH_MAX], go[] = "/tmp/crdbg-vfork-go.XXXXXX", pid[16];
-	const char *job[] = { MPIR_LAUNCHER, prog, "vfork", go, NULL };
+	const char *job[] = { MPIR_LAUNCHER, prog, go, NULL };
 	const char *argv[] = { CRDBG, "attach", "--attach-timeout", "3", "-ex", "status",
 			       pid, NULL };
 	struct run launcher;
 	pid_t rank;
 	int fd;
 
-	if (access(MPIR_LAUNCHER, X_OK))
-		SKIP(return, "%s not built", MPIR_LAUNCHER);
-	ASSERT_NE(NULL, realpath(DEBUG_PROG, prog));
+	if (access(MPIR_LAUNCHER, X_OK) || access(VFORK_PROG, X_OK))
+		SKIP(return, "%s or %s not built", MPIR_LAUNCHER, VFORK_PROG);
+	ASSERT_NE(NULL, realpath(VFORK_PROG, prog));
 	fd = mkstemp(go);
 	ASSERT_LE(0, fd);
 	close(fd);

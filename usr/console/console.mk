@@ -31,7 +31,7 @@ ALL_TARGETS += $(LIB_CONSOLE)
 DEBUGGER_TDIR  := $(B)/tests/debug
 DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug $(DEBUGGER_TDIR)/test_console_jobs
 
-$(DEBUGGER_TDIR)/prog_debug: tests/debug/prog_debug.c
+$(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TDIR)/prog_vfork: $(DEBUGGER_TDIR)/%: tests/debug/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $<
 
@@ -42,6 +42,7 @@ $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c tests/lib/console_run.h |
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
 		-DNO_READLINE=\"$(DEBUGGER_TDIR)/no_readline.so\" \
 		-DMPIR_LAUNCHER=\"$(B)/tests/console/prog_mpir_launcher\" \
+		-DVFORK_PROG=\"$(DEBUGGER_TDIR)/prog_vfork\" \
 		-DCRDBG_RUNTIME=\"$(LIB_CRDBG)\" -o $@ $<
 
 # test_console_jobs preloads it into crdbg: no libreadline to be had
@@ -49,9 +50,10 @@ $(DEBUGGER_TDIR)/no_readline.so: tests/debug/no_readline.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
 
-$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/no_readline.so $(B)/tests/console/prog_mpir_launcher
+$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/no_readline.so $(B)/tests/console/prog_mpir_launcher \
+		$(DEBUGGER_TDIR)/prog_vfork
 
-ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TESTS) $(DEBUGGER_TDIR)/no_readline.so
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TDIR)/prog_vfork $(DEBUGGER_TESTS) $(DEBUGGER_TDIR)/no_readline.so
 HOST_TESTS  += $(DEBUGGER_TESTS)
 -include $(DEBUGGER_TESTS:=.d)
 
