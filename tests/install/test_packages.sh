@@ -140,9 +140,9 @@ res $? "installed crdbg debug -n 2 (servers from /usr/libexec/crdbg) stops both 
 lib=$(ls /usr/lib/*/crdbg/libcrdbg-mpi-mpich.so 2>/dev/null | head -n 1)
 timeout 300 crdbg debug --mpi-hold -ex "break mpi_debug.c:51" -ex continue \
 	-ex "print value" -ex kill -- mpiexec.hydra -n 2 -genv LD_PRELOAD "$lib" \
-	"$work/mpi_debug_mpich" >"$work/hold.out" 2>&1
+	"$work/mpi_debug_mpich" </dev/null >"$work/hold.out" 2>&1
 rc=$?
-[ -n "$lib" ] && grep -q '^\[0-1\]: libcrdbg-mpi: step and next are parallel steps' "$work/hold.out" &&
+[ $rc = 0 ] && [ -n "$lib" ] && grep -q '^\[0-1\]: libcrdbg-mpi: step and next are parallel steps' "$work/hold.out" &&
 	grep -q '^\[0-1\]: stopped: breakpoint 1, main at .*mpi_debug.c:51' "$work/hold.out" &&
 	grep -q '^\[0\]: value = 4' "$work/hold.out"
 res $? "installed libcrdbg-mpi-mpich.so ($lib) under crdbg debug --mpi-hold: ranks held, its MPI state read, breakpoint reached"
