@@ -3,9 +3,9 @@
 # over the three nodes of the namespaced cluster inside the guest
 # (tests/cluster/test_debug_cluster.sh --tcg: srun, mpirun in salloc,
 # attach to a running srun job, a server that cannot start, a node lost).
-# Two CPUs: scripts/cluster's slurm.conf gives every node CPUs=2 and
-# slurmd, finding fewer, has the node drained (srun -N3 -n6 never starts).
-# vm-options: --cpus 2 --timeout 3000
+# One CPU like most groups: slurm.conf declares every node CPUs=2 and
+# SlurmdParameters=config_overrides has slurmd take that as it is.
+# vm-options: --timeout 3000
 # Its scripts/vm wall time, 21 of 21 passing: 183 s alone on the nearly
 # idle machine (2026-11-25 13:20); 780 s in make check's two lanes on
 # 2026-11-28 (two CPUs beside another two-CPU guest), the hint:

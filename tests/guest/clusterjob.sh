@@ -4,10 +4,10 @@
 # six ranks in a TCP ring over three nodes; the cut, restarts through the
 # barrier, refusals, the console's checkpoint and restart, a node lost
 # mid-checkpoint).
-# Two CPUs: scripts/cluster's slurm.conf gives every node CPUs=2 and
-# slurmd, finding fewer, has the node drained (srun -N3 -n6 never starts).
-# vm-options: --cpus 2 --timeout 2400
-# vm-time: 906
+# One CPU like most groups: slurm.conf declares every node CPUs=2 and
+# SlurmdParameters=config_overrides has slurmd take that as it is.
+# vm-options: --timeout 2400
+# vm-time: 520
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then
