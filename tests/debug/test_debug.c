@@ -682,6 +682,53 @@ static pid_t first_child(pid_t pid)
 	return 0;
 }
 
+/* An MPIR launcher of one rank that waits in vfork() until go exists. */
+struct vfork_job {
+	struct run launcher;
+	char prog[PATH_MAX], go[32], pid[16];	/* pid: the launcher's */
+	pid_t rank;
+};
+
+static void vfork_job_start(struct __test_metadata *_metadata, struct vfork_job *j)
+{
+	const char *job[] = { MPIR_LAUNCHER, j->prog, j->go, NULL };
+	int fd;
+
+	ASSERT_NE(NULL, realpath(VFORK_PROG, j->prog));
+	snprintf(j->go, sizeof(j->go), "/tmp/crdbg-vfork-go.XXXXXX");
+	fd = mkstemp(j->go);
+	ASSERT_LE(0, fd);
+	close(fd);
+	unlink(j->go);
+	ASSERT_EQ(0, run_start(&j->launcher, job, false));
+	j->rank = first_child(j->launcher.pid);
+	ASSERT_LT(0, j->rank);
+	ASSERT_LT(0, first_child(j->rank)) TH_LOG("the rank never called vfork()");
+	snprintf(j->pid, sizeof(j->pid), "%d", j->launcher.pid);
+}
+
+/*
+ * Let the vfork end: the rank, which the attach's SIGSTOP must not have
+ * outlived, runs to its end (one that stopped for good is killed, not
+ * left behind).
+ */
+static void vfork_job_end(struct __test_metadata *_metadata, struct vfork_job *j)
+{
+	bool over;
+	int fd;
+
+	fd = open(j->go, O_CREAT | O_WRONLY, 0600);
+	ASSERT_LE(0, fd);
+	close(fd);
+	over = run_read_until(&j->launcher, "vfork over");
+	EXPECT_TRUE(over) TH_LOG("%s", j->launcher.buf);
+	if (!over)
+		kill(j->rank, SIGKILL);
+	EXPECT_EQ(0, run_finish(&j->launcher)) TH_LOG("%s", j->launcher.buf);
+	unlink(j->go);
+	run_free(&j->launcher);
+}
+
 /*
  * A rank whose gdb cannot attach (it waits in vfork(), where no stop can
  * reach it) is given up after --attach-timeout, not the default minutes,
@@ -689,38 +736,61 @@ static pid_t first_child(pid_t pid)
  */
 TEST_F_TIMEOUT(debug, mpir_attach_timeout, 180)
 {
-	char prog[PATH_MAX], go[] = "/tmp/crdbg-vfork-go.XXXXXX", pid[16];
-	const char *job[] = { MPIR_LAUNCHER, prog, go, NULL };
+	struct vfork_job j;
 	const char *argv[] = { CRDBG, "attach", "--attach-timeout", "3", "-ex", "status",
-			       pid, NULL };
-	struct run launcher;
-	pid_t rank;
-	int fd;
+			       j.pid, NULL };
 
 	if (access(MPIR_LAUNCHER, X_OK) || access(VFORK_PROG, X_OK))
 		SKIP(return, "%s or %s not built", MPIR_LAUNCHER, VFORK_PROG);
-	ASSERT_NE(NULL, realpath(VFORK_PROG, prog));
-	fd = mkstemp(go);
-	ASSERT_LE(0, fd);
-	close(fd);
-	unlink(go);
-	ASSERT_EQ(0, run_start(&launcher, job, false));
-	rank = first_child(launcher.pid);
-	ASSERT_LT(0, rank);
-	ASSERT_LT(0, first_child(rank)) TH_LOG("the rank never called vfork()");
-	snprintf(pid, sizeof(pid), "%d", launcher.pid);
+	vfork_job_start(_metadata, &j);
 	ASSERT_EQ(0, run_start(&self->r, argv, false));
 	EXPECT_NE(0, run_finish(&self->r)) TH_LOG("%s", self->r.buf);
 	EXPECT_NE(NULL, strstr(self->r.buf, "gdb did not attach within 3 s"))
 		TH_LOG("%s", self->r.buf);
-	/* The attach's SIGSTOP did not outlive it: the rank ends normally. */
-	fd = open(go, O_CREAT | O_WRONLY, 0600);
-	ASSERT_LE(0, fd);
-	close(fd);
-	EXPECT_TRUE(run_read_until(&launcher, "vfork over")) TH_LOG("%s", launcher.buf);
-	EXPECT_EQ(0, run_finish(&launcher)) TH_LOG("%s", launcher.buf);
-	unlink(go);
-	run_free(&launcher);
+	vfork_job_end(_metadata, &j);
+}
+
+/* The pid tracing pid (its TracerPid), 0 for none. */
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], line[128];
+	pid_t tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TracerPid:", 10))
+			tracer = atoi(line + 10);
+	if (f)
+		fclose(f);
+	return tracer;
+}
+
+/*
+ * A gdb that dies while it attaches (here: killed while the rank waits in
+ * vfork() and cannot stop) loses its rank in one line, and the SIGSTOP its
+ * attach queued goes with it: the rank ends normally once its vfork does.
+ */
+TEST_F_TIMEOUT(debug, mpir_attach_gdb_killed, 180)
+{
+	struct vfork_job j;
+	const char *argv[] = { CRDBG, "attach", "--attach-timeout", "120", "-ex", "status",
+			       j.pid, NULL };
+	pid_t gdb = 0;
+
+	if (access(MPIR_LAUNCHER, X_OK) || access(VFORK_PROG, X_OK))
+		SKIP(return, "%s or %s not built", MPIR_LAUNCHER, VFORK_PROG);
+	vfork_job_start(_metadata, &j);
+	ASSERT_EQ(0, run_start(&self->r, argv, false));
+	for (int i = 0; i < 600 && !(gdb = tracer_of(j.rank)); i++)
+		usleep(100 * 1000);
+	ASSERT_LT(0, gdb) TH_LOG("no gdb ever attached to the rank");
+	usleep(300 * 1000);	/* into the attach, its SIGSTOP queued */
+	kill(gdb, SIGKILL);
+	EXPECT_NE(0, run_finish(&self->r)) TH_LOG("%s", self->r.buf);
+	EXPECT_NE(NULL, strstr(self->r.buf, "lost")) TH_LOG("%s", self->r.buf);
+	vfork_job_end(_metadata, &j);
 }
 
 /* Bad invocations fail with one clear line and no session. */

@@ -2,9 +2,11 @@
 /*
  * GDB/MI driver against the real gdb: breakpoints, run, stop events,
  * print and set, step/next/finish, backtraces, threads, interrupt, the
- * program's stdin and stdout through the pty, attach and detach, and a
- * gdb killed mid-session (an error, never a hang, no orphan left).
+ * program's stdin and stdout through the pty, attach and detach, a gdb
+ * killed mid-session (an error, never a hang, no orphan left), and the
+ * private index cache.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -636,6 +638,84 @@ TEST_F(gdb, attach_and_detach)
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
 	close(pfd[0]);
+}
+
+/* The crdbg-gdb-index.* directories under dir: how many, the last one's path. */
+static int cache_dirs(const char *dir, char *path, size_t size)
+{
+	struct dirent *e;
+	DIR *dp = opendir(dir);
+	int n = 0;
+
+	while (dp && (e = readdir(dp)))
+		if (!strncmp(e->d_name, "crdbg-gdb-index.", 16)) {
+			snprintf(path, size, "%s/%s", dir, e->d_name);
+			n++;
+		}
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
+/* Whether dir holds a file named *.gdb-index. */
+static bool has_index(const char *dir)
+{
+	struct dirent *e;
+	DIR *dp = opendir(dir);
+	bool found = false;
+
+	while (dp && !found && (e = readdir(dp)))
+		found = strstr(e->d_name, ".gdb-index") != NULL;
+	if (dp)
+		closedir(dp);
+	return found;
+}
+
+/*
+ * Two drivers with index_cache share one directory of their own under
+ * $TMPDIR (mode 0700), where gdb writes the DWARF index of the program it
+ * loaded; a driver without it makes none; the directory goes with the
+ * last driver that used it.
+ */
+TEST_F(gdb, index_cache_private_and_removed)
+{
+	const char *args[] = { NULL };
+	struct mi_driver_opts o = { .program = PROG_SIMPLE, .args = args,
+				    .cmd_timeout_ms = WAIT_MS, .index_cache = true };
+	struct mi_driver *second = NULL, *plain = NULL;
+	char tmp[] = "/tmp/crdbg-test-index.XXXXXX", dir[512] = "", *old;
+	struct stat st;
+
+	ASSERT_NE(NULL, mkdtemp(tmp));
+	old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	setenv("TMPDIR", tmp, 1);
+
+	ASSERT_EQ(0, start(&plain, PROG_SIMPLE, NULL));
+	EXPECT_EQ(0, cache_dirs(tmp, dir, sizeof(dir)));
+	ASSERT_EQ(0, mi_driver_start(&o, &self->d));
+	ASSERT_EQ(0, mi_driver_start(&o, &second));
+	ASSERT_EQ(1, cache_dirs(tmp, dir, sizeof(dir)));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0700, st.st_mode & 0777);
+	/* gdb writes the index once it has read the program's DWARF */
+	for (int i = 0; i < WAIT_MS / 50 && !has_index(dir); i++)
+		usleep(50 * 1000);
+	EXPECT_TRUE(has_index(dir));
+
+	mi_driver_free(self->d);
+	self->d = NULL;
+	EXPECT_EQ(0, access(dir, F_OK));
+	mi_driver_free(second);
+	EXPECT_NE(0, access(dir, F_OK));
+	EXPECT_EQ(0, cache_dirs(tmp, dir, sizeof(dir)));
+	mi_driver_free(plain);
+
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+	rmdir(tmp);
 }
 
 TEST(start_failures)

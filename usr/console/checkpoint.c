@@ -502,76 +502,17 @@ static void wait_info_lines(struct dbg_ckpt *ck, struct sdm_idset *set, bool wan
 	}
 }
 
-/* Run the selected thread of rank id (alone) until it stops; its stop. */
-static char *run_to_stop(struct dbg_session *s, struct sdm_idset *one)
-{
-	struct dbgp_cmd cont = { .verb = DBGP_EXEC, .wait_ms = DBG_SLICE_MS,
-				 .exec = DBGP_EXEC_CONTINUE };
-	struct dbgp_cmd wait = { .verb = DBGP_WAIT, .wait_ms = DBG_SLICE_MS };
-	time_t end = time(NULL) + CK_WAIT_S;
-	char *t = NULL;
-
-	if (ranks_cmd(s, one, &t, &cont))
-		return NULL;
-	while (t && dbgp_reply_kind(t) == DBGP_REPLY_RUNNING && time(NULL) < end) {
-		free(t);
-		t = NULL;
-		if (ranks_cmd(s, one, &t, &wait))
-			return NULL;
-	}
-	return t;
-}
-
 /*
- * Attached and parked: open the gate and run each thread alone to a
- * temporary breakpoint at the pc under its outermost hook frame, where
- * the trampoline hands it back with every register as it was.
+ * Attached and parked: every rank's server opens the gate and runs each
+ * thread alone to the pc under its outermost hook frame, where the
+ * trampoline hands it back with every register as it was (the server's
+ * "hook release"): one command for the whole set, each server releasing
+ * its ranks at the same time. A rank that fails says why.
  */
-static void release(struct dbg_session *s, sdm_id id, const char *what)
+static void release(struct dbg_session *s, const struct sdm_idset *set)
 {
-	struct sdm_idset *one = one_rank(id);
-	char *plan = NULL, *save = NULL, *tok, *p;
-	int sel = 0;
-
-	/* gdb may print attach news before the plan line */
-	if (!one || ranks_hook(s, one, &plan, "plan") || !plan ||
-	    !(p = strstr(plan, "plan ")) || sscanf(p, "plan %d", &sel) != 1) {
-		dbg_error(s, "%s: rank %u: cannot find its parked threads: %.200s", what, id,
-			  plan ? plan : "no reply");
-		goto out;
-	}
-	ranks_cli(s, one, NULL, "set scheduler-locking on");
-	strtok_r(p, " ", &save);
-	strtok_r(NULL, " ", &save);
-	while ((tok = strtok_r(NULL, " \n", &save))) {
-		unsigned long long pc;
-		char *stop, *at = NULL;
-		int num;
-
-		if (sscanf(tok, "%d:%llu", &num, &pc) != 2)
-			continue;
-		if (ranks_cli(s, one, NULL, "thread %d", num) ||
-		    ranks_cli(s, one, NULL, "tbreak *%llu thread %d", pc, num))
-			continue;
-		stop = run_to_stop(s, one);
-		if (!ranks_cli(s, one, &at, "output (unsigned long)$pc == %llu", pc) && at &&
-		    !strcmp(at, "1")) {
-			free(at);
-			free(stop);
-			continue;
-		}
-		dbg_error(s, "%s: rank %u: thread %d is not back at its pc (%s)", what, id, num,
-			  stop ? stop : "no stop");
-		free(at);
-		free(stop);
-	}
-	ranks_cli(s, one, NULL, "set scheduler-locking off");
-	ranks_cli(s, one, NULL, "set var MPIR_debug_with_checkpoint = 0");
-	if (sel)
-		ranks_cli(s, one, NULL, "thread %d", sel);
-out:
-	free(plan);
-	sdm_set_free(one);
+	if (sdm_set_size(set))
+		ranks_hook(s, set, NULL, "release");
 }
 
 /*
@@ -631,8 +572,14 @@ static int attach_rank(struct dbg_ckpt *ck, const struct sdm_idset *one, pid_t p
 	return ranks_cmd(ck->s, one, NULL, &c);
 }
 
-/* Each rank of set: attach its gdb to the pid of its info line, release. */
-static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const char *what)
+/*
+ * Each rank of set: attach its gdb to the pid of its info line; then, with
+ * launcher (mpirun's tree was checkpointed or restored with the ranks),
+ * our gdb takes mpirun again while the ranks' gdbs read their symbols;
+ * then release every rank.
+ */
+static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const char *what,
+			       bool launcher)
 {
 	struct dbg_session *s = ck->s;
 	struct sdm_idset *ok = sdm_set_new();
@@ -661,8 +608,13 @@ static void attach_and_release(struct dbg_ckpt *ck, struct sdm_idset *set, const
 next:
 		sdm_set_free(one);
 	}
-	sdm_set_for_each(id, ok)
-		release(s, id, what);
+	if (launcher) {
+		char err[256];
+
+		if (dbg_mpir_reattach(ck->mpir, err, sizeof(err)))
+			dbg_error(s, "%s: %s", what, err);
+	}
+	release(s, ok);
 	sdm_set_free(ok);
 	dbg_pump_output(s, 100);
 }
@@ -1018,13 +970,7 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		checkpoint_parts(ck, live, flags, h, sizeof(h));
 	}
 	hl = snprintf(handles, sizeof(handles), "%s", h);
-	if (mpirun_detached) {
-		char err[256];
-
-		if (dbg_mpir_reattach(ck->mpir, err, sizeof(err)))
-			dbg_error(s, "checkpoint: %s", err);
-	}
-	attach_and_release(ck, live, "checkpoint");
+	attach_and_release(ck, live, "checkpoint", mpirun_detached);
 	if (hl) {
 		if (!(flags & DBG_CKPT_QUIET))
 			dbg_info(s, CRS_HANDLE_PREFIX "%s", handles);
@@ -1241,14 +1187,9 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	if (!ck->parts)
 		wait_info_lines(ck, live, false, false, "restart");
 	/* mpirun's tree came back with the ranks: our gdb takes it again. */
-	if (ck->mpir && !ck->parts && dbg_mpir_pid(ck->mpir) > 0 &&
-	    !kill(dbg_mpir_pid(ck->mpir), 0)) {
-		char err[256];
-
-		if (dbg_mpir_reattach(ck->mpir, err, sizeof(err)))
-			dbg_error(s, "restart: %s", err);
-	}
-	attach_and_release(ck, live, "restart");
+	attach_and_release(ck, live, "restart",
+			   ck->mpir && !ck->parts && dbg_mpir_pid(ck->mpir) > 0 &&
+			   !kill(dbg_mpir_pid(ck->mpir), 0));
 	/* Ranks that had exited are stopped again where the checkpoint was. */
 	sdm_set_for_each(id, live) {
 		struct sdm_idset *one = one_rank(id);
@@ -1286,7 +1227,7 @@ int dbg_ckpt_adopt(struct dbg_ckpt *ck, const char *handle, char *launch)
 	/* the servers are there, on the parts' nodes: they restore them */
 	restart_parts(ck, handle, all);
 	ck->first_attach = true;
-	attach_and_release(ck, all, "restart");
+	attach_and_release(ck, all, "restart", false);
 	ck->first_attach = false;
 	snprintf(ck->last, sizeof(ck->last), "%s", handle);
 	rc = 0;

@@ -539,6 +539,7 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	if (rc)
 		return rc;
 	o.cmd_timeout_ms = MPIR_TIMEOUT_MS;
+	o.index_cache = true;
 	if (launching) {
 		largv = launcher_argv(m, argv, preload, &made);
 		if (!largv)

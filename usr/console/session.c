@@ -104,7 +104,7 @@ int dbg_session_start(struct dbg_session *s, uint32_t n, const char *bindir,
 	cfg.backend = "gdb";
 	cfg.init_timeout_ms = DBG_INIT_TIMEOUT;
 	snprintf(s->server_args, sizeof(s->server_args), DBGP_SERVER_ATTACH_ARG "%u",
-		 dbg_load_timeout(s) - DBG_LOAD_MARGIN_MS);
+		 dbg_attach_ms(s));
 	cfg.backend_args = s->server_args;
 	cfg.log_path = getenv("CRDBG_SDM_LOG");
 	if (where && where->nservers) {

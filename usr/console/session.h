@@ -105,10 +105,14 @@ struct dbg_session {
  * first.
  */
 #define DBG_LOAD_MARGIN_MS	10000
+/* How long each server's gdb may take to attach (--attach-timeout). */
+static inline uint32_t dbg_attach_ms(const struct dbg_session *s)
+{
+	return (s->attach_timeout_s ? s->attach_timeout_s : DBGP_ATTACH_TIMEOUT_S) * 1000u;
+}
 static inline uint32_t dbg_load_timeout(const struct dbg_session *s)
 {
-	return (s->attach_timeout_s ? s->attach_timeout_s : DBGP_ATTACH_TIMEOUT_S) *
-	       1000u + DBG_LOAD_MARGIN_MS;
+	return dbg_attach_ms(s) + DBG_LOAD_MARGIN_MS;
 }
 #define DBG_SLICE_MS		500	/* one wait round of a run command */
 

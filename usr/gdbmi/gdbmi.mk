@@ -3,7 +3,7 @@
 # the parser's libFuzzer target.
 
 GDBMI_SRCS := usr/gdbmi/mi-parse.c usr/gdbmi/mi-driver.c usr/gdbmi/mi-pump.c \
-	      usr/gdbmi/mi-spawn.c usr/gdbmi/mi-commands.c
+	      usr/gdbmi/mi-spawn.c usr/gdbmi/mi-commands.c usr/gdbmi/mi-index-cache.c
 GDBMI_OBJS := $(GDBMI_SRCS:%.c=$(B)/%.o)
 GDBMI_TDIR := $(B)/tests/gdbmi
 # kselftest_harness.h trips -Wextra's unused-parameter and sign-compare.

@@ -86,6 +86,7 @@ struct mi_driver {
 	int inferior_pidfd;
 	bool owns_inferior;		/* started by gdb, not attached to */
 	bool attaching;			/* a -target-attach is under way */
+	bool index_cache;		/* holds a reference to the index cache */
 };
 
 /* Time: deadline (-1: none) from a timeout, and what is left of it. */
@@ -101,6 +102,11 @@ void mi_drv_kill_gdb(struct mi_driver *d);
 /* Wait at most timeout_ms (-1: for ever) for gdb to exit, then reap it. */
 bool mi_drv_reap_gdb(struct mi_driver *d, int timeout_ms);
 void mi_drv_forget_inferior(struct mi_driver *d);
+
+/* This process's directory for gdb's index cache (mi-index-cache.c): made
+ * at the first get (NULL if it cannot be), removed at the last put. */
+const char *mi_drv_index_cache_get(void);
+void mi_drv_index_cache_put(void);
 
 /* mi-pump.c: one round of I/O (extra: one more fd to poll, or NULL). */
 int mi_drv_pump(struct mi_driver *d, int timeout_ms, struct pollfd *extra);

@@ -213,8 +213,8 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 {
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
 	int pst[2] = { -1, -1 }, e = 0, err;
-	const char *argv[64 + 16];
-	char ttyarg[104], wrapper[128];
+	const char *argv[64 + 16], *cache;
+	char ttyarg[104], wrapper[128], cachearg[300];
 	size_t n = 0, i;
 	pid_t parent = getpid();
 	ssize_t r;
@@ -225,6 +225,15 @@ static int spawn_gdb(struct mi_driver *d, const struct mi_driver_opts *opts)
 	argv[n++] = "-q";
 	argv[n++] = "-iex";
 	argv[n++] = "set debuginfod enabled off";
+	cache = opts->index_cache ? mi_drv_index_cache_get() : NULL;
+	if (cache) {
+		d->index_cache = true;
+		snprintf(cachearg, sizeof(cachearg), "set index-cache directory %s", cache);
+		argv[n++] = "-iex";
+		argv[n++] = cachearg;
+		argv[n++] = "-iex";
+		argv[n++] = "set index-cache enabled on";
+	}
 	if (d->tty[0]) {
 		snprintf(ttyarg, sizeof(ttyarg), "--tty=%s", d->tty);
 		argv[n++] = ttyarg;
@@ -379,6 +388,8 @@ void mi_driver_free(struct mi_driver *d)
 	if (d->owns_inferior && d->inferior_pidfd >= 0)
 		sys_pidfd_send_signal(d->inferior_pidfd, SIGKILL);
 	mi_drv_forget_inferior(d);
+	if (d->index_cache)
+		mi_drv_index_cache_put();
 	mi_drv_close_fd(&d->gdb_pidfd);
 	mi_drv_close_fd(&d->in_fd);
 	mi_drv_close_fd(&d->out_fd);

@@ -146,23 +146,43 @@ static uint32_t attach_over(struct gdbb *g)
 	return req;
 }
 
-static void mark_lost(struct gdbb *g)
+/*
+ * The rank's gdb is gone, or given up on: why (NULL: the driver's last
+ * error) answers whatever waits on it. gdb is ended; if it was attaching,
+ * the SIGSTOP its PTRACE_ATTACH queued outlives it (a process that cannot
+ * stop yet, say in vfork(), would take it later and stop for good): a
+ * SIGCONT discards it, so the process runs on as it did before.
+ */
+static void mark_lost_because(struct gdbb *g, const char *why)
 {
+	bool attaching = g->state == GDBB_ATTACHING;
+	int pidfd = g->attach_pidfd;
 	uint32_t attach_req;
 
 	if (g->state == GDBB_LOST)
 		return;
 	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "%s",
-		 g->d ? mi_driver_error(g->d) : "gdb is gone");
+		 why ? why : g->d ? mi_driver_error(g->d) : "gdb is gone");
 	g->state = GDBB_LOST;
 	unwatch_all(g);
 	answer_pending(g, 1, g->lost);
+	g->attach_pidfd = -1;		/* ours until gdb has gone */
 	attach_req = attach_over(g);
 	if (attach_req)
 		reply(g, attach_req, 1, g->lost);
 	/* Freeing the driver kills the program gdb started. */
 	mi_driver_free(g->d);
 	g->d = NULL;
+	if (pidfd >= 0) {
+		if (attaching)
+			syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+		close(pidfd);
+	}
+}
+
+static void mark_lost(struct gdbb *g)
+{
+	mark_lost_because(g, NULL);
 }
 
 static void describe_frame(char *buf, size_t size, const struct mi_frame *f)
@@ -518,6 +538,7 @@ static int do_load(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 	o.program = c->arg;
 	o.args = args;
 	o.cmd_timeout_ms = GDBB_START_MS;
+	o.index_cache = true;
 	/* Checkpointable (preload=): no terminal CRIU cannot dump. */
 	o.fifo = c->preload != NULL;
 	if (!start_gdb(g, req, &o))
@@ -530,11 +551,13 @@ static int do_load(struct gdbb *g, uint32_t req, const struct dbgp_cmd *c)
 	return 0;
 }
 
-/* The rank stopped by its attach: where, in the user's terms, as the reply. */
-static void attach_done(struct gdbb *g)
+/*
+ * The rank stopped under a gdb that attached to it (the server's attach,
+ * or the console's around a checkpoint): where it is, as its stop.
+ */
+static void stopped_attached(struct gdbb *g)
 {
 	struct dbgp_stop ds = { .attached = true };
-	uint32_t req = attach_over(g);
 	struct mi_frames fr;
 
 	g->state = GDBB_STOPPED;
@@ -554,6 +577,14 @@ static void attach_done(struct gdbb *g)
 	} else {
 		describe_stop(g, &ds);
 	}
+}
+
+/* The rank stopped by its attach: where, in the user's terms, as the reply. */
+static void attach_done(struct gdbb *g)
+{
+	uint32_t req = attach_over(g);
+
+	stopped_attached(g);
 	reply_stop(g, req, false);
 }
 
@@ -585,30 +616,15 @@ static bool attach_progress(struct gdbb *g)
 static void attach_timeout(void *arg)
 {
 	struct gdbb *g = arg;
-	uint32_t req;
-	int pidfd;
+	char why[64];
 
 	g->attach_timer = 0;
 	drain(g);
 	if (g->state != GDBB_ATTACHING)
 		return;
-	/*
-	 * gdb, still busy with it, is ended: the rank is lost. Its attach
-	 * queued a SIGSTOP that outlives it (a process that cannot stop yet,
-	 * say in vfork(), takes it later); a SIGCONT discards it, so the
-	 * process runs on as it did before.
-	 */
-	pidfd = g->attach_pidfd;
-	g->attach_pidfd = -1;
-	req = attach_over(g);
-	mark_lost(g);
-	if (pidfd >= 0) {
-		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
-		close(pidfd);
-	}
-	snprintf(g->lost, sizeof(g->lost), DBGP_LOST "gdb did not attach within %u s",
-		 g->attach_ms / 1000);
-	reply(g, req, 1, g->lost);
+	/* gdb, still busy with it, is ended: the rank is lost */
+	snprintf(why, sizeof(why), "gdb did not attach within %u s", g->attach_ms / 1000);
+	mark_lost_because(g, why);
 }
 
 /*
@@ -630,6 +646,7 @@ static int do_attach(struct gdbb *g, uint32_t req, int pid, const char *prog)
 	}
 	o.program = prog;
 	o.cmd_timeout_ms = GDBB_START_MS;
+	o.index_cache = true;
 	o.no_pty = true;
 	if (!start_gdb(g, req, &o))
 		return 0;
@@ -1214,7 +1231,21 @@ static int do_hook(struct gdbb *g, uint32_t req, const char *arg)
 	/* Not need_stopped(): after a console "cli attach" our state lags. */
 	if (!need_program(g, req))
 		return 0;
+	/*
+	 * release runs threads and takes their stops itself: first let gdb
+	 * finish the attach the console asked for (its stop comes before
+	 * this command's answer) and take what it reported, so that the
+	 * stops release waits for are its own.
+	 */
+	if (!strcmp(arg, "release")) {
+		mi_driver_cmd(g->d, NULL, "-thread-info");
+		if (!need_program(g, req))
+			return 0;
+	}
 	rc = hook_park_command(g->d, arg, &text, err, sizeof(err));
+	/* back where it was: that is its stop now, not the attach's */
+	if (!strcmp(arg, "release") && g->d)
+		stopped_attached(g);
 	if (rc)
 		replyf(g, req, 1, DBGP_ERROR "%s", err);
 	else
@@ -1441,7 +1472,7 @@ const struct sdm_backend_ops crdbg_backend_gdb = {
 	.name = "gdb",
 	.help = "load PROG | attach PID PROG | start MS | exec MS continue|step|next|finish | "
 		"wait MS | interrupt MS | print EXPR | break LOC | bt | stack | "
-		"status | cli CMD | input TEXT | mpi [frames on|off] | hook park|unpark|plan | "
+		"status | cli CMD | input TEXT | mpi [frames on|off] | hook park|unpark|plan|release | "
 		"part start|order|wait|finish",
 	.start = gdbb_start,
 	.command = gdbb_command,

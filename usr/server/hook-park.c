@@ -13,7 +13,14 @@
  *   the trampoline): the registers come back from the frame.
  * plan: open MPIR_checkpoint_debug_gate and list, for every thread under
  *   a hook frame, the pc under its outermost one: "plan SEL NUM:PC ...",
- *   SEL the selected thread. The console runs each thread there.
+ *   SEL the selected thread.
+ * release: plan, then run each of those threads alone (scheduler-locking)
+ *   to a temporary breakpoint at that pc, where the trampoline hands it
+ *   back with every register as it was, and check it is there; then
+ *   scheduler-locking off, MPIR_debug_with_checkpoint = 0 and SEL selected
+ *   again: "released N". Every rank's server does this for its own ranks
+ *   at the same time, so that the console's release after a checkpoint or
+ *   a restart is one command to the whole job, not a dozen per thread.
  *
  * gdb writes the registers: setting $pc also makes it drop a pending
  * system call restart, which the frame has folded in already.
@@ -25,12 +32,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <linux/crdbg.h>
 
 #include "hook-park.h"
 
 #define DESIGNATED_THREAD	"crdbg-ckpt"
+#define RUN_BACK_MS		30000	/* a thread's way from the trampoline to its pc */
 #define TRAMPOLINE_FUNC		"crdbg_hook_trampoline"
 #define EFLAGS_DF_TF		0x500ULL
 
@@ -306,6 +315,76 @@ static int pc_under_hook(struct hook_ctx *c, int thread, uint64_t *ret_pc)
 	return 0;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The next *stopped of d, the records before it dropped: 1, 0 on timeout, or -errno. */
+static int wait_stopped(struct mi_driver *d, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+
+	for (;;) {
+		struct mi_record *rec;
+		int64_t left = end - now_ms();
+		int r = left > 0 ? mi_driver_next_event(d, (int)left, &rec) : 0;
+		bool stop;
+
+		if (r <= 0)
+			return r;
+		stop = rec->kind == MI_REC_EXEC && !strcmp(rec->klass, "stopped");
+		mi_record_free(rec);
+		if (stop)
+			return 1;
+	}
+}
+
+/*
+ * Run thread alone from the trampoline back to pc (scheduler-locking is
+ * on), through a temporary breakpoint for that thread only.
+ */
+static int run_back(struct hook_ctx *c, int thread, uint64_t pc)
+{
+	struct crdbg_regs regs = { 0 };
+	struct mi_record *rec;
+	long long bp = 0;
+	int rc;
+
+	rc = mi_driver_cmd(c->d, &rec, "-break-insert -t -p %d *0x%" PRIx64, thread, pc);
+	if (rc)
+		return mi_failed(c, rc, "temporary breakpoint");
+	mi_get_int(rec->results, "bkpt.number", &bp);
+	mi_record_free(rec);
+	rc = mi_driver_cmd(c->d, NULL, "-exec-continue --thread %d", thread);
+	if (rc) {
+		mi_failed(c, rc, "continue");
+	} else {
+		rc = wait_stopped(c->d, RUN_BACK_MS);
+		if (rc == 0) {
+			/* still running: stop it, say so */
+			mi_driver_cmd(c->d, NULL, "-exec-interrupt --thread %d", thread);
+			wait_stopped(c->d, RUN_BACK_MS);
+			rc = failf(c, -ETIMEDOUT, "thread %d did not come back to its pc 0x%" PRIx64
+				   " in %d s", thread, pc, RUN_BACK_MS / 1000);
+		} else if (rc < 0) {
+			mi_failed(c, rc, "waiting for the thread");
+		} else {
+			rc = read_regs(c, thread, &regs);
+		}
+	}
+	if (!rc && regs.ip != pc)
+		rc = failf(c, -EPROTO, "thread %d is not back at its pc 0x%" PRIx64
+			   " (it stopped at 0x%" PRIx64 ")", thread, pc, (uint64_t)regs.ip);
+	/* hit, it is gone; else it must not stop the thread later */
+	if (rc && bp)
+		mi_driver_cmd(c->d, NULL, "-break-delete %lld", bp);
+	return rc;
+}
+
 static int by_id(const void *a, const void *b)
 {
 	return ((const struct mi_thread *)a)->id - ((const struct mi_thread *)b)->id;
@@ -339,13 +418,14 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		      size_t errlen)
 {
 	struct hook_ctx c = { .d = d, .err = err, .errlen = errlen };
-	enum { PARK, UNPARK, PLAN } op;
+	enum { PARK, UNPARK, PLAN, RELEASE } op;
 	struct mi_threads th = { 0 };
 	unsigned long long park_arg = 0;
 	uint64_t tramp = 0;
 	char *out = NULL;
 	size_t len = 0;
-	int rc, n = 0;
+	char first[256] = "";
+	int rc, n = 0, stuck = 0;
 
 	*ret_text = NULL;
 	err[0] = 0;
@@ -355,17 +435,25 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		op = UNPARK;
 	else if (!strcmp(arg, "plan"))
 		op = PLAN;
+	else if (!strcmp(arg, "release"))
+		op = RELEASE;
 	else
-		return failf(&c, -EINVAL, "hook: park ARG, unpark or plan, not \"%.40s\"", arg);
+		return failf(&c, -EINVAL, "hook: park ARG, unpark, plan or release, not \"%.40s\"",
+			     arg);
 
 	rc = register_numbers(&c);
-	if (!rc && op != PLAN)
+	if (!rc && (op == PARK || op == UNPARK))
 		rc = trampoline(&c, &tramp);
-	if (!rc && op == PLAN) {
+	if (!rc && (op == PLAN || op == RELEASE)) {
 		rc = mi_driver_cmd(d, NULL,
 				   "-data-evaluate-expression \"MPIR_checkpoint_debug_gate = 1\"");
 		if (rc)
 			rc = mi_failed(&c, rc, "opening MPIR_checkpoint_debug_gate");
+	}
+	if (!rc && op == RELEASE) {
+		rc = mi_driver_cmd(d, NULL, "-gdb-set scheduler-locking on");
+		if (rc)
+			rc = mi_failed(&c, rc, "scheduler-locking on");
 	}
 	rc = rc ?: mi_thread_info(d, &th);
 	if (rc && !err[0])
@@ -395,13 +483,33 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 			if (!rc && pc)
 				rc = append(&out, &len, " %d:%" PRIu64, t->id, pc);
 			break;
+		case RELEASE:
+			/* a thread that does not come back does not hold the others */
+			rc = pc_under_hook(&c, t->id, &pc);
+			if (!rc && pc && run_back(&c, t->id, pc)) {
+				if (!stuck++)
+					snprintf(first, sizeof(first), "%s", err);
+			} else if (!rc && pc) {
+				n++;
+			}
+			break;
 		}
+	}
+	if (op == RELEASE) {
+		/* whatever came of the threads, the rank is the user's again */
+		mi_driver_cmd(d, NULL, "-gdb-set scheduler-locking off");
+		mi_driver_cmd(d, NULL,
+			      "-data-evaluate-expression \"MPIR_debug_with_checkpoint = 0\"");
+		if (!rc && stuck)
+			rc = stuck > 1 ? failf(&c, -EPROTO, "%s; %d threads are not back", first, stuck)
+				       : failf(&c, -EPROTO, "%s", first);
 	}
 	if (th.current)
 		mi_driver_cmd(d, NULL, "-thread-select %d", th.current);
 	mi_threads_release(&th);
 	if (!rc && op != PLAN)
-		rc = append(&out, &len, "%s %d", op == PARK ? "parked" : "unparked", n);
+		rc = append(&out, &len, "%s %d", op == PARK ? "parked" :
+			    op == UNPARK ? "unparked" : "released", n);
 	if (rc) {
 		free(out);
 		if (!err[0])

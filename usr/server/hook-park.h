@@ -13,7 +13,7 @@
 #include <crdbg/gdbmi.h>
 
 /*
- * Run "park ARG", "unpark" or "plan" (see dbgproto.h) in the stopped
+ * Run "park ARG", "unpark", "plan" or "release" (see dbgproto.h) in the stopped
  * program of d. 0 and the reply text in *ret_text (malloc'd), or a
  * negative errno and the reason in err.
  */

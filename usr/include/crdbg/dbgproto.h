@@ -67,6 +67,9 @@
  *   hook plan              open MPIR_checkpoint_debug_gate; "plan SEL
  *                          NUM:PC..." for every thread under a hook frame,
  *                          PC the one under its outermost frame
+ *   hook release           plan, then run each of those threads alone back
+ *                          to its PC, MPIR_debug_with_checkpoint = 0, SEL
+ *                          selected again: "released N"
  *   part start ARG[\x1fARG...]
  *                          a part of a job checkpoint operation
  *                          (<crdbg/job.h>): run the crdbg next to this

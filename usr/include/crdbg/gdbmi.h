@@ -160,6 +160,12 @@ struct mi_driver_opts {
 	 * ports the original had while the original's sockets linger.
 	 */
 	bool own_netns;
+	/*
+	 * gdb keeps the DWARF index of each library it reads in a directory
+	 * private to this process, so that attaching to the program again
+	 * (after a checkpoint or a restart) does not build it again.
+	 */
+	bool index_cache;
 };
 
 int mi_driver_start(const struct mi_driver_opts *opts, struct mi_driver **ret_d);
