@@ -1225,6 +1225,7 @@ static int do_mpi(struct gdbb *g, uint32_t req, const char *arg)
 /* Park, unpark or list the parked threads (hook-park.c). */
 static int do_hook(struct gdbb *g, uint32_t req, const char *arg)
 {
+	bool release = !strcmp(arg, "release");
 	char err[256], *text;
 	int rc;
 
@@ -1237,14 +1238,14 @@ static int do_hook(struct gdbb *g, uint32_t req, const char *arg)
 	 * this command's answer) and take what it reported, so that the
 	 * stops release waits for are its own.
 	 */
-	if (!strcmp(arg, "release")) {
+	if (release) {
 		mi_driver_cmd(g->d, NULL, "-thread-info");
 		if (!need_program(g, req))
 			return 0;
 	}
 	rc = hook_park_command(g->d, arg, &text, err, sizeof(err));
 	/* back where it was: that is its stop now, not the attach's */
-	if (!strcmp(arg, "release") && g->d)
+	if (release && g->d)
 		stopped_attached(g);
 	if (rc)
 		replyf(g, req, 1, DBGP_ERROR "%s", err);

@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <linux/crdbg.h>
 
@@ -315,32 +314,17 @@ static int pc_under_hook(struct hook_ctx *c, int thread, uint64_t *ret_pc)
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The next *stopped of d, the records before it dropped: 1, 0 on timeout, or -errno. */
-static int wait_stopped(struct mi_driver *d, int timeout_ms)
+static int wait_stopped(struct mi_driver *d, bool *ret_exited)
 {
-	int64_t end = now_ms() + timeout_ms;
+	struct mi_stop stop;
+	int r = mi_wait_stop(d, RUN_BACK_MS, &stop);
 
-	for (;;) {
-		struct mi_record *rec;
-		int64_t left = end - now_ms();
-		int r = left > 0 ? mi_driver_next_event(d, (int)left, &rec) : 0;
-		bool stop;
-
-		if (r <= 0)
-			return r;
-		stop = rec->kind == MI_REC_EXEC && !strcmp(rec->klass, "stopped");
-		mi_record_free(rec);
-		if (stop)
-			return 1;
+	if (r > 0) {
+		*ret_exited = stop.exited;
+		mi_stop_release(&stop);
 	}
+	return r;
 }
 
 /*
@@ -351,6 +335,7 @@ static int run_back(struct hook_ctx *c, int thread, uint64_t pc)
 {
 	struct crdbg_regs regs = { 0 };
 	struct mi_record *rec;
+	bool exited = false;
 	long long bp = 0;
 	int rc;
 
@@ -363,15 +348,18 @@ static int run_back(struct hook_ctx *c, int thread, uint64_t pc)
 	if (rc) {
 		mi_failed(c, rc, "continue");
 	} else {
-		rc = wait_stopped(c->d, RUN_BACK_MS);
+		rc = wait_stopped(c->d, &exited);
 		if (rc == 0) {
 			/* still running: stop it, say so */
 			mi_driver_cmd(c->d, NULL, "-exec-interrupt --thread %d", thread);
-			wait_stopped(c->d, RUN_BACK_MS);
+			wait_stopped(c->d, &exited);
 			rc = failf(c, -ETIMEDOUT, "thread %d did not come back to its pc 0x%" PRIx64
 				   " in %d s", thread, pc, RUN_BACK_MS / 1000);
 		} else if (rc < 0) {
 			mi_failed(c, rc, "waiting for the thread");
+		} else if (exited) {
+			rc = failf(c, -ESRCH, "the process exited before thread %d was back at"
+				   " its pc 0x%" PRIx64, thread, pc);
 		} else {
 			rc = read_regs(c, thread, &regs);
 		}
