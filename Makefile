@@ -87,12 +87,12 @@ kmod:
 	$(MAKE) -C $(KDIR) M=$(TOP)/$(B)/kmod CRDBG_TOP=$(TOP) CRDBG_VERSION=$(VERSION) modules
 
 # check and demo install what is missing first (make deps is idempotent),
-# then build.
+# then build, one job per CPU unless make was given -j.
 check check-host check-guest demo bench: prepare
 
 prepare:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc)) all
 
 check:
 	@scripts/check.sh $(B) "$(HOST_TESTS)" "$(GUEST_GROUPS)"

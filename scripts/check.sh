@@ -13,6 +13,11 @@
 # gives it N), unless its group asks for more ("# vm-options: --cpus 2"):
 # two lanes of one-CPU guests keep the two cores busy, where two-CPU
 # guests would take turns on them (Documentation/testing.md, "Guest lanes").
+# A host test script that boots guests of its own says so the same way
+# ("# vm-time: SECONDS") and is dealt to a lane like a group. The other
+# host tests run one after another beside the lanes, at nice 10: they
+# take the CPU the guests leave idle (CRDBG_HOST_BESIDE=0 runs them first
+# and alone, as before).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,21 +30,44 @@ rm -rf "$results"
 mkdir -p "$results/host" "$results/guest"
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "check: CRDBG_LANES wants a positive number, got '$lanes'" >&2; exit 2; }
 
-host_start=$(date +%s)
-for t in $host_tests; do
+# vm_time FILE: the "# vm-time: SECONDS" of a script, empty if it has none.
+vm_time() {
+	case $1 in *.sh) [ -f "$1" ] && sed -n 's/^# vm-time: //p' "$1" ;; esac
+}
+
+# run_host TEST: one host test; its report is printed whole (flock), so
+# that it does not interleave with a lane's.
+run_host() {
+	local t=$1 name start
 	name=$(basename "$t")
-	echo "== host: $name"
 	start=$(date +%s)
 	(cd "$top" && timeout 600 "$t") >"$results/host/$name.tap" 2>&1
 	echo "exit=$?" >"$results/host/$name.exit"
-	grep -E '^(not )?ok |^# SKIP|^Bail out' "$results/host/$name.tap" | sed 's/^/   /'
 	echo "$(($(date +%s) - start)) $name" >>"$results/host/.seconds"
+	{
+		echo "== host: $name"
+		grep -E '^(not )?ok |^# SKIP|^Bail out' "$results/host/$name.tap" | sed 's/^/   /'
+	} >"$results/host/$name.block"
+	flock "$results/.print" cat "$results/host/$name.block"
+}
+
+# The host tests that boot guests go to the lanes; the others to the
+# host stream.
+host_plain=() host_vm=()
+for t in $host_tests; do
+	if [ -n "$(vm_time "$top/$t")" ]; then host_vm+=("$t"); else host_plain+=("$t"); fi
 done
-# where the host part's time went: its slowest tests
-[ -s "$results/host/.seconds" ] &&
-	echo "   host: $(($(date +%s) - host_start)) s;" \
-		"$(sort -nr "$results/host/.seconds" | head -n 8 |
-		   awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
+
+# run_host_stream: the plain host tests one after another, then where
+# their time went (their slowest).
+run_host_stream() {
+	local t host_start=$(date +%s)
+	for t in "${host_plain[@]}"; do run_host "$t"; done
+	[ -s "$results/host/.seconds" ] &&
+		flock "$results/.print" echo "   host: $(($(date +%s) - host_start)) s;" \
+			"$(sort -nr "$results/host/.seconds" | head -n 8 |
+			   awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
+}
 
 # group_opt GROUP KEY: the value of the group script's "# KEY: ..." line.
 group_opt() {
@@ -82,29 +110,50 @@ run_group() {
 				[ -e "$f" ] && echo "$(cat "$f") $(basename "$f" .seconds)"
 			done | sort -nr | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 	} >"$results/guest/$g.block"
-	flock "$results/guest/.print" cat "$results/guest/$g.block"
+	flock "$results/.print" cat "$results/guest/$g.block"
 }
 
-# deal_lanes: one line per lane, its groups, longest first; a group with
-# no vm-time counts as a minute.
+# deal_lanes: one line per lane, its items (a guest group, or "host:TEST"
+# for a host test that boots guests), longest first; an item with no
+# vm-time counts as a minute.
 deal_lanes() {
 	local g t
-	for g in $guest_groups; do
-		t=$(group_opt "$g" vm-time)
-		echo "${t:-60} $g"
-	done | sort -k1,1nr -k2 | awk -v n="$lanes" '
+	{
+		for g in $guest_groups; do
+			t=$(group_opt "$g" vm-time)
+			echo "${t:-60} $g"
+		done
+		for g in "${host_vm[@]}"; do
+			echo "$(vm_time "$top/$g") host:$g"
+		done
+	} | sort -k1,1nr -k2 | awk -v n="$lanes" '
 		{ best = 1
 		  for (i = 2; i <= n; i++) if (load[i] < load[best]) best = i
 		  load[best] += $1; lane[best] = lane[best] " " $2 }
 		END { for (i = 1; i <= n; i++) if (lane[i] != "") print substr(lane[i], 2) }'
 }
 
+# run_item ITEM: a guest group, or a host test that boots guests.
+run_item() {
+	case $1 in
+	host:*) run_host "${1#host:}" ;;
+	*) run_group "$1" ;;
+	esac
+}
+
 # A lane stopped (check.sh interrupted) takes its running guest with it.
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait; exit 130' INT TERM
+if [ "${CRDBG_HOST_BESIDE:-1}" = 0 ]; then
+	run_host_stream
+else
+	# lower only this subshell: its tests inherit it, the lanes do not
+	(renice -n 10 -p "$BASHPID" >/dev/null; run_host_stream) &
+	pids+=($!)
+fi
 while read -r lane; do
 	(vm=""; trap '[ -n "$vm" ] && kill "$vm"; exit 143' TERM
-	 for g in $lane; do run_group "$g"; done) &
+	 for g in $lane; do run_item "$g"; done) &
 	pids+=($!)
 done < <(deal_lanes)
 wait "${pids[@]}"

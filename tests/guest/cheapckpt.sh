@@ -4,7 +4,7 @@
 # running tree (tests/crs/test_pre_dump.sh) and lazy restarts
 # (tests/crs/test_lazy.sh) on both freeze backends.
 # vm-options: --mem 3072 --timeout 2400
-# vm-time: 279
+# vm-time: 437
 
 ip link set lo up 2>/dev/null
 run_tap incremental-ptrace "$CRDBG_TOP/tests/crs/test_incremental.sh" ptrace

@@ -4,5 +4,5 @@
 # kernel, every node its own namespaces).
 # One CPU like most groups: slurm.conf declares every node CPUs=2 and
 # SlurmdParameters=config_overrides has slurmd take that as it is.
-# vm-time: 60
+# vm-time: 82
 run_tap test_cluster env CRDBG_BUILD="$CRDBG_BUILD" "$CRDBG_TOP/tests/cluster/test_cluster.sh"

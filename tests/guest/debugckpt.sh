@@ -6,7 +6,7 @@
 # restart N, back, checkpoint-keep: test_timeline.sh, on either backend).
 # About 35 min of TCG on this loaded machine: more than the default 900 s.
 # vm-options: --timeout 2400
-# vm-time: 770
+# vm-time: 939
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then

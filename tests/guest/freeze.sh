@@ -6,7 +6,7 @@
 # (rseq's cpu_id, checked on every CPU after the restart) runs here too,
 # for the same reason; the fidelity group's one-CPU guest runs the rest.
 # vm-options: --cpus 2
-# vm-time: 120
+# vm-time: 118
 if ! insmod_crdbg; then
 	echo "freeze: crdbg.ko did not load; the kmod variants will skip"
 fi

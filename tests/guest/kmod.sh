@@ -4,7 +4,7 @@
 # Two CPUs: the freeze and the hook push must catch threads running on
 # another CPU.
 # vm-options: --cpus 2
-# vm-time: 54
+# vm-time: 37
 kt=$CRDBG_BUILD/tests/kmod
 
 insmod_crdbg
