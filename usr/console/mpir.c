@@ -810,7 +810,15 @@ int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
 
 int dbg_mpir_reattach(struct dbg_mpir *m, char *err, size_t errlen)
 {
-	int rc = mi_attach(m->launcher, m->launcher_pid);
+	int rc;
+
+	/*
+	 * From now on our gdb only interrupts, continues, detaches and kills
+	 * mpirun: it needs no symbol of its shared libraries, and reading
+	 * them all again (some 60 for Open MPI's) is most of an attach.
+	 */
+	mi_driver_cmd(m->launcher, NULL, "-gdb-set auto-solib-add off");
+	rc = mi_attach(m->launcher, m->launcher_pid);
 
 	if (!rc)
 		rc = mi_continue(m->launcher);
