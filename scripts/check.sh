@@ -15,9 +15,9 @@
 # guests would take turns on them (Documentation/testing.md, "Guest lanes").
 # A host test script that boots guests of its own says so the same way
 # ("# vm-time: SECONDS") and is dealt to a lane like a group. The other
-# host tests run one after another beside the lanes, at nice 10: they
-# take the CPU the guests leave idle (CRDBG_HOST_BESIDE=0 runs them first
-# and alone, as before).
+# host tests run one after another beside the lanes, at nice 10: alone
+# they kept one core busy and left the other idle (CRDBG_HOST_BESIDE=0
+# runs them first and alone, as before).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
