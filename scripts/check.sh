@@ -30,9 +30,10 @@ rm -rf "$results"
 mkdir -p "$results/host" "$results/guest"
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "check: CRDBG_LANES wants a positive number, got '$lanes'" >&2; exit 2; }
 
-# vm_time FILE: the "# vm-time: SECONDS" of a script, empty if it has none.
-vm_time() {
-	case $1 in *.sh) [ -f "$1" ] && sed -n 's/^# vm-time: //p' "$1" ;; esac
+# script_opt FILE KEY: the value of a shell script's "# KEY: ..." line,
+# empty if it has none (or is no script: a host test may be a binary).
+script_opt() {
+	case $1 in *.sh) [ -f "$1" ] && sed -n "s/^# $2: //p" "$1" ;; esac
 }
 
 # run_host TEST: one host test; its report is printed whole (flock), so
@@ -55,7 +56,7 @@ run_host() {
 # host stream.
 host_plain=() host_vm=()
 for t in $host_tests; do
-	if [ -n "$(vm_time "$top/$t")" ]; then host_vm+=("$t"); else host_plain+=("$t"); fi
+	if [ -n "$(script_opt "$top/$t" vm-time)" ]; then host_vm+=("$t"); else host_plain+=("$t"); fi
 done
 
 # run_host_stream: the plain host tests one after another, then where
@@ -71,7 +72,7 @@ run_host_stream() {
 
 # group_opt GROUP KEY: the value of the group script's "# KEY: ..." line.
 group_opt() {
-	sed -n "s/^# $2: //p" "$top/tests/guest/$1.sh"
+	script_opt "$top/tests/guest/$1.sh" "$2"
 }
 
 # run_group GROUP: one guest boot for GROUP (once more if the guest never
@@ -124,7 +125,7 @@ deal_lanes() {
 			echo "${t:-60} $g"
 		done
 		for g in "${host_vm[@]}"; do
-			echo "$(vm_time "$top/$g") host:$g"
+			echo "$(script_opt "$top/$g" vm-time) host:$g"
 		done
 	} | sort -k1,1nr -k2 | awk -v n="$lanes" '
 		{ best = 1
