@@ -49,7 +49,8 @@ fi
 # One cluster for the node checks, the MPI job and the exit status (each
 # start costs most of a minute in a TCG guest): every node reports its
 # view, an Open MPI job over srun (PMIx) reduces across three nodes, and
-# the command then exits 3.
+# the command then exits 3. srun -K1 ends the job as soon as a rank dies
+# (its peers would wait for it until the cluster's timeout).
 mpi=true
 [[ -x $prog ]] && cp "$prog" "$work/" || mpi=false
 out=$work/nodes.out
@@ -60,7 +61,7 @@ out=$work/nodes.out
 	if '"$mpi"'; then
 		OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24 \
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-			srun -N3 -n3 '"$work"'/prog_mpi_where >'"$work"'/mpi.out 2>'"$work"'/mpi.err
+			srun -K1 -N3 -n3 '"$work"'/prog_mpi_where >'"$work"'/mpi.out 2>'"$work"'/mpi.err
 		echo "mpi rc=$?"
 	fi
 	exit 3' >"$out" 2>"$work/nodes.err"
