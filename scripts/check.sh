@@ -36,18 +36,22 @@ script_opt() {
 	case $1 in *.sh) [ -f "$1" ] && sed -n "s/^# $2: //p" "$1" ;; esac
 }
 
-# run_host TEST: one host test; its report is printed whole (flock), so
-# that it does not interleave with a lane's.
+# run_host TEST [SECONDS]: one host test; its report is printed whole
+# (flock), so that it does not interleave with a lane's. Its time is
+# added to the file SECONDS (the host stream's) or, for a test run in a
+# guest lane, printed with its report.
 run_host() {
-	local t=$1 name start
+	local t=$1 seconds=${2:-} name start took
 	name=$(basename "$t")
 	start=$(date +%s)
 	(cd "$top" && timeout 600 "$t") >"$results/host/$name.tap" 2>&1
 	echo "exit=$?" >"$results/host/$name.exit"
-	echo "$(($(date +%s) - start)) $name" >>"$results/host/.seconds"
+	took=$(($(date +%s) - start))
+	[ -n "$seconds" ] && echo "$took $name" >>"$seconds"
 	{
 		echo "== host: $name"
 		grep -E '^(not )?ok |^# SKIP|^Bail out' "$results/host/$name.tap" | sed 's/^/   /'
+		[ -n "$seconds" ] || echo "   $name: $took s in the guest lane"
 	} >"$results/host/$name.block"
 	flock "$results/.print" cat "$results/host/$name.block"
 }
@@ -63,7 +67,7 @@ done
 # their time went (their slowest).
 run_host_stream() {
 	local t host_start=$(date +%s)
-	for t in "${host_plain[@]}"; do run_host "$t"; done
+	for t in "${host_plain[@]}"; do run_host "$t" "$results/host/.seconds"; done
 	[ -s "$results/host/.seconds" ] &&
 		flock "$results/.print" echo "   host: $(($(date +%s) - host_start)) s;" \
 			"$(sort -nr "$results/host/.seconds" | head -n 8 |
