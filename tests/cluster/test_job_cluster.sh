@@ -441,7 +441,7 @@ step_d() {
 	coord=$!
 	wait_long node2_frozen && kill -KILL "$node2"
 	sec "node2 killed in the cut"
-	check "a node killed mid-checkpoint: the coordinator ends, one line naming node2" coord_ok ||
+	check "a node killed mid-checkpoint: the coordinator ends, one line naming node2 and its silence" coord_ok ||
 		diag "$d/d.ckpt.err"
 	sec "coordinator ended"
 	check "... no manifest and no part left in the store (crdbg list shows none)" \
@@ -462,7 +462,9 @@ node2_frozen() { grep -q '^\[node2\] crdbg: checkpoint pid' "$d/d.ckpt.err"; }
 coord_ok() {
 	wait_long gone "$coord"
 	wait "$coord"
-	[[ $? != 0 && ! -s $d/d.handle ]] && tail -n 1 "$d/d.ckpt.err" | grep -q "^crdbg: .*node2"
+	# node2's parts fell silent: taken as lost long before Slurm notices (SlurmdTimeout)
+	[[ $? != 0 && ! -s $d/d.handle ]] &&
+		tail -n 1 "$d/d.ckpt.err" | grep -q "^crdbg: .*node2 .*no word from it for 20 s"
 }
 nothing_kept() { # JOBS PARTS: the store as before
 	[[ $(ls "$S/.jobs" 2>/dev/null | sort) == "$1" && $(ls "$S" 2>/dev/null | sort) == "$2" ]] &&

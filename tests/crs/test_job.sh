@@ -56,7 +56,7 @@ rewind() {
 }
 same_end() { local r; for r in "$@"; do cmp -s "$work/plain.out" "$work/$r.out" || return 1; done; }
 
-echo "1..15"
+echo "1..17"
 
 touch "$work/plain.go.1" "$work/plain.go.2"
 run plain
@@ -215,6 +215,45 @@ part_fails() {
 check "a part that fails: one line naming it, no part or manifest kept, the job goes on" part_fails
 grep -q failed "$work/fail.err" || diag "$work/fail.err"
 kill -9 "$pid_e" "$pid_f" 2>/dev/null
+
+# A part whose node falls silent once it froze its rank: part 1 is "on"
+# node ghost, started through a launch template that passes its lines on
+# until "crdbg-part frozen" and then nothing, its pipe left open (as a
+# lost or cut-off node: no end of file, no beat). The coordinator hears
+# nothing for CRS_PART_SILENCE_S (20 s), ends naming it, keeps nothing,
+# and both ranks run on to the uninterrupted end.
+cat >"$work/quiet-after-frozen" <<'QUIET'
+#!/bin/sh
+while IFS= read -r l; do
+	printf '%s\n' "$l"
+	[ "$l" = "crdbg-part frozen" ] && exec sleep 600
+done
+QUIET
+chmod +x "$work/quiet-after-frozen"
+run g; run h
+wait_for at_wait g && wait_for at_wait h
+before=$(stores)
+jobs_before=$(ls "$CRDBG_STORE/.jobs" | wc -l)
+"$crdbg" checkpoint --job "$pid_g,ghost:$pid_h" --launch "{cmd} | $work/quiet-after-frozen" \
+	--backend "$backend" >"$work/lost.out" 2>"$work/lost.err" &
+coord=$!
+part_lost() {
+	local rc
+	{ wait_for gone "$coord" || wait_for gone "$coord"; } || return 1
+	wait "$coord"
+	rc=$?
+	((rc != 0)) && [[ ! -s $work/lost.out ]] &&
+		tail -n 1 "$work/lost.err" |
+		grep -q "^crdbg: .*failed on ghost (part 1): no word from it for 20 s: its node is lost or hung.*nothing was kept" &&
+		[[ $(stores) == "$before" && $(ls "$CRDBG_STORE/.jobs" | wc -l) == "$jobs_before" ]] &&
+		wait_for eval '! pgrep -f "quiet-after-frozen|checkpoint $pid_h --part" >/dev/null'
+}
+check "a part that falls silent after its freeze is taken as lost: one line naming it, nothing kept" \
+	part_lost || { diag "$work/lost.err"; ps -eo pid,stat,args | grep -E "crdbg|prog_incr" | diag -; }
+go_all g h
+check "... and both ranks, thawed, run on to the uninterrupted end" \
+	eval 'wait_for all_gone "$pid_g" "$pid_h" && same_end g h' ||
+	{ ps -o pid,stat,wchan:20,args -p "$pid_g,$pid_h" | diag -; diag "$work/h.out"; }
 
 # rm: a part alone is refused naming its job; the job goes whole.
 rm_ok() {

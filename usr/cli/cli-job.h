@@ -14,6 +14,15 @@ int cli_part_frozen(void *arg);
 int cli_part_dumped(void *arg);
 int cli_part_stored(const char *root, const char *handle, bool *kill_job);
 
+/*
+ * Before a part's first step: its beat to its coordinator starts
+ * (CRS_PART_BEAT_S), and SIGTERM, SIGHUP and SIGINT call it off as an
+ * "abort" would. The beat stops at its last order (cli_part_stored(), and
+ * cli_part_hold() once restored or called off).
+ */
+void cli_part_begin(void);
+void cli_part_beat_stop(void);
+
 /* restart --part: crs_restart_opts.hold. */
 int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase);
 

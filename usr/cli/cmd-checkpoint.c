@@ -292,6 +292,8 @@ int cmd_checkpoint(int argc, char **argv)
 	o.store = c.store;
 	o.verbose = c.verbose;
 	o.criu_opts = criu_opts;
+	if (c.part)
+		cli_part_begin();
 	r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
 	if (r) {
 		cli_error("checkpoint: %s", err);
@@ -412,6 +414,7 @@ int cmd_restart(int argc, char **argv)
 			}
 			o.hold = cli_part_hold;
 			o.hold_arg = (void *)crs_store_root(c.store);
+			cli_part_begin();
 		}
 		r = crs_restart(&o, &st, err, sizeof(err));
 	}

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,92 @@
 
 #include "cli.h"
 #include "cli-job.h"
+
+/*
+ * The part's beat (<crdbg/job.h>, CRS_PART_BEAT_S): a thread that writes
+ * "crdbg-part alive" until the part's last order. One write() of a few
+ * bytes: a pipe never interleaves it with the step lines, each of which
+ * stdout's fflush() writes whole.
+ */
+static pthread_mutex_t beat_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t beat_cond = PTHREAD_COND_INITIALIZER;
+static pthread_t beat_thread;
+static bool beating;
+
+static void *beat_main(void *arg)
+{
+	static const char line[] = "crdbg-part alive\n";
+	struct timespec at;
+
+	(void)arg;
+	pthread_mutex_lock(&beat_lock);
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	while (beating && write(STDOUT_FILENO, line, sizeof(line) - 1) > 0) {
+		at.tv_sec += CRS_PART_BEAT_S;
+		while (beating &&
+		       pthread_cond_clockwait(&beat_cond, &beat_lock, CLOCK_MONOTONIC, &at) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&beat_lock);
+	return NULL;
+}
+
+/*
+ * SIGTERM, SIGHUP or SIGINT (a coordinator that took this part's node as
+ * lost has its launcher pass SIGTERM on) call the part off like an
+ * "abort" or a closed stdin: no SA_RESTART, so that a wait for an order
+ * ends at once, and read_order() says no order from then on. The abort
+ * paths thaw what the part froze, or kill what it restored and holds.
+ */
+static volatile sig_atomic_t called_off;
+
+static void on_call_off(int sig)
+{
+	(void)sig;
+	called_off = 1;
+}
+
+static void take_call_off_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_call_off };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+void cli_part_begin(void)
+{
+	sigset_t all, old;
+
+	take_call_off_signals();
+
+	/*
+	 * Every signal blocked in the beat: the part's signals are the main
+	 * thread's (libcrdbg's answer, CRDBG_RT_SIGNAL, is blocked there and
+	 * waited for: delivered here it would kill the part).
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	beating = true;
+	if (pthread_create(&beat_thread, NULL, beat_main, NULL))
+		beating = false;	/* unheard: its coordinator waits as for an old part */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void cli_part_beat_stop(void)
+{
+	pthread_mutex_lock(&beat_lock);
+	if (!beating) {
+		pthread_mutex_unlock(&beat_lock);
+		return;
+	}
+	beating = false;
+	pthread_cond_signal(&beat_cond);
+	pthread_mutex_unlock(&beat_lock);
+	pthread_join(beat_thread, NULL);
+}
 
 /* The coordinator's orders: stdin, unless cli_part_orders_off_stdin() moved them. */
 static FILE *orders;
@@ -47,7 +135,7 @@ int cli_part_orders_off_stdin(void)
 /* One line from the coordinator; false at its end (it is gone). */
 static bool read_order(char *buf, size_t len)
 {
-	if (!fgets(buf, (int)len, orders ? orders : stdin))
+	if (called_off || !fgets(buf, (int)len, orders ? orders : stdin) || called_off)
 		return false;
 	buf[strcspn(buf, "\n")] = 0;
 	return true;
@@ -104,7 +192,9 @@ int cli_part_stored(const char *root, const char *handle, bool *kill_job)
 	printf("\n");
 	crs_meta_free(&m);
 	fflush(stdout);
-	if (read_order(order, sizeof(order)) && (!strcmp(order, "commit") || !strcmp(order, "kill"))) {
+	r = read_order(order, sizeof(order));
+	cli_part_beat_stop();	/* the last order */
+	if (r && (!strcmp(order, "commit") || !strcmp(order, "kill"))) {
 		*kill_job = !strcmp(order, "kill");
 		return 0;
 	}
@@ -132,6 +222,9 @@ int cli_part_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase
 	fflush(stdout);
 	r = read_order(order, sizeof(order)) &&
 	    !strcmp(order, phase == CRS_HOLD_VERIFIED ? "restore" : "release") ? 0 : -1;
+	/* the last order: once released, the tree writes to this stdout too */
+	if (r || phase == CRS_HOLD_RESTORED)
+		cli_part_beat_stop();
 	/* released (every part is back) or called off: resets may go again */
 	if (guarded && (r || phase == CRS_HOLD_RESTORED)) {
 		crs_job_rst_unguard();

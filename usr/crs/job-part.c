@@ -17,6 +17,16 @@
 #include "job-part.h"
 
 #define PART_PREFIX "crdbg-part "
+/* How long a lost part's launcher has to pass our SIGTERM on before SIGKILL. */
+#define LOST_GRACE_S 5
+
+static time_t mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
 
 static bool this_host(const char *node)
 {
@@ -93,6 +103,7 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 	snprintf(p->node, sizeof(p->node), "%s", node[0] ? node : "this host");
 	p->status = -1;
 	p->in = p->out = p->err = -1;
+	p->heard = mono_s();
 	if (p->tp)
 		return p->tp->start(p->tp->arg, p->index, node, p->ranks ? p->ranks : "-", argv,
 				    err, errlen);
@@ -242,6 +253,10 @@ static void on_out_line(struct job_part *p, char *line)
 		/* a join's word on how its part ended (it is not our child) */
 		if (p->joined && sscanf(step, "exit %d", &p->status) == 1)
 			return;
+		if (!strcmp(step, "alive")) {	/* its beat: no step */
+			p->beats = true;
+			return;
+		}
 		snprintf(p->step, sizeof(p->step), "%s", step);
 		if (!strncmp(step, "task ", 5)) {	/* a list: keep every line */
 			size_t old = p->tasks ? strlen(p->tasks) : 0;
@@ -308,6 +323,7 @@ static bool drain(struct job_part *p, bool is_err, FILE *log)
 		*fd = -1;
 		return false;
 	}
+	p->heard = mono_s();
 	*len += (size_t)n;
 	while ((nl = memchr(buf, '\n', *len)) || *len == cap) {
 		size_t ll = nl ? (size_t)(nl - buf) : *len;
@@ -332,7 +348,35 @@ bool job_part_over(const struct job_part *p)
 {
 	if (p->tp)
 		return p->over;
-	return !p->awaiting && p->out < 0;
+	return p->lost || (!p->awaiting && p->out < 0);
+}
+
+/*
+ * A part that beat and then fell silent: its node is gone, or hung, and
+ * its launcher may not notice for minutes. It is over: its launcher is
+ * told to end it (srun passes SIGTERM on to the part, whose end thaws
+ * or kills what it holds) and killed by job_parts_finish() if it does
+ * not; a joined part's socket is hung up on.
+ */
+static void part_lost(struct job_part *p)
+{
+	p->lost = true;
+	snprintf(p->last_err, sizeof(p->last_err),
+		 "no word from it for %d s: its node is lost or hung", CRS_PART_SILENCE_S);
+	p->crdbg_said = true;
+	if (p->joined) {
+		if (p->out >= 0)
+			close(p->out);
+		p->out = -1;
+	} else if (p->pid > 0) {
+		kill(-p->pid, SIGTERM);
+		kill(p->pid, SIGTERM);
+	}
+}
+
+static bool part_silent(const struct job_part *p, time_t now)
+{
+	return p->beats && !job_part_over(p) && now - p->heard >= CRS_PART_SILENCE_S;
 }
 
 /*
@@ -394,6 +438,8 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 
 		nf = 0;
 		for (i = 0; i < n; i++) {
+			if (!job_part_at(&ps[i], step) && part_silent(&ps[i], mono_s()))
+				part_lost(&ps[i]);
 			if (!job_part_over(&ps[i]) && !job_part_at(&ps[i], step))
 				waiting = true;
 			fds[2 * i] = (struct pollfd){ .fd = ps[i].out, .events = POLLIN };
@@ -428,8 +474,8 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 {
 	struct pollfd *fds = calloc(2 * n, sizeof(*fds));
-	time_t deadline = time(NULL) + grace_s;
-	bool killed = false;
+	time_t deadline = time(NULL) + grace_s, lost_deadline = mono_s() + LOST_GRACE_S;
+	bool killed = false, lost_killed = false;
 	size_t i;
 
 	if (n && ps[0].tp) {
@@ -451,6 +497,15 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 		}
 		if (!open_fds)
 			break;
+		if (!lost_killed && mono_s() >= lost_deadline) {
+			for (i = 0; i < n; i++)
+				if (ps[i].lost && ps[i].pid > 0 && !ps[i].joined &&
+				    (ps[i].out >= 0 || ps[i].err >= 0)) {
+					kill(-ps[i].pid, SIGKILL);
+					kill(ps[i].pid, SIGKILL);
+				}
+			lost_killed = true;
+		}
 		if (grace_s && !killed && time(NULL) >= deadline) {
 			/* A part (or its launcher) that does not end: a lost node. */
 			for (i = 0; i < n; i++)
@@ -464,7 +519,7 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 				}
 			killed = true;
 		}
-		if (poll(fds, 2 * n, grace_s ? 1000 : -1) < 0 && errno != EINTR)
+		if (poll(fds, 2 * n, grace_s || !lost_killed ? 1000 : -1) < 0 && errno != EINTR)
 			break;
 		for (i = 0; i < n; i++) {
 			if (fds[2 * i + 1].revents && ps[i].err >= 0)

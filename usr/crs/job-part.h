@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <crdbg/job.h>
 
@@ -48,6 +49,13 @@ struct job_part {
 	 */
 	const struct crs_job_transport *tp;
 	bool over;
+	/*
+	 * Its beat (CRS_PART_BEAT_S): heard is when it last wrote anything
+	 * (CLOCK_MONOTONIC seconds); beats once it said "alive"; lost once
+	 * it then fell silent for CRS_PART_SILENCE_S (its launcher is ended).
+	 */
+	time_t heard;
+	bool beats, lost;
 };
 
 /*
@@ -84,15 +92,15 @@ int job_part_send(struct job_part *p, const char *line);
 void job_parts_send(struct job_part *ps, size_t n, const char *line);
 
 /*
- * Until every part with want[i] set has sent "crdbg-part STEP" (step
- * holds the rest) or ended, or timeout_s passed: 0, or -ETIMEDOUT.
+ * Until every part has sent "crdbg-part STEP" (step holds the rest) or
+ * ended or was lost, or timeout_s passed: 0, or -ETIMEDOUT.
  */
 int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_s, FILE *log);
 
 /* The part reached step (its last line), or not. */
 bool job_part_at(const struct job_part *p, const char *step);
 
-/* The part ended (or cannot be reached): no more steps will come. */
+/* The part ended, or cannot be reached, or was lost: no more steps will come. */
 bool job_part_over(const struct job_part *p);
 
 /*

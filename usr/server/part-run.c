@@ -191,7 +191,9 @@ static void on_out_line(struct part_proc *p, const char *line)
 {
 
 	if (!strncmp(line, PART_PREFIX, strlen(PART_PREFIX))) {
-		snprintf(p->step, sizeof(p->step), "%s", line + strlen(PART_PREFIX));
+		/* its beat is for a coordinator across a launcher; this one is local */
+		if (strcmp(line + strlen(PART_PREFIX), "alive"))
+			snprintf(p->step, sizeof(p->step), "%s", line + strlen(PART_PREFIX));
 		return;
 	}
 	/* a verify's or rm's report: the steps and the exit say it all */

@@ -128,6 +128,18 @@ int crs_job_part_digest(const char *root, const char *handle, uint8_t sha[32], c
  * or, with a transport, by whoever the transport asks (a debug session's
  * servers).
  */
+/*
+ * Until its last order, a part says "crdbg-part alive" every
+ * CRS_PART_BEAT_S seconds. A lost node sends no end of file through srun
+ * or ssh for as long as the launcher takes to notice (Slurm: SlurmdTimeout,
+ * 300 s by default) while the job's other parts keep their trees frozen,
+ * or held: a part that beat once and then says nothing for
+ * CRS_PART_SILENCE_S is taken as lost, and the job's checkpoint or
+ * restart is called off at once.
+ */
+#define CRS_PART_BEAT_S		2
+#define CRS_PART_SILENCE_S	20
+
 struct crs_job_target {
 	char node[CRS_NODE_MAX];	/* "" or this host: started here */
 	char ranks[CRS_RANKS_MAX];	/* "-" if not known */
