@@ -102,7 +102,8 @@ const struct cli_help cli_helps[] = {
 					   "(NODE:PID:RANKS names its ranks, 4-5+7), comma-separated" },
 			{ "--launch TEMPLATE", "how to run a part on another node, {host} and {cmd} "
 					       "replaced (default in a Slurm allocation: srun --overlap)" },
-			{ "--timeout S", "how long every part may take for each step (default 300)" },
+			{ "--timeout S", "how long every part may take for each step (default 300); "
+					 "a part silent for 20 s is taken as lost at once" },
 			{ "--stop", "leave the tree stopped afterwards (kill -CONT PID resumes it)" },
 			{ "--kill", "kill the tree once the checkpoint is stored" },
 			{ "--debug", "a debugger will attach: threads wait after the checkpoint" },
@@ -139,7 +140,8 @@ const struct cli_help cli_helps[] = {
 			       "within --timeout, releasing nothing before every part is back.",
 		.options = {
 			{ "--launch TEMPLATE", "a job's parts on other nodes: as for checkpoint --job" },
-			{ "--timeout S", "how long every part may take for each step (default 180)" },
+			{ "--timeout S", "how long every part may take for each step (default 180); "
+					 "a part silent for 20 s is taken as lost at once" },
 			{ "--debug", "every thread waits in MPIR_checkpoint_debugger_breakpoint() and each "
 				     "process prints \"MPIR debug info) HOST:PID\" on its stderr for the debugger" },
 			{ "--lazy", "release the tree before its memory is in: pages come on demand "
