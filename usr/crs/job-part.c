@@ -13,19 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error.h"
 #include "job-part.h"
 
 #define PART_PREFIX "crdbg-part "
 /* How long a lost part's launcher has to pass our SIGTERM on before SIGKILL. */
-#define LOST_GRACE_S 5
+#define LOST_GRACE_MS 5000
 
-static time_t mono_s(void)
+/* The part's launcher and its process group (job_part_start() made one). */
+static void signal_launcher(const struct job_part *p, int sig)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	kill(-p->pid, sig);
+	kill(p->pid, sig);
 }
 
 static bool this_host(const char *node)
@@ -103,7 +103,7 @@ int job_part_start(struct job_part *p, const char *node, const char *launch,
 	snprintf(p->node, sizeof(p->node), "%s", node[0] ? node : "this host");
 	p->status = -1;
 	p->in = p->out = p->err = -1;
-	p->heard = mono_s();
+	p->heard = crs_clock_ms();
 	if (p->tp)
 		return p->tp->start(p->tp->arg, p->index, node, p->ranks ? p->ranks : "-", argv,
 				    err, errlen);
@@ -323,7 +323,7 @@ static bool drain(struct job_part *p, bool is_err, FILE *log)
 		*fd = -1;
 		return false;
 	}
-	p->heard = mono_s();
+	p->heard = crs_clock_ms();
 	*len += (size_t)n;
 	while ((nl = memchr(buf, '\n', *len)) || *len == cap) {
 		size_t ll = nl ? (size_t)(nl - buf) : *len;
@@ -369,14 +369,13 @@ static void part_lost(struct job_part *p)
 			close(p->out);
 		p->out = -1;
 	} else if (p->pid > 0) {
-		kill(-p->pid, SIGTERM);
-		kill(p->pid, SIGTERM);
+		signal_launcher(p, SIGTERM);
 	}
 }
 
-static bool part_silent(const struct job_part *p, time_t now)
+static bool part_silent(const struct job_part *p, double now_ms)
 {
-	return p->beats && !job_part_over(p) && now - p->heard >= CRS_PART_SILENCE_S;
+	return p->beats && !job_part_over(p) && now_ms - p->heard >= CRS_PART_SILENCE_S * 1000.0;
 }
 
 /*
@@ -438,7 +437,7 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 
 		nf = 0;
 		for (i = 0; i < n; i++) {
-			if (!job_part_at(&ps[i], step) && part_silent(&ps[i], mono_s()))
+			if (!job_part_at(&ps[i], step) && part_silent(&ps[i], crs_clock_ms()))
 				part_lost(&ps[i]);
 			if (!job_part_over(&ps[i]) && !job_part_at(&ps[i], step))
 				waiting = true;
@@ -474,7 +473,8 @@ int job_parts_wait(struct job_part *ps, size_t n, const char *step, int timeout_
 void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 {
 	struct pollfd *fds = calloc(2 * n, sizeof(*fds));
-	time_t deadline = time(NULL) + grace_s, lost_deadline = mono_s() + LOST_GRACE_S;
+	time_t deadline = time(NULL) + grace_s;
+	double lost_deadline = crs_clock_ms() + LOST_GRACE_MS;
 	bool killed = false, lost_killed = false;
 	size_t i;
 
@@ -497,21 +497,18 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 		}
 		if (!open_fds)
 			break;
-		if (!lost_killed && mono_s() >= lost_deadline) {
+		if (!lost_killed && crs_clock_ms() >= lost_deadline) {
 			for (i = 0; i < n; i++)
 				if (ps[i].lost && ps[i].pid > 0 && !ps[i].joined &&
-				    (ps[i].out >= 0 || ps[i].err >= 0)) {
-					kill(-ps[i].pid, SIGKILL);
-					kill(ps[i].pid, SIGKILL);
-				}
+				    (ps[i].out >= 0 || ps[i].err >= 0))
+					signal_launcher(&ps[i], SIGKILL);
 			lost_killed = true;
 		}
 		if (grace_s && !killed && time(NULL) >= deadline) {
 			/* A part (or its launcher) that does not end: a lost node. */
 			for (i = 0; i < n; i++)
 				if (ps[i].pid > 0 && (ps[i].out >= 0 || ps[i].err >= 0)) {
-					kill(-ps[i].pid, SIGKILL);
-					kill(ps[i].pid, SIGKILL);
+					signal_launcher(&ps[i], SIGKILL);
 				} else if (ps[i].joined && ps[i].out >= 0) {
 					/* not ours to kill: hang up on it */
 					close(ps[i].out);
@@ -538,10 +535,8 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 void job_parts_kill_silent(struct job_part *ps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!ps[i].step[0] && ps[i].pid > 0 && (ps[i].out >= 0 || ps[i].err >= 0)) {
-			kill(-ps[i].pid, SIGKILL);
-			kill(ps[i].pid, SIGKILL);
-		}
+		if (!ps[i].step[0] && ps[i].pid > 0 && (ps[i].out >= 0 || ps[i].err >= 0))
+			signal_launcher(&ps[i], SIGKILL);
 }
 
 const char *job_part_name(const struct job_part *p, char *buf, size_t len)

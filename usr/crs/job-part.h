@@ -51,10 +51,10 @@ struct job_part {
 	bool over;
 	/*
 	 * Its beat (CRS_PART_BEAT_S): heard is when it last wrote anything
-	 * (CLOCK_MONOTONIC seconds); beats once it said "alive"; lost once
+	 * (crs_clock_ms()); beats once it said "alive"; lost once
 	 * it then fell silent for CRS_PART_SILENCE_S (its launcher is ended).
 	 */
-	time_t heard;
+	double heard;
 	bool beats, lost;
 };
 
