@@ -1047,6 +1047,16 @@ int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
 		fe_err(fe, "cannot create the session secret: %s", strerror(-rc));
 		goto fail;
 	}
+	/* Checked here, where a person reads the error: the tree inherits it. */
+	{
+		char why[96];
+
+		rc = sdm_startup_peer_timeout(&tc.peer_timeout_ms, why, sizeof(why));
+		if (rc < 0) {
+			fe_err(fe, "%s", why);
+			goto fail;
+		}
+	}
 	signal(SIGPIPE, SIG_IGN);
 	sdm_startup_transport_defaults(&tc);
 	tc.my_id = SDM_TRANSPORT_ID_FRONTEND;

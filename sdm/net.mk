@@ -14,7 +14,7 @@ SDM_NET_SRCS   := sdm/transport.c sdm/transport-tcp.c sdm/startup.c \
 		  sdm/frontend.c
 SDM_NET_OBJS   := $(SDM_NET_SRCS:%.c=$(B)/%.o)
 SDM_NET_BINS   := $(B)/sdm/sdm-master $(B)/sdm/sdm-server
-SDM_NET_TESTS  := $(B)/tests/sdm/test_sdm_tree
+SDM_NET_TESTS  := $(B)/tests/sdm/test_sdm_tree $(B)/tests/sdm/test_liveness
 SDM_NET_BENCH  := $(B)/sdm/bench_sdm_tree
 
 $(SDM_NET_OBJS) $(B)/sdm/master.o $(B)/sdm/sdm-server.o: $(B)/%.o: %.c

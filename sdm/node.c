@@ -409,9 +409,23 @@ static void on_connected(void *arg, int peer, int peer_id, bool incoming)
 		fail_child(n, i, "cannot send the initialization command");
 }
 
+/* Why a link closed, for a person; was_ready: it had been authenticated. */
+static const char *closed_why(const struct sdm_node *n, int err, bool was_ready,
+			      char *buf, size_t size)
+{
+	if (err == -ETIMEDOUT && was_ready)
+		snprintf(buf, size, "its node answered nothing for %d s (lost or cut off)",
+			 n->t->cfg.peer_timeout_ms / 1000);
+	else
+		snprintf(buf, size, "%s", err == -EACCES ? "authentication failed" :
+			 err ? strerror(-err) : "connection closed");
+	return buf;
+}
+
 static void on_closed(void *arg, int peer, int err)
 {
 	struct sdm_node *n = arg;
+	char why[96];
 	int i;
 
 	if (peer == n->parent) {
@@ -419,14 +433,15 @@ static void on_closed(void *arg, int peer, int err)
 		n->quit = true;
 		if (err && err != -ECONNRESET && n->initialised)
 			node_log(n, "parent connection lost: %s",
-				 strerror(-err));
+				 closed_why(n, err, true, why, sizeof(why)));
 		return;
 	}
 	i = child_index(n, peer);
 	if (i >= 0) {
+		bool was_ready = n->child_ready[i];
+
 		n->child_peer[i] = -1;
-		fail_child(n, i, err == -EACCES ? "authentication failed" :
-			   err ? strerror(-err) : "connection closed");
+		fail_child(n, i, closed_why(n, err, was_ready, why, sizeof(why)));
 	}
 }
 
@@ -438,6 +453,11 @@ int sdm_node_init(struct sdm_node *n, sdm_id id)
 
 	n->id = id;
 	n->parent = -1;
+	rc = sdm_startup_peer_timeout(&cfg.peer_timeout_ms, why, sizeof(why));
+	if (rc < 0) {
+		node_log(n, "%s", why);
+		return rc;
+	}
 	rc = sdm_auth_init(why, sizeof(why));
 	if (rc < 0) {
 		node_log(n, "%s", why);

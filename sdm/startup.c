@@ -261,8 +261,26 @@ bad:
 	return rc;
 }
 
+int sdm_startup_peer_timeout(int *ret_ms, char *why, size_t size)
+{
+	const char *v = getenv(SDM_PEER_TIMEOUT_VAR);
+	unsigned long s = SDM_PEER_TIMEOUT_S;
+
+	if (v && (parse_uint(v, SDM_PEER_TIMEOUT_MAX_S, &s) < 0 || !s)) {
+		snprintf(why, size, "%s='%.32s': want seconds, 1 to %d",
+			 SDM_PEER_TIMEOUT_VAR, v, SDM_PEER_TIMEOUT_MAX_S);
+		return -EINVAL;
+	}
+	*ret_ms = (int)s * 1000;
+	return 0;
+}
+
 void sdm_startup_transport_defaults(struct sdm_transport_config *cfg)
 {
+	char why[96];
+
+	if (sdm_startup_peer_timeout(&cfg->peer_timeout_ms, why, sizeof(why)) < 0)
+		cfg->peer_timeout_ms = SDM_PEER_TIMEOUT_S * 1000;
 	cfg->max_frame = SDM_MSG_MAX;
 	cfg->send_queue_max = 4 * (size_t)SDM_MSG_MAX;
 	cfg->connect_tries = SDM_STARTUP_CONNECT_TRIES;

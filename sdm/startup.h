@@ -67,7 +67,20 @@ int sdm_table_encode(const struct sdm_table *t, char **ret_buf,
 /* Parse a payload; 0 or -EBADMSG for anything malformed. */
 int sdm_table_parse(struct sdm_table *ret, const void *buf, size_t len);
 
-/* Transport defaults used by every SDM process. */
+/*
+ * How long a link's peer node may answer nothing before the link is
+ * closed (Documentation/sdm.md, "A lost node"): SDM_PEER_TIMEOUT_S, or
+ * SDM_PEER_TIMEOUT=SECONDS (1-3600) in the environment, which the front
+ * end's servers and master inherit.
+ */
+#define SDM_PEER_TIMEOUT_S	60
+#define SDM_PEER_TIMEOUT_MAX_S	3600
+#define SDM_PEER_TIMEOUT_VAR	"SDM_PEER_TIMEOUT"
+/* The peer timeout in ms; -EINVAL with a one-line reason in why. */
+int sdm_startup_peer_timeout(int *ret_ms, char *why, size_t size);
+
+/* Transport defaults used by every SDM process (a bad SDM_PEER_TIMEOUT,
+ * which sdm_startup_peer_timeout() reports, gives the default). */
 void sdm_startup_transport_defaults(struct sdm_transport_config *cfg);
 
 #endif /* SDM_STARTUP_H */

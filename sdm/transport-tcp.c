@@ -13,6 +13,8 @@
  * The id is trusted only after the peer proved it knows the secret. A
  * peer that sends anything else, fails the check, announces an unexpected
  * id, or stays silent past handshake_timeout_ms is dropped and logged.
+ * A ready link is closed once the peer's node stops answering
+ * (watch_liveness()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -424,6 +426,38 @@ static void connect_done(struct sdm_transport *t, struct peer *p)
 		connect_failed(t, p, rc);
 }
 
+/*
+ * A node powered off or cut off sends no FIN and no RST: its links would
+ * stay open, a child's ranks unanswered and a server left behind on the
+ * node, holding its ranks under gdb. Liveness is asked of the peer's
+ * kernel, which answers for its node even while the SDM process there is
+ * busy (a server waiting on gdb reads no socket): keepalive probes on an
+ * idle link, and TCP_USER_TIMEOUT on one with data unacknowledged; either
+ * closes the link with ETIMEDOUT after cfg.peer_timeout_ms of silence.
+ * A link to the front end gets no user timeout: a console stopped with ^Z
+ * reads nothing, its window closes, and Linux counts a zero window against
+ * TCP_USER_TIMEOUT even while the peer answers every probe
+ * (tcp_probe_timer()), which would end a session the user only suspended.
+ */
+static void watch_liveness(struct sdm_transport *t, struct peer *p)
+{
+	int ms = t->cfg.peer_timeout_ms, on = 1, probes = 4, idle, gap;
+	unsigned int user = ms;
+
+	if (ms <= 0)
+		return;
+	/* idle + probes * gap = ms: the same bound when only keepalive acts */
+	idle = ms / 3000 > 0 ? ms / 3000 : 1;
+	gap = ms / 6000 > 0 ? ms / 6000 : 1;
+	if (setsockopt(p->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) < 0 ||
+	    setsockopt(p->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(p->fd, IPPROTO_TCP, TCP_KEEPINTVL, &gap, sizeof(gap)) < 0 ||
+	    setsockopt(p->fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes)) < 0 ||
+	    (p->peer_id != SDM_TRANSPORT_ID_FRONTEND &&
+	     setsockopt(p->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user)) < 0))
+		log_peer(p, "cannot watch the link's liveness", -errno);
+}
+
 static int send_hello(struct sdm_transport *t, struct peer *p)
 {
 	char text[32];
@@ -475,6 +509,7 @@ static int on_hello(struct sdm_transport *t, struct peer *p, const void *frame,
 		p->timer = 0;
 	}
 	p->state = P_READY;
+	watch_liveness(t, p);
 	if (t->cfg.connected)
 		t->cfg.connected(t->cfg.arg, p->handle, p->peer_id,
 				 p->incoming);

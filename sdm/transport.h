@@ -43,6 +43,13 @@ struct sdm_transport_config {
 	int connect_backoff_ms;		/* first delay, doubled up to 0.5 s */
 	int connect_port_span;		/* ports tried above the given one */
 	int handshake_timeout_ms;
+	/*
+	 * A ready link whose peer's node has acknowledged nothing, neither
+	 * data nor a keepalive probe, for this long is closed with
+	 * -ETIMEDOUT (transport-tcp.c, watch_liveness()); 0 leaves it to
+	 * TCP: never on an idle link, some 15 minutes with data in flight.
+	 */
+	int peer_timeout_ms;
 
 	/* Callbacks, all optional; arg is passed back. */
 	void *arg;

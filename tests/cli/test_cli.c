@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The crdbg command line as a user meets it: help, version, unknown input,
- * and `kmod status` where the module cannot be loaded (the host kernel has
- * no modules; the guest group "foundation" covers the loaded case).
+ * `kmod status` where the module cannot be loaded (the host kernel has
+ * no modules; the guest group "foundation" covers the loaded case), and
+ * a bad SDM_PEER_TIMEOUT.
  */
 #include "kselftest_harness.h"
 #include "run_cmd.h"
@@ -63,6 +64,16 @@ TEST(kmod_status_without_module_fails_in_one_line)
 	EXPECT_EQ(1, count_lines(o.err));
 	EXPECT_NE(NULL, strstr(o.err, "not loaded"));
 	EXPECT_EQ(0, o.out[0]);
+}
+
+/* The debug servers inherit it: the console refuses a bad one up front. */
+TEST(bad_peer_timeout_is_one_line_naming_it)
+{
+	struct cmd_output o;
+
+	EXPECT_EQ(1, run_cmd(&o, "SDM_PEER_TIMEOUT=10m " CRDBG " debug -n 1 /bin/true"));
+	EXPECT_EQ(1, count_lines(o.err));
+	EXPECT_NE(NULL, strstr(o.err, "SDM_PEER_TIMEOUT='10m': want seconds, 1 to 3600"));
 }
 
 TEST_HARNESS_MAIN

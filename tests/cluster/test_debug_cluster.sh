@@ -13,9 +13,10 @@
 #                                  that cannot start and an attach (one
 #                                  running job), a node lost
 #   test_debug_cluster.sh --tcg    the same sized for the TCG guest (guest
-#                                  group clusterdebug): node2 is killed in
-#                                  the srun session once its checks are
-#                                  done, not in a session of its own
+#                                  group clusterdebug): node2 is cut off
+#                                  (its link down: no FIN, no RST) in the
+#                                  srun session once its checks are done,
+#                                  not killed in a session of its own
 #   test_debug_cluster.sh --srun   the srun session alone, to its clean
 #                                  end: what --tcg cannot check (the host
 #                                  test of make check)
@@ -46,7 +47,7 @@ plan=22
 limit=300	# seconds for one session
 whole=1500	# ...and for the cluster with all of them
 if $tcg; then
-	plan=21
+	plan=23
 	limit=600
 	whole=2400
 elif [[ $mode == srun ]]; then
@@ -123,6 +124,15 @@ count_per_node() {
 		echo "node$n servers=$servers gdbs=$gdbs" >>"$w/pernode.count"
 	done
 }
+# node2_ours: our server and gdbs still running in node2's PID namespace.
+node2_ours() {
+	local b ns p
+	b=$(dirname "$crdbg")
+	ns=$(readlink "/proc/$(pgrep -P "$(cat "$CRDBG_CLUSTER_DIR/run/node2.pid")")/ns/pid")
+	for p in $(pgrep -f "^$b/sdm/crdbg-server |^[^ ]*gdb .*mpi_debug"); do
+		[ "$(readlink /proc/$p/ns/pid)" = "$ns" ] && ps -o pid=,args= -p "$p"
+	done
+}
 # kill_node2: node2's namespaces and everything in them; back once its
 # PID 1 is gone (the kernel then kills the rest).
 kill_node2() {
@@ -181,12 +191,15 @@ wait $job
 echo "rc=$?" >"$w/job.rc"
 
 # A node lost mid-session: node2 (ranks 4 and 5) and everything on it
-# killed while the session is stopped at a breakpoint.
+# killed while the session is stopped at a breakpoint (--tcg: cut off
+# first, then killed once its server is gone).
 if $tcg; then
 	# The srun session, then node2 lost in it: the console is fed
-	# through a FIFO so that the node dies between two commands.
+	# through a FIFO so that the node goes between two commands. The
+	# session's links are closed after 20 s of silence (the default is
+	# 60), which the tree's servers inherit through srun.
 	mkfifo "$w/srun.in"
-	timeout "$limit" "$crdbg" debug -- srun -N3 -n6 ./mpi_debug deadlock \
+	SDM_PEER_TIMEOUT=20 timeout "$limit" "$crdbg" debug -- srun -N3 -n6 ./mpi_debug deadlock \
 		<"$w/srun.in" >"$w/srun.out" 2>&1 &
 	dbg=$!
 	exec 3>"$w/srun.in"
@@ -197,8 +210,20 @@ if $tcg; then
 	printf '%s\n' "print value" "input hello mpi" "timeout 10" continue \
 		interrupt stacks "status -p" >&3
 	until_for "$limit" grep -qE '^5 +stopped +node2' "$w/srun.out"
+	# node2 cut off, as by a pulled cable: its port on the bridge down,
+	# no FIN, no RST, its kernel and processes still running.
+	ip link set p2 down
+	t_cut=$SECONDS
+	printf '%s\n' "print value" "status -p" >&3
+	# Its server hears nothing from its parent: it must end by itself,
+	# and its gdbs with it, within the session's SDM_PEER_TIMEOUT.
+	until_for 120 eval '[ -z "$(node2_ours)" ]'
+	echo "cut-server-gone $((SECONDS - t_cut))" >>"$w/seconds"
+	node2_ours >"$w/cut.node2"
+	until_for "$limit" grep -qE '^5 +lost' "$w/srun.out"
+	echo "cut-status $((SECONDS - t_cut))" >>"$w/seconds"
 	kill_node2
-	printf '%s\n' "print value" "status -p" quit >&3
+	printf '%s\n' quit >&3
 	exec 3>&-
 	wait $dbg
 	echo "rc=$?" >"$w/srun.rc"
@@ -237,7 +262,7 @@ sed -n 's/^cluster: \(.* idle after .*\)/# cluster: \1/p' "$work/cluster.out"
 if [[ -n ${CRDBG_RESULTS:-} ]]; then
 	mkdir -p "$CRDBG_RESULTS/debug-cluster.files"
 	cp "$work"/*.out "$work"/*.rc "$work"/*.left "$work"/*.count "$work"/*.state \
-		"$work"/*.mount "$work"/seconds "$CRDBG_RESULTS/debug-cluster.files/" 2>/dev/null
+		"$work"/*.mount "$work"/*.node2 "$work"/seconds "$CRDBG_RESULTS/debug-cluster.files/" 2>/dev/null
 fi
 [[ $rc == 0 ]] || diag "$work/cluster.out"
 
@@ -291,6 +316,13 @@ check "node lost: quit ends the session and the job" \
 	eval "grep -qxE 'rc=[01]' $work/lost.rc" || diag "$work/lost.rc" "$work/lost.out"
 check "node lost: nothing is left on the other nodes" \
 	eval "[[ ! -s $work/lost.left ]]" || diag "$work/lost.left"
+if $tcg; then
+	check "node cut off: its link closes after SDM_PEER_TIMEOUT (20 s), its ranks lost, saying why" \
+		has_line lost '\[4-5\]: lost: server 2: its node answered nothing for 20 s \(lost or cut off\) \(node node2\)' ||
+		show lost
+	check "node cut off: its server and its gdbs end by themselves" \
+		eval "[[ -f $work/cut.node2 && ! -s $work/cut.node2 ]]" || diag "$work/cut.node2" "$work/seconds"
+fi
 check "a server that cannot start: one line naming the node, exit 1" \
 	eval "grep -qx 'rc=1' $work/nostart.rc &&
 	      grep -qE '^crdbg: .*missing: 2-3 on node1; .*node1.*' $work/nostart.out" ||

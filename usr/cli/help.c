@@ -228,6 +228,8 @@ const struct cli_env cli_envs[] = {
 	{ "CRDBG_GDB", "the gdb program each crdbg-server runs (default gdb from PATH)" },
 	{ "CRDBG_SDM_BINDIR", "where sdm-master and crdbg-server are (default: found from crdbg's own path)" },
 	{ "CRDBG_SDM_LOG", "a file for the SDM servers' log" },
+	{ "SDM_PEER_TIMEOUT", "seconds (1-3600, default 60) a debug session's node may answer nothing "
+			      "before its ranks are lost and its server ends" },
 	{ "CRDBG_BIN", "read by libcrdbg: the crdbg command its MPIR commands name (default crdbg)" },
 	{ "CRDBG_NO_AGENT", "read by libcrdbg: no checkpoint thread in this process" },
 };
