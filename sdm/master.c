@@ -18,7 +18,7 @@
 
 int main(int argc, char **argv)
 {
-	char host[SDM_STARTUP_HOST_MAX];
+	char host[SDM_STARTUP_HOST_MAX], why[96];
 	struct sdm_node node = { 0 };
 	int port, rc, tries = SDM_STARTUP_CONNECT_TRIES;
 	const char *addr;
@@ -39,6 +39,10 @@ int main(int argc, char **argv)
 	if (sdm_startup_parse_hostport(addr, host, sizeof(host), &port) < 0) {
 		fprintf(stderr, "sdm-master: bad front-end address '%s' (want HOST:PORT)\n",
 			addr);
+		return 2;
+	}
+	if (sdm_startup_peer_timeout(&rc, why, sizeof(why)) < 0) {
+		fprintf(stderr, "sdm-master: %s\n", why);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);

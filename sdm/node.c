@@ -453,11 +453,6 @@ int sdm_node_init(struct sdm_node *n, sdm_id id)
 
 	n->id = id;
 	n->parent = -1;
-	rc = sdm_startup_peer_timeout(&cfg.peer_timeout_ms, why, sizeof(why));
-	if (rc < 0) {
-		node_log(n, "%s", why);
-		return rc;
-	}
 	rc = sdm_auth_init(why, sizeof(why));
 	if (rc < 0) {
 		node_log(n, "%s", why);

@@ -223,6 +223,15 @@ int sdm_server_main(int argc, char **argv,
 		fprintf(stderr, "sdm-server: unknown backend '%s'\n", backend);
 		return 2;
 	}
+	{
+		char why[96];
+		int ms;
+
+		if (sdm_startup_peer_timeout(&ms, why, sizeof(why)) < 0) {
+			fprintf(stderr, "sdm-server: %s\n", why);
+			return 2;
+		}
+	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);	/* reap spawned programs */
 	/* The secret's pipe, kept past the read that takes the secret. */

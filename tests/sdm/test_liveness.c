@@ -11,13 +11,15 @@
  *    link to a server, which is how Linux counts TCP_USER_TIMEOUT, but
  *    not a link to the front end (a console stopped with ^Z), which
  *    delivers everything once the reader reads again;
- *  - SDM_PEER_TIMEOUT is checked: seconds from 1 to 3600.
+ *  - SDM_PEER_TIMEOUT is checked: seconds from 1 to 3600, by the front
+ *    end's code and by sdm-master and sdm-server started by hand.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -239,6 +241,34 @@ TEST(peer_timeout_from_the_environment)
 		EXPECT_NE(NULL, strstr(why, "want seconds, 1 to 3600"));
 	}
 	unsetenv(SDM_PEER_TIMEOUT_VAR);
+}
+
+/* A daemon started by hand with a bad value: one line naming it, exit 2. */
+TEST(daemons_refuse_a_bad_peer_timeout)
+{
+	static const char *const cmd[] = {
+		SDM_BINDIR "/sdm-master 127.0.0.1:1",
+		SDM_BINDIR "/sdm-server 7000",
+	};
+	char line[256], out[1024];
+
+	for (size_t i = 0; i < sizeof(cmd) / sizeof(cmd[0]); i++) {
+		FILE *p;
+		size_t n;
+		int lines = 0;
+
+		snprintf(line, sizeof(line),
+			 "SDM_ID=0 SDM_SECRET=%064d SDM_PEER_TIMEOUT=10m %s 2>&1", 7, cmd[i]);
+		p = popen(line, "r");
+		ASSERT_NE(NULL, p);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+		EXPECT_EQ(2, WEXITSTATUS(pclose(p))) TH_LOG("%s: %s", cmd[i], out);
+		for (size_t j = 0; j < n; j++)
+			lines += out[j] == '\n';
+		EXPECT_EQ(1, lines) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, ": SDM_PEER_TIMEOUT='10m': want seconds, 1 to 3600"));
+	}
 }
 
 TEST_HARNESS_MAIN
