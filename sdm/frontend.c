@@ -1051,14 +1051,13 @@ int sdm_fe_start(const struct sdm_fe_config *cfg, struct sdm_fe **ret,
 	{
 		char why[96];
 
-		rc = sdm_startup_peer_timeout(&tc.peer_timeout_ms, why, sizeof(why));
+		rc = sdm_startup_transport_defaults(&tc, why, sizeof(why));
 		if (rc < 0) {
 			fe_err(fe, "%s", why);
 			goto fail;
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
-	sdm_startup_transport_defaults(&tc);
 	tc.my_id = SDM_TRANSPORT_ID_FRONTEND;
 	tc.secret = &fe->secret;
 	tc.arg = fe;

@@ -18,7 +18,7 @@
 
 int main(int argc, char **argv)
 {
-	char host[SDM_STARTUP_HOST_MAX], why[96];
+	char host[SDM_STARTUP_HOST_MAX], why[256];
 	struct sdm_node node = { 0 };
 	int port, rc, tries = SDM_STARTUP_CONNECT_TRIES;
 	const char *addr;
@@ -41,17 +41,11 @@ int main(int argc, char **argv)
 			addr);
 		return 2;
 	}
-	if (sdm_startup_peer_timeout(&rc, why, sizeof(why)) < 0) {
-		fprintf(stderr, "sdm-master: %s\n", why);
-		return 2;
-	}
 	signal(SIGPIPE, SIG_IGN);
-	rc = sdm_node_init(&node, SDM_MASTER);
+	rc = sdm_node_init(&node, SDM_MASTER, why, sizeof(why));
 	if (rc < 0) {
-		fprintf(stderr, "sdm-master: cannot start: %s%s\n", strerror(-rc),
-			rc == -ENOMEM ? "" :
-			" (the session secret, from SDM_SECRET_FILE or SDM_SECRET)");
-		return 1;
+		fprintf(stderr, "sdm-master: %s\n", why);
+		return rc == -EINVAL ? 2 : 1;
 	}
 	node.t->cfg.connect_tries = tries;
 	node.parent = sdm_transport_connect(node.t, host, port,

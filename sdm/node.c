@@ -445,27 +445,29 @@ static void on_closed(void *arg, int peer, int err)
 	}
 }
 
-int sdm_node_init(struct sdm_node *n, sdm_id id)
+int sdm_node_init(struct sdm_node *n, sdm_id id, char *why, size_t size)
 {
 	struct sdm_transport_config cfg = { 0 };
-	char why[256];
 	int rc;
 
 	n->id = id;
 	n->parent = -1;
-	rc = sdm_auth_init(why, sizeof(why));
-	if (rc < 0) {
-		node_log(n, "%s", why);
-		return rc;
-	}
-	rc = sdm_auth_secret_from_env(&n->secret);
+	rc = sdm_startup_transport_defaults(&cfg, why, size);
 	if (rc < 0)
 		return rc;
+	rc = sdm_auth_init(why, size);
+	if (rc < 0)
+		return rc;
+	rc = sdm_auth_secret_from_env(&n->secret);
+	if (rc < 0) {
+		snprintf(why, size, "cannot start: %s (the session secret, from "
+			 "SDM_SECRET_FILE or SDM_SECRET)", strerror(-rc));
+		return rc;
+	}
 	n->agg = sdm_aggregate_table_new(SDM_AGG_DEFAULT_MAX_REQUESTS,
 					 SDM_AGG_DEFAULT_MAX_BYTES);
 	if (!n->agg)
-		return -ENOMEM;
-	sdm_startup_transport_defaults(&cfg);
+		goto nomem;
 	cfg.my_id = (int)id;
 	cfg.secret = &n->secret;
 	cfg.arg = n;
@@ -475,9 +477,13 @@ int sdm_node_init(struct sdm_node *n, sdm_id id)
 	n->t = sdm_transport_new(NULL, &cfg);
 	if (!n->t) {
 		sdm_aggregate_table_free(n->agg);
-		return -ENOMEM;
+		goto nomem;
 	}
 	return 0;
+nomem:
+	sdm_auth_secret_wipe(&n->secret);
+	snprintf(why, size, "cannot start: out of memory");
+	return -ENOMEM;
 }
 
 void sdm_node_finalize(struct sdm_node *n)

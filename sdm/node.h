@@ -46,8 +46,12 @@ struct sdm_node {
 	void *priv;
 };
 
-/* Create the transport; 0 or -errno (the secret comes from the env). */
-int sdm_node_init(struct sdm_node *n, sdm_id id);
+/*
+ * Create the transport, its settings and the session secret from the
+ * environment. 0, or -errno with a one-line reason in why: -EINVAL for a
+ * bad setting (SDM_PEER_TIMEOUT), which main() takes as a usage error.
+ */
+int sdm_node_init(struct sdm_node *n, sdm_id id, char *why, size_t size);
 void sdm_node_finalize(struct sdm_node *n);
 /* Run until quit; returns the exit status for main(). */
 int sdm_node_run(struct sdm_node *n);

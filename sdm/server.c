@@ -175,7 +175,7 @@ int sdm_server_main(int argc, char **argv,
 		{ 0 }
 	};
 	const char *advertise = NULL, *backend = backends[0]->name, *bargs = "";
-	char host[SDM_STARTUP_HOST_MAX], adv[SDM_STARTUP_HOST_MAX];
+	char host[SDM_STARTUP_HOST_MAX], adv[SDM_STARTUP_HOST_MAX], why[256];
 	struct sdm_backend_host bh;
 	int stdin_fd = -1;
 	struct server s = { 0 };
@@ -223,26 +223,15 @@ int sdm_server_main(int argc, char **argv,
 		fprintf(stderr, "sdm-server: unknown backend '%s'\n", backend);
 		return 2;
 	}
-	{
-		char why[96];
-		int ms;
-
-		if (sdm_startup_peer_timeout(&ms, why, sizeof(why)) < 0) {
-			fprintf(stderr, "sdm-server: %s\n", why);
-			return 2;
-		}
-	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);	/* reap spawned programs */
 	/* The secret's pipe, kept past the read that takes the secret. */
 	if (getenv(SDM_AUTH_ENV_STDIN) && !strcmp(getenv(SDM_AUTH_ENV_STDIN), "1"))
 		stdin_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-	rc = sdm_node_init(&s.node, id);
+	rc = sdm_node_init(&s.node, id, why, sizeof(why));
 	if (rc < 0) {
-		fprintf(stderr, "sdm-server %u: cannot start: %s%s\n", id,
-			strerror(-rc), rc == -ENOMEM ? "" :
-			" (the session secret, from SDM_SECRET_FILE or SDM_SECRET)");
-		return 1;
+		fprintf(stderr, "sdm-server %u: %s\n", id, why);
+		return rc == -EINVAL ? 2 : 1;
 	}
 	s.node.priv = &s;
 	s.node.deliver = deliver;

@@ -261,7 +261,7 @@ bad:
 	return rc;
 }
 
-int sdm_startup_peer_timeout(int *ret_ms, char *why, size_t size)
+static int peer_timeout_ms(int *ret_ms, char *why, size_t size)
 {
 	const char *v = getenv(SDM_PEER_TIMEOUT_VAR);
 	unsigned long s = SDM_PEER_TIMEOUT_S;
@@ -275,16 +275,15 @@ int sdm_startup_peer_timeout(int *ret_ms, char *why, size_t size)
 	return 0;
 }
 
-void sdm_startup_transport_defaults(struct sdm_transport_config *cfg)
+int sdm_startup_transport_defaults(struct sdm_transport_config *cfg,
+				   char *why, size_t size)
 {
-	char why[96];
-
-	if (sdm_startup_peer_timeout(&cfg->peer_timeout_ms, why, sizeof(why)) < 0)
-		cfg->peer_timeout_ms = SDM_PEER_TIMEOUT_S * 1000;
+	cfg->peer_timeout_ms = SDM_PEER_TIMEOUT_S * 1000;
 	cfg->max_frame = SDM_MSG_MAX;
 	cfg->send_queue_max = 4 * (size_t)SDM_MSG_MAX;
 	cfg->connect_tries = SDM_STARTUP_CONNECT_TRIES;
 	cfg->connect_backoff_ms = SDM_STARTUP_BACKOFF_MS;
 	cfg->connect_port_span = 1;
 	cfg->handshake_timeout_ms = 10000;
+	return peer_timeout_ms(&cfg->peer_timeout_ms, why, size);
 }

@@ -76,11 +76,14 @@ int sdm_table_parse(struct sdm_table *ret, const void *buf, size_t len);
 #define SDM_PEER_TIMEOUT_S	60
 #define SDM_PEER_TIMEOUT_MAX_S	3600
 #define SDM_PEER_TIMEOUT_VAR	"SDM_PEER_TIMEOUT"
-/* The peer timeout in ms; -EINVAL with a one-line reason in why. */
-int sdm_startup_peer_timeout(int *ret_ms, char *why, size_t size);
 
-/* Transport defaults used by every SDM process (a bad SDM_PEER_TIMEOUT,
- * which sdm_startup_peer_timeout() reports, gives the default). */
-void sdm_startup_transport_defaults(struct sdm_transport_config *cfg);
+/*
+ * The transport settings every SDM process uses, the peer timeout from
+ * the environment among them. 0, or -EINVAL with a one-line reason in
+ * why (which may be NULL with size 0) for a bad SDM_PEER_TIMEOUT; cfg
+ * then holds the defaults.
+ */
+int sdm_startup_transport_defaults(struct sdm_transport_config *cfg,
+				   char *why, size_t size);
 
 #endif /* SDM_STARTUP_H */

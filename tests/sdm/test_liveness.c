@@ -77,7 +77,8 @@ static int link_up(struct sdm_auth_secret *secret, const char *host, int a_id,
 	uint64_t until;
 	int port;
 
-	sdm_startup_transport_defaults(&c);
+	if (sdm_startup_transport_defaults(&c, NULL, 0) < 0)
+		return -1;
 	c.peer_timeout_ms = PEER_TIMEOUT_MS;
 	c.secret = secret;
 	c.connected = end_connected;
@@ -225,20 +226,24 @@ TEST(closed_window_to_the_front_end_stays_open)
 TEST(peer_timeout_from_the_environment)
 {
 	static const char *const bad[] = { "0", "abc", "3601", "", "-5", "20s" };
+	struct sdm_transport_config c;
 	char why[96];
-	int ms = 0;
 
 	unsetenv(SDM_PEER_TIMEOUT_VAR);
-	ASSERT_EQ(0, sdm_startup_peer_timeout(&ms, why, sizeof(why)));
-	EXPECT_EQ(SDM_PEER_TIMEOUT_S * 1000, ms);
+	ASSERT_EQ(0, sdm_startup_transport_defaults(&c, why, sizeof(why)));
+	EXPECT_EQ(SDM_PEER_TIMEOUT_S * 1000, c.peer_timeout_ms);
 	setenv(SDM_PEER_TIMEOUT_VAR, "20", 1);
-	ASSERT_EQ(0, sdm_startup_peer_timeout(&ms, why, sizeof(why)));
-	EXPECT_EQ(20000, ms);
+	ASSERT_EQ(0, sdm_startup_transport_defaults(&c, why, sizeof(why)));
+	EXPECT_EQ(20000, c.peer_timeout_ms);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv(SDM_PEER_TIMEOUT_VAR, bad[i], 1);
-		EXPECT_EQ(-EINVAL, sdm_startup_peer_timeout(&ms, why, sizeof(why)));
+		c.peer_timeout_ms = 1;
+		EXPECT_EQ(-EINVAL, sdm_startup_transport_defaults(&c, why, sizeof(why)));
 		EXPECT_NE(NULL, strstr(why, "SDM_PEER_TIMEOUT='")) TH_LOG("%s", why);
 		EXPECT_NE(NULL, strstr(why, "want seconds, 1 to 3600"));
+		/* The rest is set either way, the timeout to its default. */
+		EXPECT_EQ(SDM_PEER_TIMEOUT_S * 1000, c.peer_timeout_ms);
+		EXPECT_EQ(SDM_MSG_MAX, c.max_frame);
 	}
 	unsetenv(SDM_PEER_TIMEOUT_VAR);
 }

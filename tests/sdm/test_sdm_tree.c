@@ -599,7 +599,7 @@ TEST_F_TIMEOUT(session, malformed_frame_dropped, 60)
 
 	ASSERT_EQ(0, sdm_fe_start(&c, &self->fe, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, sdm_auth_secret_load(&secret, sdm_fe_secret_path(self->fe)));
-	sdm_startup_transport_defaults(&tc);
+	ASSERT_EQ(0, sdm_startup_transport_defaults(&tc, NULL, 0));
 	tc.my_id = 1000;
 	tc.secret = &secret;
 	tc.arg = &pr;
@@ -728,7 +728,7 @@ TEST(transport_partial_io_and_queue_bound)
 	uint64_t until;
 
 	ASSERT_EQ(0, sdm_auth_secret_generate(&secret));
-	sdm_startup_transport_defaults(&a);
+	ASSERT_EQ(0, sdm_startup_transport_defaults(&a, NULL, 0));
 	b = a;
 	a.my_id = 1;
 	b.my_id = 2;
