@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(
-	build-essential make pkg-config
+	build-essential make pkg-config gfortran
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static kmod
 	criu gdb tmux

@@ -90,6 +90,9 @@ $(PSTEP_TEST): tests/debug/test_pstep.c tests/lib/console_run.h | $(B)/crdbg $(B
 		-DPSTEP_CASES=\"$(DEBUGGER_TDIR)/prog_pstep_cases\" \
 		-DPSTEP_LIB=\"$(B)/usr/libcrdbg-mpi-ompi.so\" \
 		-DPSTEP_PROG_MPICH=\"$(DEBUGGER_TDIR)/prog_pstep_mpich\" \
+		-DPSTEP_FORTRAN=\"$(DEBUGGER_TDIR)/prog_pstep_f\" \
+		-DPSTEP_FORTRAN_F08=\"$(DEBUGGER_TDIR)/prog_pstep_f08\" \
+		-DPSTEP_FORTRAN_MPICH=\"$(DEBUGGER_TDIR)/prog_pstep_f_mpich\" \
 		-DPSTEP_LIB_MPICH=\"$(B)/usr/libcrdbg-mpi-mpich.so\" -o $@ $<
 
 ALL_TARGETS += $(PSTEP_TEST)
@@ -124,6 +127,25 @@ $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases: $(DEBUGGER_TDIR)/
 ALL_TARGETS += $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases
 $(PSTEP_TEST): | $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases \
 		 $(B)/usr/libcrdbg-mpi-ompi.so
+endif
+
+# Fortran programs for libcrdbg-mpi's Fortran bindings (usr/pmpi/fortran.c):
+# Table 1 with mpif.h under both MPIs, a ring with mpi_f08 under Open MPI.
+ifneq ($(shell command -v mpif90.openmpi 2>/dev/null),)
+$(DEBUGGER_TDIR)/prog_pstep_f $(DEBUGGER_TDIR)/prog_pstep_f08: $(DEBUGGER_TDIR)/%: tests/debug/%.f90
+	@mkdir -p $(dir $@) $(B)/fmod/$*
+	mpif90.openmpi -g -O0 -Wall -Werror -J$(B)/fmod/$* -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_pstep_f $(DEBUGGER_TDIR)/prog_pstep_f08
+$(PSTEP_TEST): | $(DEBUGGER_TDIR)/prog_pstep_f $(DEBUGGER_TDIR)/prog_pstep_f08
+endif
+ifneq ($(shell command -v mpif90.mpich 2>/dev/null),)
+$(DEBUGGER_TDIR)/prog_pstep_f_mpich: tests/debug/prog_pstep_f.f90
+	@mkdir -p $(dir $@) $(B)/fmod/mpich
+	mpif90.mpich -g -O0 -Wall -Werror -J$(B)/fmod/mpich -o $@ $<
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_pstep_f_mpich
+$(PSTEP_TEST): | $(DEBUGGER_TDIR)/prog_pstep_f_mpich
 endif
 
 # Benchmark: start-up to main and print round trip against N (make bench).

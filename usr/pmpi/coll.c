@@ -11,16 +11,6 @@
 
 #define RET	__builtin_return_address(0)
 
-/* Describe a collective on comm and publish it. */
-static bool coll_enter(const char *name, MPI_Comm comm, void *ret)
-{
-	if (!pm_enter(name, CRDBG_MPI_COLL, ret))
-		return false;
-	pm_coll(comm);
-	pm_publish();
-	return true;
-}
-
 static int coll_end(int rc, MPI_Request *req)
 {
 	if (rc == MPI_SUCCESS)
@@ -39,7 +29,7 @@ static int init_done(int rc)
 
 int MPI_Init(int *argc, char ***argv)
 {
-	if (!coll_enter("MPI_Init", MPI_COMM_WORLD, RET))
+	if (!pm_coll_enter("MPI_Init", MPI_COMM_WORLD, RET))
 		return PMPI_Init(argc, argv);
 	pm_hold();
 	return init_done(PMPI_Init(argc, argv));
@@ -47,7 +37,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	if (!coll_enter("MPI_Init_thread", MPI_COMM_WORLD, RET))
+	if (!pm_coll_enter("MPI_Init_thread", MPI_COMM_WORLD, RET))
 		return PMPI_Init_thread(argc, argv, required, provided);
 	pm_hold();
 	return init_done(PMPI_Init_thread(argc, argv, required, provided));
@@ -58,7 +48,7 @@ int MPI_Finalize(void)
 	MPI_Request req;
 	int rc;
 
-	if (!coll_enter("MPI_Finalize", MPI_COMM_WORLD, RET))
+	if (!pm_coll_enter("MPI_Finalize", MPI_COMM_WORLD, RET))
 		return PMPI_Finalize();
 	rc = PMPI_Ibarrier(MPI_COMM_WORLD, &req);
 	if (rc == MPI_SUCCESS)
@@ -73,7 +63,7 @@ int MPI_Barrier(MPI_Comm comm)
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Barrier", comm, RET))
+	if (!pm_coll_enter("MPI_Barrier", comm, RET))
 		return PMPI_Barrier(comm);
 	return coll_end(PMPI_Ibarrier(comm, &req), &req);
 }
@@ -82,7 +72,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Bcast", comm, RET))
+	if (!pm_coll_enter("MPI_Bcast", comm, RET))
 		return PMPI_Bcast(buf, count, type, root, comm);
 	return coll_end(PMPI_Ibcast(buf, count, type, root, comm, &req), &req);
 }
@@ -92,7 +82,7 @@ int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Reduce", comm, RET))
+	if (!pm_coll_enter("MPI_Reduce", comm, RET))
 		return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
 	return coll_end(PMPI_Ireduce(sbuf, rbuf, count, type, op, root, comm,
 				     &req), &req);
@@ -103,7 +93,7 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Allreduce", comm, RET))
+	if (!pm_coll_enter("MPI_Allreduce", comm, RET))
 		return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
 	return coll_end(PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, &req),
 			&req);
@@ -114,7 +104,7 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Gather", comm, RET))
+	if (!pm_coll_enter("MPI_Gather", comm, RET))
 		return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root,
 				   comm);
 	return coll_end(PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype,
@@ -126,7 +116,7 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Scatter", comm, RET))
+	if (!pm_coll_enter("MPI_Scatter", comm, RET))
 		return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root,
 				    comm);
 	return coll_end(PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype,
@@ -138,7 +128,7 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Allgather", comm, RET))
+	if (!pm_coll_enter("MPI_Allgather", comm, RET))
 		return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 	return coll_end(PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype,
 					comm, &req), &req);
@@ -149,7 +139,7 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 {
 	MPI_Request req;
 
-	if (!coll_enter("MPI_Alltoall", comm, RET))
+	if (!pm_coll_enter("MPI_Alltoall", comm, RET))
 		return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 	return coll_end(PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype,
 				       comm, &req), &req);

@@ -98,11 +98,11 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
 	return rc;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+int pm_probe_call(int source, int tag, MPI_Comm comm, MPI_Status *status, void *ret)
 {
 	int flag = 0, rc;
 
-	if (!pm_enter("MPI_Probe", CRDBG_MPI_P2P, RET))
+	if (!pm_enter("MPI_Probe", CRDBG_MPI_P2P, ret))
 		return PMPI_Probe(source, tag, comm, status);
 	pm_need(CRDBG_NEED_RECV, source, tag, comm);
 	pm_publish();
@@ -111,6 +111,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 		pm_polled();
 	pm_leave();
 	return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	return pm_probe_call(source, tag, comm, status, RET);
 }
 
 /* A non-blocking call never waits: remember its request for the waits. */
@@ -149,12 +154,12 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 	return rc;
 }
 
-int MPI_Wait(MPI_Request *req, MPI_Status *status)
+int pm_wait_call(MPI_Request *req, MPI_Status *status, void *ret)
 {
 	MPI_Request was = *req;
 	int rc;
 
-	if (!pm_enter("MPI_Wait", CRDBG_MPI_WAIT, RET))
+	if (!pm_enter("MPI_Wait", CRDBG_MPI_WAIT, ret))
 		return PMPI_Wait(req, status);
 	pm_need_req(was);
 	pm_publish();
@@ -165,12 +170,17 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	return rc;
 }
 
-int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	return pm_wait_call(req, status, RET);
+}
+
+int pm_waitall_call(int n, MPI_Request reqs[], MPI_Status statuses[], void *ret)
 {
 	MPI_Request was[CRDBG_MPI_NEEDS_MAX];
 	int rc;
 
-	if (n > CRDBG_MPI_NEEDS_MAX || !pm_enter("MPI_Waitall", CRDBG_MPI_WAIT, RET))
+	if (n > CRDBG_MPI_NEEDS_MAX || !pm_enter("MPI_Waitall", CRDBG_MPI_WAIT, ret))
 		return PMPI_Waitall(n, reqs, statuses);
 	for (int i = 0; i < n; i++) {
 		was[i] = reqs[i];
@@ -184,11 +194,16 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	return rc;
 }
 
-int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+	return pm_waitall_call(n, reqs, statuses, RET);
+}
+
+int pm_waitany_call(int n, MPI_Request reqs[], int *index, MPI_Status *status, void *ret)
 {
 	int flag = 0, rc;
 
-	if (!pm_enter("MPI_Waitany", CRDBG_MPI_WAIT, RET))
+	if (!pm_enter("MPI_Waitany", CRDBG_MPI_WAIT, ret))
 		return PMPI_Waitany(n, reqs, index, status);
 	for (int i = 0; i < n; i++)
 		pm_need_req(reqs[i]);
@@ -210,6 +225,11 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 	}
 	pm_leave();
 	return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	return pm_waitany_call(n, reqs, index, status, RET);
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)

@@ -31,7 +31,7 @@ __attribute__((visibility("default")))
 volatile int crdbg_mpi_gate;
 
 static struct crdbg_mpi_state *const st = &crdbg_mpi_state;
-static int depth;		/* MPI calls in progress (nested ones too) */
+static bool in_call;		/* a described call is in progress */
 static int sync_mode = -1;
 
 struct pm_req {
@@ -64,8 +64,14 @@ bool pm_sync_sends(void)
 
 bool pm_enter(const char *call, enum crdbg_mpi_kind kind, void *ret)
 {
-	if (depth++)
+	/*
+	 * A call made inside a described one (MPICH's Fortran routines call
+	 * MPI_) is done as it is, the outer one's description kept; it
+	 * counts for nothing, so that the outer one's pm_leave() ends it.
+	 */
+	if (in_call)
 		return false;
+	in_call = true;
 	write_begin();
 	st->sync_sends = pm_sync_sends();
 	st->kind = kind;
@@ -96,8 +102,7 @@ void pm_publish(void)
 
 void pm_leave(void)
 {
-	if (--depth)
-		return;
+	in_call = false;
 	write_begin();
 	st->kind = CRDBG_MPI_OUT;
 	st->call[0] = 0;
@@ -220,6 +225,15 @@ void pm_coll(MPI_Comm comm)
 	st->coll_key = key;
 	if (i < st->ncomms)
 		st->coll_index = ++st->comms[i].count;
+}
+
+bool pm_coll_enter(const char *call, MPI_Comm comm, void *ret)
+{
+	if (!pm_enter(call, CRDBG_MPI_COLL, ret))
+		return false;
+	pm_coll(comm);
+	pm_publish();
+	return true;
 }
 
 void pm_initialized(void)

@@ -105,9 +105,13 @@ int mpiv_user_frame(const struct crdbg_mpi_state *st, const struct mi_frames *fr
 {
 	if (st->kind == CRDBG_MPI_OUT || !st->ret)
 		return -1;
-	for (size_t i = 1; i < fr->n; i++)
-		if (fr->frames[i].addr == st->ret)
-			return i;
+	for (size_t i = 1; i < fr->n; i++) {
+		if (fr->frames[i].addr != st->ret)
+			continue;
+		if (!fr->frames[i].line && i + 1 < fr->n && fr->frames[i + 1].line)
+			return i + 1;
+		return i;
+	}
 	return -1;
 }
 
@@ -116,15 +120,24 @@ int mpiv_return(struct mpiv *m, struct mi_driver *d, pid_t pid)
 	struct mi_record *rec;
 	const char *num;
 	struct crdbg_mpi_state st;
-	int err = mpiv_read(m, d, pid, true, &st);
+	struct mi_frames fr;
+	uint64_t to;
+	int err = mpiv_read(m, d, pid, true, &st), k;
 
 	if (err)
 		return err;
 	if (st.kind == CRDBG_MPI_OUT || !st.ret)
 		return -EINVAL;
+	/* Back in the user's frame, past a binding of MPI's own between. */
+	to = st.ret;
+	if (!mi_driver_cmd(d, NULL, "-thread-select 1") && !mi_backtrace(d, 0, &fr)) {
+		k = mpiv_user_frame(&st, &fr);
+		if (k >= 0)
+			to = fr.frames[k].addr;
+		mi_frames_release(&fr);
+	}
 	mpiv_stopped(m, d, 0);
-	err = mi_driver_cmd(d, &rec, "-break-insert -t *0x%llx",
-			    (unsigned long long)st.ret);
+	err = mi_driver_cmd(d, &rec, "-break-insert -t *0x%llx", (unsigned long long)to);
 	if (err)
 		return err;
 	num = mi_get_str(rec->results, "bkpt.number");

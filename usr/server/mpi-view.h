@@ -33,8 +33,10 @@ int mpiv_read(struct mpiv *m, struct mi_driver *d, pid_t pid, bool stopped,
 /*
  * The rank is stopped in an MPI call: the index in fr (innermost first)
  * of the user's frame that made it (its pc is the call's return
- * address), or -1 when the rank is not in a call or the frame is not
- * in fr.
+ * address; or, when that frame has no source and its caller has, the
+ * caller: a binding of the MPI library's own between the user and
+ * libcrdbg-mpi, such as Open MPI's mpi_f08 routines), or -1 when the
+ * rank is not in a call or the frame is not in fr.
  */
 int mpiv_user_frame(const struct crdbg_mpi_state *st, const struct mi_frames *fr);
 
