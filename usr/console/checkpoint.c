@@ -1092,15 +1092,30 @@ static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char 
 	return true;
 }
 
+/* Every rank of an mpirun job exited (none held in its exit) or lost. */
+static bool mpirun_job_ended(struct dbg_session *s)
+{
+	for (uint32_t id = 0; id < s->n; id++)
+		if (s->state[id] == DBG_STOPPED || s->state[id] == DBG_RUNNING ||
+		    sdm_set_contains(s->exit_held, id))
+			return false;
+	return true;
+}
+
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 {
 	struct dbg_session *s = ck->s;
-	struct sdm_idset *live, *stopped = NULL;
+	struct sdm_idset *live = NULL, *stopped = NULL;
 	char *list = strdup(*arg ? arg : ck->last), *save = NULL, **handle = NULL, *h;
 	const char *why;
 	sdm_id id;
 
 	choose_mode(ck);
+	if (ck->mpir && !ck->parts && mpirun_job_ended(s)) {
+		dbg_error(s, "restart: the job has ended, and mpirun's tree cannot be brought back without mpirun's debugger: restart it from a shell (crdbg restart %s)",
+			  *arg ? arg : *ck->last ? ck->last : "HANDLE");
+		goto out;
+	}
 	if (ck->mpir && !ck->parts) {
 		live = checkable_ranks(ck);	/* mpirun's tree: the job still runs */
 		/* ...with its ranks held in their exit, which come back too */

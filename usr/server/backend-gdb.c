@@ -309,7 +309,7 @@ static void set_exit_point(struct gdbb *g)
 	struct mi_record *rec;
 	long long n;
 
-	if (mi_driver_cmd(g->d, &rec, "-break-insert -f -c \"(int)%s != 0\" _exit",
+	if (mi_driver_cmd(g->d, &rec, "-break-insert --language c -f -c \"(int)%s != 0\" _exit",
 			  EXIT_CODE_REG))
 		return;		/* exits are then never held */
 	if (!mi_get_int(mi_get(rec->results, "bkpt"), "number", &n) && n > 0 &&

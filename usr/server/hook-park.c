@@ -23,7 +23,9 @@
  *   a restart is one command to the whole job, not a dozen per thread.
  *
  * gdb writes the registers: setting $pc also makes it drop a pending
- * system call restart, which the frame has folded in already.
+ * system call restart, which the frame has folded in already. Every
+ * expression here is C and says so (--language c): at a Fortran
+ * program's stops gdb's language is Fortran, where "a.b" does not parse.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -153,7 +155,7 @@ static int read_regs(struct hook_ctx *c, int thread, struct crdbg_regs *ret)
 static int set_reg(struct hook_ctx *c, int thread, const char *name, uint64_t val)
 {
 	int rc = mi_driver_cmd(c->d, NULL,
-			       "-data-evaluate-expression --thread %d --frame 0 \"$%s = %" PRIu64 "\"",
+			       "-data-evaluate-expression --language c --thread %d --frame 0 \"$%s = %" PRIu64 "\"",
 			       thread, name, val);
 
 	return rc ? mi_failed(c, rc, name) : 0;
@@ -164,7 +166,7 @@ static int eval_u64(struct hook_ctx *c, const char *expr, uint64_t *ret)
 	struct mi_record *rec;
 	int rc;
 
-	rc = mi_driver_cmd(c->d, &rec, "-data-evaluate-expression %s", expr);
+	rc = mi_driver_cmd(c->d, &rec, "-data-evaluate-expression --language c %s", expr);
 	if (rc)
 		return mi_failed(c, rc, expr);
 	rc = mi_get_u64(rec->results, "value", ret);
@@ -195,7 +197,7 @@ static int write_bytes(struct hook_ctx *c, uint64_t addr, const void *buf, size_
 		h[2 * i + 1] = hex[b[i] & 15];
 	}
 	h[2 * len] = 0;
-	rc = mi_driver_cmd(c->d, NULL, "-data-write-memory-bytes 0x%" PRIx64 " %s", addr, h);
+	rc = mi_driver_cmd(c->d, NULL, "-data-write-memory-bytes --language c 0x%" PRIx64 " %s", addr, h);
 	free(h);
 	return rc ? mi_failed(c, rc, "writing the hook frame") : 0;
 }
@@ -207,7 +209,7 @@ static int read_bytes(struct hook_ctx *c, uint64_t addr, void *buf, size_t len)
 	unsigned char *b = buf;
 	int rc;
 
-	rc = mi_driver_cmd(c->d, &rec, "-data-read-memory-bytes 0x%" PRIx64 " %zu", addr, len);
+	rc = mi_driver_cmd(c->d, &rec, "-data-read-memory-bytes --language c 0x%" PRIx64 " %zu", addr, len);
 	if (rc)
 		return mi_failed(c, rc, "reading the hook frame");
 	h = mi_get_str(rec->results, "memory.0.contents");
@@ -434,7 +436,7 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		rc = trampoline(&c, &tramp);
 	if (!rc && (op == PLAN || op == RELEASE)) {
 		rc = mi_driver_cmd(d, NULL,
-				   "-data-evaluate-expression \"MPIR_checkpoint_debug_gate = 1\"");
+				   "-data-evaluate-expression --language c \"MPIR_checkpoint_debug_gate = 1\"");
 		if (rc)
 			rc = mi_failed(&c, rc, "opening MPIR_checkpoint_debug_gate");
 	}
@@ -487,7 +489,7 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		/* whatever came of the threads, the rank is the user's again */
 		mi_driver_cmd(d, NULL, "-gdb-set scheduler-locking off");
 		mi_driver_cmd(d, NULL,
-			      "-data-evaluate-expression \"MPIR_debug_with_checkpoint = 0\"");
+			      "-data-evaluate-expression --language c \"MPIR_debug_with_checkpoint = 0\"");
 		if (!rc && stuck)
 			rc = stuck > 1 ? failf(&c, -EPROTO, "%s; %d threads are not back", first, stuck)
 				       : failf(&c, -EPROTO, "%s", first);

@@ -73,7 +73,7 @@ static int read_gdb(struct mi_driver *d, uint64_t addr, struct crdbg_mpi_state *
 	const char *hex;
 	int err;
 
-	err = mi_driver_cmd(d, &rec, "-data-read-memory-bytes 0x%llx %zu",
+	err = mi_driver_cmd(d, &rec, "-data-read-memory-bytes --language c 0x%llx %zu",
 			    (unsigned long long)addr, sizeof(*ret));
 	if (err)
 		return err;
@@ -137,7 +137,7 @@ int mpiv_return(struct mpiv *m, struct mi_driver *d, pid_t pid)
 		mi_frames_release(&fr);
 	}
 	mpiv_stopped(m, d, 0);
-	err = mi_driver_cmd(d, &rec, "-break-insert -t *0x%llx", (unsigned long long)to);
+	err = mi_driver_cmd(d, &rec, "-break-insert --language c -t *0x%llx", (unsigned long long)to);
 	if (err)
 		return err;
 	num = mi_get_str(rec->results, "bkpt.number");
