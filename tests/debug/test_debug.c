@@ -504,14 +504,19 @@ TEST_F_TIMEOUT(debug, mpir_launch, 240)
 {
 	const char *a[] = { "-ex", "status", "-ex", "break mpi_debug.c:compute", "-ex", "continue",
 			    "-ex", "finish", "-ex", "print value", "-ex", "stacks",
-			    "-ex", "continue",
+			    "-ex", "continue", "-ex", "restart 20261201T000000-1",
 			    "--", "mpirun", "--oversubscribe", "-n", "3", MPI_PROG,
 			    NULL };
 
 	if (!have_mpi())
 		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_PROG);
 	mpi_env();
-	ASSERT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	/* 1: the last command, a restart once the job has ended, fails */
+	ASSERT_EQ(1, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
+	/* ...saying why it cannot, and what to do instead. */
+	EXPECT_NE(NULL, strstr(self->r.buf, "restart: the job has ended, and mpirun's tree cannot "
+			       "be brought back without mpirun's debugger: restart it from a "
+			       "shell (crdbg restart 20261201T000000-1)\n")) TH_LOG("%s", self->r.buf);
 	/*
 	 * Acquired: in MPI_Init, past Open MPI's debugger wait (returned
 	 * from it, or finished it when a rank was already inside), not at

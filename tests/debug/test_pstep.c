@@ -117,74 +117,103 @@ static const char table1_rows[] =
 	"(crdbg) next\n"
 	"[0-3] prog_pstep.c:14 green\n";
 
+/* Table 1's program in one language: its file, its first and last lines, its rows. */
+struct table1 {
+	const char *file;	/* as the mpi table shows it */
+	int init_line, end_line;
+	const char *rows;
+};
+
+static const struct table1 table1_c = { "tests/debug/prog_pstep.c", 3, 14, table1_rows };
+
 /*
  * The console's output of -ex mpi, 8 x next, mpi, continue on Table 1's
- * program: row 1 (every rank at line 3, in or before MPI_Init), rows
- * 2-8, MPI_Finalize done by the eighth next, the sequential step counts
- * (rank 0: 7, rank 1: 6, the others 5), the exit.
+ * program: row 1 (every rank at MPI_Init's line, in or before MPI_Init),
+ * rows 2-8, MPI_Finalize done by the eighth next, the sequential step
+ * counts (rank 0: 7, rank 1: 6, the others 5), the exit.
  */
-static void check_table1(struct __test_metadata *_metadata, const char *o)
+static void check_table1(struct __test_metadata *_metadata, const char *o,
+			 const struct table1 *t)
 {
 	static const int steps[4] = { 7, 6, 5, 5 };
-	char want[160];
+	char want[160], at[64];
 
 	EXPECT_NE(NULL, strstr(o, "[0-3]: libcrdbg-mpi: step and next are parallel steps; "
 			       "MPI_Send is synchronous (MPI_Ssend) while debugging\n"))
 		TH_LOG("%s", o);
 	for (int r = 0; r < 4; r++) {
-		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d MPI_Init\n", r,
-			 "green", "tests/debug/prog_pstep.c:3", 0);
+		snprintf(at, sizeof(at), "%s:%d", t->file, t->init_line);
+		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d MPI_Init\n", r, "green", at, 0);
 		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
-		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d -\n", r,
-			 "green", "tests/debug/prog_pstep.c:14", steps[r]);
+		snprintf(at, sizeof(at), "%s:%d", t->file, t->end_line);
+		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d -\n", r, "green", at, steps[r]);
 		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
 	}
-	EXPECT_NE(NULL, strstr(o, table1_rows)) TH_LOG("%s", o);
+	EXPECT_NE(NULL, strstr(o, t->rows)) TH_LOG("%s", o);
 	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
 	EXPECT_EQ(NULL, strstr(o, "breakpoint 2")) TH_LOG("the call-site breakpoints showed: %s", o);
 	EXPECT_EQ(NULL, strstr(o, "\033[")) TH_LOG("colours without a terminal: %s", o);
 }
 
-/* Table 1 of seed 002 under Open MPI: 4 ranks held in MPI_Init by MPIR. */
-TEST_F_TIMEOUT(pstep, table1, 240)
-{
-	const char *a[] = { "-ex", "mpi", "-ex", "gdb print crdbg_mpi_state.call",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "mpi", "-ex", "continue",
-			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
-			    preload_arg(), PSTEP_PROG, NULL };
-
-	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
-	check_table1(_metadata, self->out);
-	EXPECT_NE(NULL, strstr(self->out, "[0-3]: $1 = \"MPI_Init\"")) TH_LOG("%s", self->out);
-}
-
 /*
- * The same under MPICH: mpiexec.hydra has no MPIR symbols here, so the
+ * -ex mpi, 8 x next, mpi, continue on Table 1's program prog, written as
+ * t says: under mpirun (4 ranks held in MPI_Init by MPIR), or under
+ * MPICH's mpiexec.hydra, which has no MPIR symbols here, so that the
  * ranks are acquired through libcrdbg-mpi's hold in MPI_Init
- * (--mpi-hold).
+ * (--mpi-hold). Checked by check_table1().
  */
-TEST_F_TIMEOUT(pstep, table1_mpich, 240)
+static void run_table1(struct __test_metadata *_metadata, FIXTURE_DATA(pstep) *self,
+		       bool hydra, const char *prog, const struct table1 *t)
 {
-	char lib[4200];
-	char *abs = realpath(PSTEP_LIB_MPICH, NULL);
-	const char *a[] = { "--mpi-hold", "-ex", "mpi",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "mpi", "-ex", "continue",
-			    "--", "mpiexec.hydra", "-n", "4", "-genv", "LD_PRELOAD", lib,
-			    PSTEP_PROG_MPICH, NULL };
+	/* the state's call read in gdb, in C (ex[1]: left out for Fortran) */
+	static const char *const ex[] = { "mpi", "gdb print crdbg_mpi_state.call",
+					  "next", "next", "next", "next",
+					  "next", "next", "next", "next", "mpi", "continue" };
+	bool in_c = t == &table1_c;
+	char lib[4200], *abs = realpath(PSTEP_LIB_MPICH, NULL);
+	const char *mpirun[] = { "mpirun", "--oversubscribe", "-n", "4", "-x", preload_arg() };
+	const char *mpiexec[] = { "mpiexec.hydra", "-n", "4", "-genv", "LD_PRELOAD", lib };
+	const char *a[48];
+	size_t n = 0;
 
 	snprintf(lib, sizeof(lib), "%s", abs ? abs : PSTEP_LIB_MPICH);
 	free(abs);
-	if (access(PSTEP_PROG_MPICH, X_OK) || access(PSTEP_LIB_MPICH, R_OK) ||
-	    system("mpiexec.hydra --version >/dev/null 2>&1"))
-		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
-		     PSTEP_PROG_MPICH, PSTEP_LIB_MPICH);
+	if (access(prog, X_OK) || (hydra && (access(PSTEP_LIB_MPICH, R_OK) ||
+					     system("mpiexec.hydra --version >/dev/null 2>&1"))))
+		SKIP(return, "%s not built, or no mpiexec.hydra or %s (no mpicc.mpich)",
+		     prog, PSTEP_LIB_MPICH);
+	if (hydra)
+		a[n++] = "--mpi-hold";
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		if (i == 1 && !in_c)
+			continue;
+		a[n++] = "-ex";
+		a[n++] = ex[i];
+	}
+	a[n++] = "--";
+	for (size_t i = 0; i < 6; i++)
+		a[n++] = hydra ? mpiexec[i] : mpirun[i];
+	a[n++] = prog;
+	a[n] = NULL;
 	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
-	check_table1(_metadata, self->out);
-	EXPECT_NE(NULL, strstr(self->out, "crdbg-mpi: hold rank 3 of 4 pid ")) TH_LOG("%s", self->out);
+	check_table1(_metadata, self->out, t);
+	if (in_c)
+		EXPECT_NE(NULL, strstr(self->out, "[0-3]: $1 = \"MPI_Init\"")) TH_LOG("%s", self->out);
+	if (hydra)
+		EXPECT_NE(NULL, strstr(self->out, "crdbg-mpi: hold rank 3 of 4 pid "))
+			TH_LOG("%s", self->out);
+}
+
+/* Table 1 of seed 002 under Open MPI. */
+TEST_F_TIMEOUT(pstep, table1, 240)
+{
+	run_table1(_metadata, self, false, PSTEP_PROG, &table1_c);
+}
+
+/* The same under MPICH. */
+TEST_F_TIMEOUT(pstep, table1_mpich, 240)
+{
+	run_table1(_metadata, self, true, PSTEP_PROG_MPICH, &table1_c);
 }
 
 /* Table 1's rows again, in prog_pstep_f.f90's lines (Fortran, mpif.h). */
@@ -214,26 +243,9 @@ static const char table1_fortran_rows[] =
 	"(crdbg) next\n"
 	"[0-3] prog_pstep_f.f90:18 green\n";
 
-/* check_table1() for the Fortran program: its MPI_Init on line 8. */
-static void check_table1_fortran(struct __test_metadata *_metadata, const char *o)
-{
-	static const int steps[4] = { 7, 6, 5, 5 };
-	char want[160];
-
-	EXPECT_NE(NULL, strstr(o, "[0-3]: libcrdbg-mpi: step and next are parallel steps; "
-			       "MPI_Send is synchronous (MPI_Ssend) while debugging\n"))
-		TH_LOG("%s", o);
-	for (int r = 0; r < 4; r++) {
-		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d MPI_Init\n", r,
-			 "green", "tests/debug/prog_pstep_f.f90:8", 0);
-		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
-		snprintf(want, sizeof(want), "\n%-5d %-7s %-32s %-6d -\n", r,
-			 "green", "tests/debug/prog_pstep_f.f90:18", steps[r]);
-		EXPECT_NE(NULL, strstr(o, want)) TH_LOG("no '%s' in %s", want, o);
-	}
-	EXPECT_NE(NULL, strstr(o, table1_fortran_rows)) TH_LOG("%s", o);
-	EXPECT_NE(NULL, strstr(o, "[0-3]: exited: code 0\n")) TH_LOG("%s", o);
-}
+static const struct table1 table1_fortran = {
+	"tests/debug/prog_pstep_f.f90", 8, 18, table1_fortran_rows
+};
 
 /*
  * Table 1 in Fortran under Open MPI, whose Fortran routines call PMPI_
@@ -242,17 +254,7 @@ static void check_table1_fortran(struct __test_metadata *_metadata, const char *
  */
 TEST_F_TIMEOUT(pstep, table1_fortran, 240)
 {
-	const char *a[] = { "-ex", "mpi",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "mpi", "-ex", "continue",
-			    "--", "mpirun", "--oversubscribe", "-n", "4", "-x",
-			    preload_arg(), PSTEP_FORTRAN, NULL };
-
-	if (access(PSTEP_FORTRAN, X_OK))
-		SKIP(return, "%s not built (no mpif90.openmpi)", PSTEP_FORTRAN);
-	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
-	check_table1_fortran(_metadata, self->out);
+	run_table1(_metadata, self, false, PSTEP_FORTRAN, &table1_fortran);
 }
 
 /*
@@ -261,23 +263,7 @@ TEST_F_TIMEOUT(pstep, table1_fortran, 240)
  */
 TEST_F_TIMEOUT(pstep, table1_fortran_mpich, 240)
 {
-	char lib[4200];
-	char *abs = realpath(PSTEP_LIB_MPICH, NULL);
-	const char *a[] = { "--mpi-hold", "-ex", "mpi",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "next", "-ex", "next", "-ex", "next", "-ex", "next",
-			    "-ex", "mpi", "-ex", "continue",
-			    "--", "mpiexec.hydra", "-n", "4", "-genv", "LD_PRELOAD", lib,
-			    PSTEP_FORTRAN_MPICH, NULL };
-
-	snprintf(lib, sizeof(lib), "%s", abs ? abs : PSTEP_LIB_MPICH);
-	free(abs);
-	if (access(PSTEP_FORTRAN_MPICH, X_OK) || access(PSTEP_LIB_MPICH, R_OK) ||
-	    system("mpiexec.hydra --version >/dev/null 2>&1"))
-		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpif90.mpich)",
-		     PSTEP_FORTRAN_MPICH, PSTEP_LIB_MPICH);
-	ASSERT_EQ(0, crdbg(&self->r, &self->out, a)) TH_LOG("%s", self->out);
-	check_table1_fortran(_metadata, self->out);
+	run_table1(_metadata, self, true, PSTEP_FORTRAN_MPICH, &table1_fortran);
 }
 
 /*
