@@ -24,20 +24,37 @@
 #include "lineage.h"
 #include "lineage-wire.h"
 
-/* A pid number nobody has, above after, in the upper half of pid_max. */
-static pid_t free_pid(pid_t after)
+static int read_int(const char *path, int dflt)
 {
-	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
-	int max = 32768;
+	FILE *f = fopen(path, "re");
+	int v = dflt;
 
 	if (f) {
-		if (fscanf(f, "%d", &max) != 1)
-			max = 32768;
+		if (fscanf(f, "%d", &v) != 1)
+			v = dflt;
 		fclose(f);
 	}
-	if (after < max / 2)
-		after = max / 2 + getpid() % (max / 4);
-	for (pid_t p = after + 1; p < max - 1; p += 3)
+	return v;
+}
+
+/*
+ * A pid number nobody has, below before (0: anywhere). The kernel hands
+ * out pids upwards from the last one it gave (ns_last_pid) and wraps at
+ * pid_max: the free numbers just behind that one are the last it hands
+ * out again, where one ahead of it can go to any process forked before
+ * the test makes its own (a busy make check forks thousands).
+ */
+static pid_t free_pid(pid_t before)
+{
+	int max = read_int("/proc/sys/kernel/pid_max", 32768);
+	int last = read_int("/proc/sys/kernel/ns_last_pid", max - 1);
+
+	if (!before || before > last)
+		before = last;
+	for (pid_t p = before - 1; p > 300; p--)	/* 300: RESERVED_PIDS */
+		if (kill(p, 0) && errno == ESRCH)
+			return p;
+	for (pid_t p = max - 1; p > last + 1000; p--)
 		if (kill(p, 0) && errno == ESRCH)
 			return p;
 	return -1;
@@ -101,7 +118,7 @@ FIXTURE_SETUP(lineage)
 		SKIP(return, "clone3 set_tid needs root");
 	self->l = init;
 	self->w.sid = free_pid(0);
-	self->w.ppid = free_pid(self->w.sid + 1);
+	self->w.ppid = free_pid(self->w.sid);
 	self->w.pgid = self->w.sid;
 	self->w.root = 1;
 	ASSERT_LT(0, self->w.sid);
