@@ -209,7 +209,8 @@ static int read_bytes(struct hook_ctx *c, uint64_t addr, void *buf, size_t len)
 	unsigned char *b = buf;
 	int rc;
 
-	rc = mi_driver_cmd(c->d, &rec, "-data-read-memory-bytes --language c 0x%" PRIx64 " %zu", addr, len);
+	rc = mi_driver_cmd(c->d, &rec, "-data-read-memory-bytes --language c 0x%" PRIx64 " %zu",
+			   addr, len);
 	if (rc)
 		return mi_failed(c, rc, "reading the hook frame");
 	h = mi_get_str(rec->results, "memory.0.contents");
