@@ -18,13 +18,23 @@ VERSION  := 0.1.0
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
+# libnl-genl-3 (crdbg/nl.h, the module's client) through pkg-config.
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+NL_LIBS   := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 USR_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	      -DCRDBG_VERSION=\"$(VERSION)\" -isystem $(B)/include -Ikmod/uapi -Iusr/include
+	      -DCRDBG_VERSION=\"$(VERSION)\" -isystem $(B)/include -Ikmod/uapi -Iusr/include \
+	      $(NL_CFLAGS)
 # Every test program's flags. kselftest_harness.h's macros leave parameters
 # unused and compare signed with unsigned; tests format into fixed buffers
 # on purpose.
 TEST_CFLAGS = $(USR_CFLAGS) -Wno-unused-parameter -Wno-sign-compare \
 	      -Wno-format-overflow -Wno-format-truncation
+
+# Every libFuzzer target is built with these (make fuzz runs them).
+FUZZ_CC       ?= clang
+FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		 -std=gnu11 -D_GNU_SOURCE
+FUZZ_CC_FOUND := $(shell command -v $(FUZZ_CC) 2>/dev/null)
 
 ALL_TARGETS  :=
 HOST_TESTS   :=
@@ -37,6 +47,7 @@ FUZZ_TARGETS :=
 LIB_COMMON   := $(B)/usr/libcommon.a
 LIB_FREEZE   := $(B)/usr/libfreeze.a
 LIB_CRS      := $(B)/usr/libcrs.a
+LIB_JOB      := $(B)/usr/libjob.a
 LIB_GDBMI    := $(B)/usr/libgdbmi.a
 LIB_MERGE    := $(B)/usr/libmerge.a
 LIB_DBGPROTO := $(B)/usr/libdbgproto.a
@@ -44,11 +55,18 @@ LIB_CONSOLE  := $(B)/usr/libconsole.a
 LIB_SDMCORE  := $(B)/sdm/libsdmcore.a
 LIB_SDMNET   := $(B)/sdm/libsdmnet.a
 LIB_CRDBG    := $(B)/usr/libcrdbg.so
+LIB_CRDBGD   := $(B)/usr/libcrdbgd.a
+
+# crdbg's static link order: each library before those it calls.
+#   console -> merge, dbgproto, gdbmi, sdmnet, sdmcore, job
+#   merge -> sdmcore    sdmnet -> sdmcore    job -> crs -> freeze -> common
+#   crdbgd (the service's wire codec) -> nothing
+CLI_LIBS := $(LIB_CONSOLE) $(LIB_MERGE) $(LIB_DBGPROTO) $(LIB_GDBMI) $(LIB_SDMNET) \
+	    $(LIB_SDMCORE) $(LIB_CRDBGD) $(LIB_JOB) $(LIB_CRS) $(LIB_FREEZE) $(LIB_COMMON)
+# ... and the system libraries the fragments add (-lcrypto, -lreadline, libnl).
+CLI_LDLIBS :=
 
 .DEFAULT_GOAL := all
-
-# Lets a rule name libraries that fragments included later add (CLI_LIBS).
-.SECONDEXPANSION:
 
 include $(wildcard usr/*/*.mk)
 include $(wildcard sdm/*.mk)

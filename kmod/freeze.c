@@ -14,6 +14,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/cred.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -22,7 +23,9 @@
 #include <linux/ptrace.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/jobctl.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -36,6 +39,7 @@
 #include "freeze.h"
 #include "hook.h"
 #include "netlink.h"
+#include "perm.h"
 #include "regs.h"
 
 enum {
@@ -50,10 +54,14 @@ struct crdbg_thread {
 	struct task_struct *task;	/* referenced */
 	unsigned long bits;
 	u32 state;			/* enum crdbg_thread_state */
+	u64 exec_id;			/* task's self_exec_id when frozen */
 	bool regs_valid;
 	bool hook_pending;
+	bool hook_dumpable;		/* target was dumpable at PUSH_HOOK */
 	u64 hook_trampoline;
 	u64 hook_arg;
+	u64 hook_exec_id;		/* task's self_exec_id at PUSH_HOOK */
+	const struct cred *hook_cred;	/* task's creds at PUSH_HOOK, referenced */
 	struct crdbg_regs regs;
 };
 
@@ -64,6 +72,8 @@ struct crdbg_freeze {
 	struct task_struct *leader;	/* referenced */
 	struct pid *tgid;		/* referenced */
 	struct net *net;		/* owner socket, compared only */
+	const struct cred *cred;	/* leader's creds when frozen, referenced */
+	int dumpable;			/* get_dumpable() when frozen, -1 without mm */
 	u32 portid;			/* 0 when persistent */
 	u32 flags;
 	bool released;			/* under freezes_lock */
@@ -71,16 +81,15 @@ struct crdbg_freeze {
 	spinlock_t lock;		/* threads and every field of them */
 	struct list_head threads;
 	wait_queue_head_t wq;		/* parked threads sleep here */
+	wait_queue_head_t progress;	/* FREEZE waits here for parks */
 	struct rcu_head rcu;
 };
 
 static LIST_HEAD(freezes);
 static DEFINE_SPINLOCK(freezes_lock);	/* list writers; readers use RCU */
-static DEFINE_MUTEX(freeze_mutex);	/* serialises FREEZE/THAW/PUSH_HOOK */
 static atomic_t nr_frozen = ATOMIC_INIT(0);
 static atomic_t works_in_flight = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(works_wq);	/* unload waits for the works */
-static DECLARE_WAIT_QUEUE_HEAD(progress_wq);	/* FREEZE waits for parks */
 static bool unloading;
 
 unsigned int crdbg_freeze_count(void)
@@ -94,13 +103,27 @@ static void freeze_put(struct crdbg_freeze *fz)
 		return;
 	put_pid(fz->tgid);
 	put_task_struct(fz->leader);
+	if (fz->cred)
+		put_cred(fz->cred);
 	kfree_rcu(fz, rcu);
+}
+
+/* Forget @t's pending hook. Under freeze->lock. */
+static void hook_clear_locked(struct crdbg_thread *t)
+{
+	t->hook_pending = false;
+	if (t->hook_cred) {
+		put_cred(t->hook_cred);
+		t->hook_cred = NULL;
+	}
 }
 
 static void thread_put(struct crdbg_thread *t)
 {
 	if (!refcount_dec_and_test(&t->ref))
 		return;
+	if (t->hook_cred)
+		put_cred(t->hook_cred);
 	put_task_struct(t->task);
 	freeze_put(t->freeze);
 	kfree(t);
@@ -191,6 +214,7 @@ static struct crdbg_thread *thread_alloc(struct crdbg_freeze *fz,
 	if (task) {
 		get_task_struct(task);
 		t->task = task;
+		t->exec_id = READ_ONCE(task->self_exec_id);
 	}
 	return t;
 }
@@ -249,7 +273,7 @@ static enum leave_reason park(struct crdbg_thread *t)
 	t->regs_valid = true;
 	t->state = CRDBG_THREAD_PARKED;
 	spin_unlock_irq(&fz->lock);
-	wake_up_all(&progress_wq);
+	wake_up_all(&fz->progress);
 
 	for (;;) {
 		prepare_to_wait(&fz->wq, &wait, TASK_INTERRUPTIBLE | TASK_FREEZABLE);
@@ -276,6 +300,22 @@ static enum leave_reason park(struct crdbg_thread *t)
 	return why;
 }
 
+/*
+ * Is the hook set on @t still meant for current, which runs it? 0, or why
+ * not (enum crdbg_hook_drop): an exec since PUSH_HOOK, other credentials,
+ * or a target that was dumpable then and is not now. Under freeze->lock.
+ */
+static u32 hook_stale(const struct crdbg_thread *t)
+{
+	if (READ_ONCE(current->self_exec_id) != t->hook_exec_id)
+		return CRDBG_HOOK_DROP_EXEC;
+	if (!t->hook_cred || !crdbg_cred_same(current_cred(), t->hook_cred))
+		return CRDBG_HOOK_DROP_CREDS;
+	if (t->hook_dumpable && (!current->mm || get_dumpable(current->mm) != SUID_DUMP_USER))
+		return CRDBG_HOOK_DROP_DUMPABLE;
+	return 0;
+}
+
 static void park_work(struct callback_head *cb)
 {
 	struct crdbg_thread *t = container_of(cb, struct crdbg_thread, work);
@@ -283,6 +323,7 @@ static void park_work(struct callback_head *cb)
 	enum leave_reason why = LEAVE_FATAL;
 	bool hook = false;
 	u64 tramp = 0, arg = 0;
+	u32 dropped = 0;
 
 	/* From here a re-arm (tracer detach, thaw with a hook) queues afresh. */
 	clear_bit(THREAD_QUEUED, &t->bits);
@@ -302,11 +343,12 @@ static void park_work(struct callback_head *cb)
 	switch (why) {
 	case LEAVE_THAWED:
 		if (t->hook_pending && !READ_ONCE(unloading)) {
-			hook = true;
+			dropped = hook_stale(t);
+			hook = !dropped;
 			tramp = t->hook_trampoline;
 			arg = t->hook_arg;
 		}
-		t->hook_pending = false;
+		hook_clear_locked(t);
 		t->state = CRDBG_THREAD_PENDING;
 		break;
 	case LEAVE_TRACER:
@@ -317,14 +359,16 @@ static void park_work(struct callback_head *cb)
 		break;
 	}
 	spin_unlock_irq(&fz->lock);
-	wake_up_all(&progress_wq);
+	wake_up_all(&fz->progress);
 
+	if (dropped)
+		crdbg_genl_event(CRDBG_EVENT_HOOK_DROPPED, task_tgid_nr(current),
+				 task_pid_nr(current), dropped);
 	if (hook) {
-		int ret = crdbg_hook_deliver(tramp, arg);
-
-		if (ret < 0)
-			pr_warn_ratelimited("hook not pushed into tid %d: %d\n",
-					    task_pid_nr(current), ret);
+		/* The target's own doing (a bad stack, a hook still running): no log line. */
+		if (crdbg_hook_deliver(tramp, arg) < 0)
+			crdbg_genl_event(CRDBG_EVENT_HOOK_DROPPED, task_tgid_nr(current),
+					 task_pid_nr(current), CRDBG_HOOK_DROP_FAILED);
 	}
 
 	thread_put(t);
@@ -349,7 +393,7 @@ static void freeze_release(struct crdbg_freeze *fz, u32 event)
 	spin_unlock_irqrestore(&freezes_lock, irqflags);
 
 	/* Before any thread can leave: listeners see THAWED before HOOK_RAN. */
-	crdbg_genl_event(event, pid_nr(fz->tgid), 0);
+	crdbg_genl_event(event, pid_nr(fz->tgid), 0, 0);
 
 	spin_lock_irqsave(&fz->lock, irqflags);
 	WRITE_ONCE(fz->thawed, true);
@@ -360,7 +404,7 @@ static void freeze_release(struct crdbg_freeze *fz, u32 event)
 	list_splice_init(&fz->threads, &threads);
 	spin_unlock_irqrestore(&fz->lock, irqflags);
 	wake_up_all(&fz->wq);
-	wake_up_all(&progress_wq);
+	wake_up_all(&fz->progress);
 
 	list_for_each_entry_safe(t, tmp, &threads, node) {
 		list_del(&t->node);
@@ -404,6 +448,7 @@ static unsigned int arm_all(struct crdbg_freeze *fz, struct list_head *spare)
 		list_del(&t->node);
 		get_task_struct(p);
 		t->task = p;	/* a spare from thread_alloc() */
+		t->exec_id = READ_ONCE(p->self_exec_id);
 		list_add_tail(&t->node, &fz->threads);
 		thread_arm_locked(t);
 		spin_unlock_irq(&fz->lock);
@@ -433,7 +478,14 @@ static bool thread_stopped(struct crdbg_thread *t, bool strict)
 	state = READ_ONCE(p->__state);
 	if (strict && (state & TASK_INTERRUPTIBLE))
 		return false;
-	return state != TASK_RUNNING;
+	if (state != TASK_RUNNING)
+		return true;
+	/*
+	 * Runnable but on no CPU (preempted, or throttled by its cgroup):
+	 * it left user mode through an interrupt or a syscall and goes back
+	 * through the exit-to-user loop, which runs the queued work first.
+	 */
+	return !strict && !READ_ONCE(p->on_cpu);
 }
 
 static bool all_stopped(struct crdbg_freeze *fz, bool strict)
@@ -463,50 +515,63 @@ static void free_spare(struct list_head *spare)
 	}
 }
 
-int crdbg_freeze(struct task_struct *leader, struct net *net, u32 portid,
-		 u32 flags, struct netlink_ext_ack *extack)
+/* get_dumpable() of the target's mm, -1 if no thread has one. */
+static int group_dumpable(struct task_struct *leader)
+{
+	struct mm_struct *mm = crdbg_group_mm(leader);
+	int ret;
+
+	if (!mm)
+		return -1;
+	ret = get_dumpable(mm);
+	mmput(mm);	/* may be the last reference: never under RCU */
+	return ret;
+}
+
+struct crdbg_freeze *crdbg_freeze_begin(struct task_struct *leader, struct net *net,
+					u32 portid, u32 flags, struct netlink_ext_ack *extack)
 {
 	struct crdbg_freeze *fz, *old;
 	unsigned int missing, rounds;
-	unsigned long grace;
 	LIST_HEAD(spare);
 	int ret = 0;
 
 	if (same_thread_group(leader, current)) {
 		NL_SET_ERR_MSG(extack, "a process cannot freeze itself");
-		return -EDEADLK;
+		return ERR_PTR(-EDEADLK);
 	}
 
 	fz = kzalloc(sizeof(*fz), GFP_KERNEL);
 	if (!fz)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	refcount_set(&fz->ref, 1);
 	get_task_struct(leader);
 	fz->leader = leader;
 	fz->signal = leader->signal;
 	fz->tgid = get_task_pid(leader, PIDTYPE_TGID);
+	fz->cred = get_task_cred(leader);
+	fz->dumpable = group_dumpable(leader);
 	fz->net = net;
 	fz->portid = (flags & CRDBG_F_PERSIST) ? 0 : portid;
 	fz->flags = flags;
 	spin_lock_init(&fz->lock);
 	INIT_LIST_HEAD(&fz->threads);
 	init_waitqueue_head(&fz->wq);
+	init_waitqueue_head(&fz->progress);
 
-	mutex_lock(&freeze_mutex);
 	spin_lock_irq(&freezes_lock);
 	rcu_read_lock();
 	old = freeze_find_rcu(leader->signal);
 	rcu_read_unlock();
 	if (old || READ_ONCE(unloading) || (leader->signal->flags & SIGNAL_GROUP_EXIT)) {
 		spin_unlock_irq(&freezes_lock);
-		mutex_unlock(&freeze_mutex);
 		freeze_put(fz);
 		if (old) {
 			NL_SET_ERR_MSG(extack, "target is already frozen");
-			return -EALREADY;
+			return ERR_PTR(-EALREADY);
 		}
 		NL_SET_ERR_MSG(extack, "target is exiting");
-		return -ESRCH;
+		return ERR_PTR(-ESRCH);
 	}
 	refcount_inc(&fz->ref);		/* the list's */
 	list_add_rcu(&fz->node, &freezes);
@@ -539,31 +604,49 @@ int crdbg_freeze(struct task_struct *leader, struct net *net, u32 portid,
 		ret = -ESRCH;
 		goto out_release;
 	}
-
-	grace = jiffies + HZ;
-	while (!all_stopped(fz, time_before(jiffies, grace))) {
-		long left = wait_event_killable_timeout(progress_wq,
-							all_stopped(fz, time_before(jiffies, grace)),
-							msecs_to_jiffies(10));
-		if (left < 0) {
-			ret = -EINTR;
-			NL_SET_ERR_MSG(extack, "interrupted while waiting for the target to park");
-			goto out_release;
-		}
-	}
-	if (READ_ONCE(fz->released)) {
-		NL_SET_ERR_MSG(extack, "target exited while being frozen");
-		ret = -ESRCH;
-		goto out;
-	}
-	crdbg_genl_event(CRDBG_EVENT_FROZEN, pid_nr(fz->tgid), 0);
-	goto out;
+	return fz;
 
 out_release:
 	free_spare(&spare);
 	freeze_release(fz, CRDBG_EVENT_THAWED);
+	freeze_put(fz);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Wait, killable and on this freeze's own queue, for every thread to be
+ * parked or provably on its way to park (see thread_stopped()); during the
+ * grace a thread sleeping interruptibly must park (so QUERY has its
+ * registers). At the end of the grace FREEZE returns what it has: a thread
+ * still not parked is reported PENDING.
+ */
+int crdbg_freeze_finish(struct crdbg_freeze *fz, struct netlink_ext_ack *extack)
+{
+	unsigned long grace = jiffies + CRDBG_FREEZE_GRACE;
+	int ret = 0;
+
+	while (!all_stopped(fz, time_before(jiffies, grace))) {
+		long left;
+
+		if (time_after_eq(jiffies, grace + CRDBG_FREEZE_GRACE))
+			break;		/* running in user mode after the kick: see kmod.md */
+		left = wait_event_killable_timeout(fz->progress,
+						   all_stopped(fz, time_before(jiffies, grace)),
+						   msecs_to_jiffies(10));
+		if (left < 0) {
+			ret = -EINTR;
+			NL_SET_ERR_MSG(extack, "interrupted while waiting for the target to park");
+			freeze_release(fz, CRDBG_EVENT_THAWED);
+			goto out;
+		}
+	}
+	if (READ_ONCE(fz->released)) {
+		NL_SET_ERR_MSG(extack, "target exited, exec'd or was thawed while being frozen");
+		ret = -ESRCH;
+		goto out;
+	}
+	crdbg_genl_event(CRDBG_EVENT_FROZEN, pid_nr(fz->tgid), 0, 0);
 out:
-	mutex_unlock(&freeze_mutex);
 	freeze_put(fz);
 	return ret;
 }
@@ -572,15 +655,12 @@ int crdbg_thaw(struct task_struct *leader, struct netlink_ext_ack *extack)
 {
 	struct crdbg_freeze *fz;
 
-	mutex_lock(&freeze_mutex);
 	fz = freeze_get_by_task(leader);
 	if (!fz) {
-		mutex_unlock(&freeze_mutex);
 		NL_SET_ERR_MSG(extack, "target is not frozen");
 		return -ENOENT;
 	}
 	freeze_release(fz, CRDBG_EVENT_THAWED);
-	mutex_unlock(&freeze_mutex);
 	freeze_put(fz);
 	return 0;
 }
@@ -655,27 +735,61 @@ unsigned int crdbg_freeze_list(struct crdbg_freeze_brief *out, unsigned int max,
 	return n;
 }
 
+/*
+ * Why @t may not get a hook now: it exec'd since it was frozen, its
+ * credentials are not those the target was frozen with, or the target lost
+ * its dumpable flag. NULL if it may. Under freeze->lock.
+ */
+static const char *hook_refused(const struct crdbg_freeze *fz, const struct crdbg_thread *t,
+				int dumpable)
+{
+	bool same;
+
+	if (READ_ONCE(t->task->self_exec_id) != t->exec_id)
+		return "a selected thread exec'd since the freeze";
+	rcu_read_lock();
+	same = crdbg_cred_same(__task_cred(t->task), fz->cred);
+	rcu_read_unlock();
+	if (!same)
+		return "a selected thread's credentials changed since the freeze";
+	if (fz->dumpable == SUID_DUMP_USER && dumpable != SUID_DUMP_USER)
+		return "the target is no longer dumpable";
+	return NULL;
+}
+
 int crdbg_freeze_set_hook(struct task_struct *leader, struct task_struct *thread,
 			  u64 trampoline, u64 arg, struct netlink_ext_ack *extack)
 {
+	int dumpable = group_dumpable(leader);
 	struct crdbg_freeze *fz;
 	struct crdbg_thread *t;
+	const char *why;
 	int ret = 0, n = 0;
 
-	mutex_lock(&freeze_mutex);
 	fz = freeze_get_by_task(leader);
 	if (!fz) {
-		mutex_unlock(&freeze_mutex);
 		NL_SET_ERR_MSG(extack, "target is not frozen");
 		return -ENOENT;
 	}
 	spin_lock_irq(&fz->lock);
+	if (READ_ONCE(fz->thawed)) {
+		NL_SET_ERR_MSG(extack, "target is not frozen");
+		ret = -ENOENT;
+		goto out;
+	}
 	list_for_each_entry(t, &fz->threads, node) {
 		if (t->state == CRDBG_THREAD_EXITED || (thread && t->task != thread))
 			continue;
 		if (t->hook_pending || crdbg_hook_in_flight(t->task)) {
 			NL_SET_ERR_MSG(extack, "a hook is already pending or running in a selected thread");
 			ret = -EBUSY;
+			goto out;
+		}
+		why = hook_refused(fz, t, dumpable);
+		if (why) {
+			if (extack)
+				extack->_msg = why;	/* a literal; NL_SET_ERR_MSG wants one in place */
+			ret = -ESTALE;
 			goto out;
 		}
 		n++;
@@ -691,10 +805,12 @@ int crdbg_freeze_set_hook(struct task_struct *leader, struct task_struct *thread
 		t->hook_pending = true;
 		t->hook_trampoline = trampoline;
 		t->hook_arg = arg;
+		t->hook_exec_id = READ_ONCE(t->task->self_exec_id);
+		t->hook_cred = get_task_cred(t->task);
+		t->hook_dumpable = dumpable == SUID_DUMP_USER;
 	}
 out:
 	spin_unlock_irq(&fz->lock);
-	mutex_unlock(&freeze_mutex);
 	freeze_put(fz);
 	return ret;
 }
@@ -746,7 +862,7 @@ static void on_exit(void *data, struct task_struct *p)
 	 */
 	bool group_dead = !atomic_read(&p->signal->live);
 
-	crdbg_hook_task_exit(p);
+	crdbg_hook_forget(p);
 	if (!atomic_read(&nr_frozen))
 		return;
 	rcu_read_lock();
@@ -767,26 +883,51 @@ static void on_exit(void *data, struct task_struct *p)
 	freeze_put(fz);
 }
 
+/*
+ * After the exec committed its credentials and mm. The freeze survives an
+ * exec that keeps the credentials it was made with and the dumpable flag
+ * (its records now name the new image); any other exec ends it, as if
+ * thawed, since whoever froze the old image may have no right over the
+ * new one. Pending hooks (their trampoline meant the old image), the hook
+ * in flight and its cookie are dropped either way.
+ */
 static void on_exec(void *data, struct task_struct *p, pid_t old_pid,
 		    struct linux_binprm *bprm)
 {
 	struct crdbg_freeze *fz;
 	struct crdbg_thread *t;
 	unsigned long irqflags;
+	bool keep, dropped = false;
 
+	crdbg_hook_forget(p);
 	if (!atomic_read(&nr_frozen))
 		return;
 	rcu_read_lock();
 	fz = freeze_find_rcu(p->signal);
-	if (fz) {
-		/* Trampoline addresses meant the old image: drop the hooks. */
-		spin_lock_irqsave(&fz->lock, irqflags);
-		list_for_each_entry(t, &fz->threads, node)
-			t->hook_pending = false;
-		spin_unlock_irqrestore(&fz->lock, irqflags);
-		crdbg_genl_event(CRDBG_EVENT_EXECED, pid_nr(fz->tgid), 0);
-	}
+	if (fz && !refcount_inc_not_zero(&fz->ref))
+		fz = NULL;
 	rcu_read_unlock();
+	if (!fz)
+		return;
+
+	keep = crdbg_cred_same(current_cred(), fz->cred) &&
+	       (fz->dumpable != SUID_DUMP_USER ||
+		(p->mm && get_dumpable(p->mm) == SUID_DUMP_USER));
+	spin_lock_irqsave(&fz->lock, irqflags);
+	list_for_each_entry(t, &fz->threads, node) {
+		dropped |= t->hook_pending;
+		hook_clear_locked(t);
+		if (t->task == p)
+			t->exec_id = READ_ONCE(p->self_exec_id);
+	}
+	spin_unlock_irqrestore(&fz->lock, irqflags);
+	crdbg_genl_event(CRDBG_EVENT_EXECED, pid_nr(fz->tgid), 0, 0);
+	if (dropped)
+		crdbg_genl_event(CRDBG_EVENT_HOOK_DROPPED, pid_nr(fz->tgid), 0,
+				 CRDBG_HOOK_DROP_EXEC);
+	if (!keep)
+		freeze_release(fz, CRDBG_EVENT_THAWED);
+	freeze_put(fz);
 }
 
 /* __ptrace_unlink(child): a tracer lets go; park the thread again. */
@@ -849,21 +990,20 @@ static void tp_unregister(unsigned int n)
 
 /*
  * Release every freeze owned by (net, portid), or every freeze when net is
- * NULL, one at a time under freeze_mutex (a release may sleep), sending
- * event for each.
+ * NULL, sending event for each. Lockless while nothing matches: a socket
+ * close that owns no freeze only walks the RCU list.
  */
 static void release_matching(const struct net *net, u32 portid, u32 event)
 {
 	struct crdbg_freeze *fz, *found;
 
-	mutex_lock(&freeze_mutex);
 	do {
 		found = NULL;
 		rcu_read_lock();
 		list_for_each_entry_rcu(fz, &freezes, node) {
 			if (net && (fz->portid != portid || fz->net != net))
 				continue;
-			if (refcount_inc_not_zero(&fz->ref)) {
+			if (!READ_ONCE(fz->released) && refcount_inc_not_zero(&fz->ref)) {
 				found = fz;
 				break;
 			}
@@ -874,7 +1014,6 @@ static void release_matching(const struct net *net, u32 portid, u32 event)
 			freeze_put(found);
 		}
 	} while (found);
-	mutex_unlock(&freeze_mutex);
 }
 
 static int release_notify(struct notifier_block *nb, unsigned long state, void *data)

@@ -38,9 +38,22 @@ void crdbg_freeze_uninit(void);
 
 unsigned int crdbg_freeze_count(void);
 
-/* @leader is the target's thread-group leader, referenced by the caller. */
-int crdbg_freeze(struct task_struct *leader, struct net *net, u32 portid,
-		 u32 flags, struct netlink_ext_ack *extack);
+/* How long FREEZE waits for threads to park before it returns what it has. */
+#define CRDBG_FREEZE_GRACE HZ
+
+struct crdbg_freeze;
+
+/*
+ * FREEZE in two steps. begin(), under the target's exec_update_lock (the
+ * permission check's), records the freeze and arms every thread; it
+ * returns the freeze, referenced, or an ERR_PTR. finish(), after the lock
+ * is dropped, waits for the threads (killable, at most twice
+ * CRDBG_FREEZE_GRACE) and drops the reference. @leader is the target's
+ * thread-group leader, referenced by the caller.
+ */
+struct crdbg_freeze *crdbg_freeze_begin(struct task_struct *leader, struct net *net,
+					u32 portid, u32 flags, struct netlink_ext_ack *extack);
+int crdbg_freeze_finish(struct crdbg_freeze *fz, struct netlink_ext_ack *extack);
 int crdbg_thaw(struct task_struct *leader, struct netlink_ext_ack *extack);
 
 /* Returns a kvmalloc'ed snapshot (kvfree it) or an ERR_PTR. */

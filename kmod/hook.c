@@ -3,15 +3,26 @@
  * Callback push. crdbg_hook_deliver() runs in the target thread's own
  * context on its way back to user mode (from the parking task_work at
  * thaw): it saves the thread's user registers and restart_block in a
- * kernel-side record, writes the hook frame on the user stack and points
- * the thread at the trampoline. The trampoline comes back through write()
- * on /dev/crdbg, which puts the saved state back; returning the saved rax
- * as write()'s own result makes the syscall exit path leave it intact, and
+ * kernel-side record, writes the hook frame on the user stack, installs
+ * the hook's return fd in the thread and points the thread at the
+ * trampoline (fd in rsi). The trampoline comes back through write() on
+ * that fd, which puts the saved state back; returning the saved rax as
+ * write()'s own result makes the syscall exit path leave it intact, and
  * orig_ax = -1 keeps the signal code from "restarting" anything.
+ *
+ * The return fd is an anonymous file made for one hook, close-on-exec,
+ * and bound to that hook and thread: a write through it by any other task
+ * (a child it forked, a program it was passed to, the thread itself after
+ * an exec or in a later hook) fails. Exit and exec drop the hook, its
+ * cookie and so the binding. The file holds a module reference, so the
+ * module stays loaded while a hook can still return through it.
+ * /dev/crdbg remains only as root's "is the module loaded" probe: 0600,
+ * read-only.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/anon_inodes.h>
 #include <linux/crdbg.h>
 #include <linux/errno.h>
 #include <linux/fdtable.h>
@@ -40,14 +51,18 @@
 struct hook_ctx {
 	struct list_head node;		/* in in_flight, under hook_lock */
 	struct task_struct *task;	/* not referenced: dropped at its exit */
+	u64 id;				/* binds the return fd's file to this hook */
 	u64 cookie;
 	struct pt_regs regs;		/* what the thread resumes with */
 	struct restart_block restart;
 };
 
+static const struct file_operations hook_return_fops;
+
 static LIST_HEAD(in_flight);
 static DEFINE_SPINLOCK(hook_lock);
 static atomic_t nr_in_flight = ATOMIC_INIT(0);
+static atomic64_t last_id = ATOMIC64_INIT(0);
 static bool disabled;
 
 static struct hook_ctx *ctx_find_locked(struct task_struct *task)
@@ -73,7 +88,7 @@ bool crdbg_hook_in_flight(struct task_struct *task)
 	return ret;
 }
 
-void crdbg_hook_task_exit(struct task_struct *task)
+void crdbg_hook_forget(struct task_struct *task)
 {
 	struct hook_ctx *ctx;
 	unsigned long flags;
@@ -171,8 +186,9 @@ int crdbg_hook_deliver(u64 trampoline, u64 arg)
 	struct crdbg_hook_frame frame;
 	struct crdbg_regs uregs;
 	struct hook_ctx *ctx;
+	struct file *file;
 	unsigned long sp;
-	int ret;
+	int ret, fd;
 
 	if (READ_ONCE(disabled))
 		return -ENODEV;
@@ -184,6 +200,7 @@ int crdbg_hook_deliver(u64 trampoline, u64 arg)
 	if (!ctx)
 		return -ENOMEM;
 	ctx->task = current;
+	ctx->id = atomic64_inc_return(&last_id);
 	ctx->cookie = get_random_u64();
 	ctx->regs = *regs;
 	ctx->restart = current->restart_block;
@@ -206,14 +223,29 @@ int crdbg_hook_deliver(u64 trampoline, u64 arg)
 		goto err;
 	}
 
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err;
+	}
+	file = anon_inode_getfile("[crdbg-hook]", &hook_return_fops,
+				  (void *)(uintptr_t)ctx->id, O_WRONLY | O_CLOEXEC);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		ret = PTR_ERR(file);
+		goto err;
+	}
+
 	spin_lock_irq(&hook_lock);
 	list_add(&ctx->node, &in_flight);
 	atomic_inc(&nr_in_flight);
 	spin_unlock_irq(&hook_lock);
+	fd_install(fd, file);
 
 	regs->ip = trampoline;
 	regs->sp = sp;
 	regs->di = arg;
+	regs->si = fd;
 	regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_TF);
 	regs->orig_ax = -1;	/* the signal code must not rewind the new ip */
 	return 0;
@@ -240,7 +272,7 @@ static ssize_t hook_write(struct file *file, const char __user *buf, size_t len,
 
 	spin_lock_irq(&hook_lock);
 	ctx = ctx_find_locked(current);
-	if (ctx && ctx->cookie == req.cookie) {
+	if (ctx && ctx->id == (u64)(uintptr_t)file->private_data && ctx->cookie == req.cookie) {
 		list_del(&ctx->node);
 		atomic_dec(&nr_in_flight);
 	} else {
@@ -264,26 +296,41 @@ static ssize_t hook_write(struct file *file, const char __user *buf, size_t len,
 	rseq_set_notify_resume(current);
 	ax = ctx->regs.ax;
 	kfree(ctx);
-	crdbg_genl_event(CRDBG_EVENT_HOOK_RAN, task_tgid_nr(current), task_pid_nr(current));
+	crdbg_genl_event(CRDBG_EVENT_HOOK_RAN, task_tgid_nr(current), task_pid_nr(current), 0);
 	return ax;	/* the syscall exit stores this in regs->ax */
 }
 
-static const struct file_operations hook_fops = {
+static const struct file_operations hook_return_fops = {
 	.owner = THIS_MODULE,
 	.write = hook_write,
 	.llseek = noop_llseek,
 };
 
-static struct miscdevice hook_dev = {
+/*
+ * /dev/crdbg: a read-only handle that can do nothing, root's probe for
+ * the module. A hook returns through its own fd, never through this node.
+ */
+static int probe_open(struct inode *inode, struct file *file)
+{
+	return file->f_mode & FMODE_WRITE ? -EPERM : 0;
+}
+
+static const struct file_operations probe_fops = {
+	.owner = THIS_MODULE,
+	.open = probe_open,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice probe_dev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "crdbg",
-	.fops = &hook_fops,
-	.mode = 0666,	/* every hooked thread must be able to return */
+	.fops = &probe_fops,
+	.mode = 0600,
 };
 
 int crdbg_hook_init(void)
 {
-	return misc_register(&hook_dev);
+	return misc_register(&probe_dev);
 }
 
 void crdbg_hook_uninit(void)
@@ -291,7 +338,7 @@ void crdbg_hook_uninit(void)
 	struct hook_ctx *ctx, *tmp;
 
 	WRITE_ONCE(disabled, true);
-	misc_deregister(&hook_dev);
+	misc_deregister(&probe_dev);
 	spin_lock_irq(&hook_lock);
 	list_for_each_entry_safe(ctx, tmp, &in_flight, node) {
 		list_del(&ctx->node);

@@ -19,7 +19,7 @@ int crdbg_hook_deliver(u64 trampoline, u64 arg);
 /* Is @task running a hook that has not returned yet? */
 bool crdbg_hook_in_flight(struct task_struct *task);
 
-/* @task is exiting: forget its hook in flight, if any. */
-void crdbg_hook_task_exit(struct task_struct *task);
+/* @task exits or execs: forget its hook in flight and cookie, if any. */
+void crdbg_hook_forget(struct task_struct *task);
 
 #endif /* CRDBG_HOOK_H */

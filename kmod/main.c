@@ -14,11 +14,15 @@
 #include "freeze.h"
 #include "hook.h"
 #include "netlink.h"
+#include "perm.h"
 
 static int __init crdbg_mod_init(void)
 {
 	int ret;
 
+	ret = crdbg_perm_init();
+	if (ret < 0)
+		goto err_freeze;
 	ret = crdbg_freeze_init();
 	if (ret < 0)
 		goto err_freeze;

@@ -46,8 +46,12 @@ static const struct nla_policy hook_policy[CRDBG_A_MAX + 1] = {
 	[CRDBG_A_HOOK_ARG]	= { .type = NLA_U64 },
 };
 
-/* The target process named by CRDBG_A_PID, checked for permission. */
-static struct task_struct *get_target(struct genl_info *info)
+/*
+ * The target process named by CRDBG_A_PID, referenced, checked for
+ * permission and returned with its exec_update_lock held for reading:
+ * put_target() it once the operation is done.
+ */
+static struct task_struct *get_target(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *fd_attr = info->attrs[CRDBG_A_PROC_MEM_FD];
 	struct task_struct *task;
@@ -67,12 +71,25 @@ static struct task_struct *get_target(struct genl_info *info)
 				    "no such process (a thread id is not accepted here)");
 		return ERR_PTR(-ESRCH);
 	}
-	ret = crdbg_perm_check(task, fd_attr ? (int)nla_get_u32(fd_attr) : -1, info->extack);
+	ret = crdbg_perm_lock(task);
 	if (ret < 0) {
 		put_task_struct(task);
 		return ERR_PTR(ret);
 	}
+	ret = crdbg_perm_check(task, skb, fd_attr ? (int)nla_get_u32(fd_attr) : -1,
+			       info->extack);
+	if (ret < 0) {
+		crdbg_perm_unlock(task);
+		put_task_struct(task);
+		return ERR_PTR(ret);
+	}
 	return task;
+}
+
+static void put_target(struct task_struct *task)
+{
+	crdbg_perm_unlock(task);
+	put_task_struct(task);
 }
 
 static int crdbg_get_status(struct sk_buff *skb, struct genl_info *info)
@@ -99,28 +116,30 @@ err_size:
 
 static int crdbg_do_freeze(struct sk_buff *skb, struct genl_info *info)
 {
-	struct task_struct *task = get_target(info);
+	struct task_struct *task = get_target(skb, info);
+	struct crdbg_freeze *fz;
 	u32 flags = 0;
-	int ret;
 
 	if (IS_ERR(task))
 		return PTR_ERR(task);
 	if (info->attrs[CRDBG_A_FLAGS])
 		flags = nla_get_u32(info->attrs[CRDBG_A_FLAGS]);
-	ret = crdbg_freeze(task, genl_info_net(info), info->snd_portid, flags, info->extack);
-	put_task_struct(task);
-	return ret;
+	fz = crdbg_freeze_begin(task, genl_info_net(info), info->snd_portid, flags, info->extack);
+	put_target(task);	/* an exec from here on is on_exec()'s to judge */
+	if (IS_ERR(fz))
+		return PTR_ERR(fz);
+	return crdbg_freeze_finish(fz, info->extack);
 }
 
 static int crdbg_do_thaw(struct sk_buff *skb, struct genl_info *info)
 {
-	struct task_struct *task = get_target(info);
+	struct task_struct *task = get_target(skb, info);
 	int ret;
 
 	if (IS_ERR(task))
 		return PTR_ERR(task);
 	ret = crdbg_thaw(task, info->extack);
-	put_task_struct(task);
+	put_target(task);
 	return ret;
 }
 
@@ -144,7 +163,7 @@ static int put_thread(struct sk_buff *msg, const struct crdbg_thread_info *ti)
 
 static int crdbg_do_query(struct sk_buff *skb, struct genl_info *info)
 {
-	struct task_struct *task = get_target(info);
+	struct task_struct *task = get_target(skb, info);
 	struct crdbg_freeze_info *fi;
 	struct nlattr *threads;
 	struct sk_buff *msg;
@@ -156,7 +175,7 @@ static int crdbg_do_query(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(task))
 		return PTR_ERR(task);
 	fi = crdbg_freeze_query(task, info->extack);
-	put_task_struct(task);
+	put_target(task);
 	if (IS_ERR(fi))
 		return PTR_ERR(fi);
 
@@ -198,6 +217,17 @@ out:
 	return ret;
 }
 
+static bool visible(struct task_struct *task, struct sk_buff *skb)
+{
+	bool ok;
+
+	if (crdbg_perm_lock(task) < 0)
+		return false;
+	ok = !crdbg_perm_check(task, skb, -1, NULL);
+	crdbg_perm_unlock(task);
+	return ok;
+}
+
 /* NLM_F_DUMP: every frozen process the caller may act on, without threads. */
 static int crdbg_dump_query(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -211,7 +241,7 @@ static int crdbg_dump_query(struct sk_buff *skb, struct netlink_callback *cb)
 		pid_t vnr = pid_vnr(list[i].pid);
 		void *hdr;
 
-		if (ret || !task || !vnr || crdbg_perm_check(task, -1, NULL) < 0) {
+		if (ret || !task || !vnr || !visible(task, cb->skb)) {
 			if (!ret)
 				cb->args[0]++;	/* not visible to this caller */
 			goto next;
@@ -256,7 +286,7 @@ static int crdbg_do_push_hook(struct sk_buff *skb, struct genl_info *info)
 				    "trampoline is not a user address");
 		return -EINVAL;
 	}
-	task = get_target(info);
+	task = get_target(skb, info);
 	if (IS_ERR(task))
 		return PTR_ERR(task);
 	if (info->attrs[CRDBG_A_TID]) {
@@ -270,7 +300,7 @@ static int crdbg_do_push_hook(struct sk_buff *skb, struct genl_info *info)
 		if (!thread) {
 			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[CRDBG_A_TID],
 					    "CRDBG_A_TID is not a thread of the target");
-			put_task_struct(task);
+			put_target(task);
 			return -ESRCH;
 		}
 	}
@@ -278,7 +308,7 @@ static int crdbg_do_push_hook(struct sk_buff *skb, struct genl_info *info)
 				    nla_get_u64(info->attrs[CRDBG_A_HOOK_ARG]), info->extack);
 	if (thread)
 		put_task_struct(thread);
-	put_task_struct(task);
+	put_target(task);
 	return ret;
 }
 
@@ -337,9 +367,11 @@ static struct genl_family genl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(genl_mcgrps),
 	.module = THIS_MODULE,
 	.netnsok = true,
+	/* No genl_mutex around our handlers: a FREEZE's wait holds nothing global. */
+	.parallel_ops = true,
 };
 
-void crdbg_genl_event(u32 event, pid_t pid, pid_t tid)
+void crdbg_genl_event(u32 event, pid_t pid, pid_t tid, u32 reason)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -353,7 +385,8 @@ void crdbg_genl_event(u32 event, pid_t pid, pid_t tid)
 	if (!hdr ||
 	    nla_put_u32(msg, CRDBG_A_EVENT, event) ||
 	    nla_put_u32(msg, CRDBG_A_PID, pid) ||
-	    (tid && nla_put_u32(msg, CRDBG_A_TID, tid))) {
+	    (tid && nla_put_u32(msg, CRDBG_A_TID, tid)) ||
+	    (reason && nla_put_u32(msg, CRDBG_A_REASON, reason))) {
 		nlmsg_free(msg);
 		return;
 	}

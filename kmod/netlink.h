@@ -7,7 +7,10 @@
 int crdbg_genl_init(void);
 void crdbg_genl_uninit(void);
 
-/* Multicast one event to CRDBG_MCGRP_EVENTS; safe in atomic context. */
-void crdbg_genl_event(u32 event, pid_t pid, pid_t tid);
+/*
+ * Multicast one event to CRDBG_MCGRP_EVENTS; safe in atomic context. @tid
+ * and @reason (enum crdbg_hook_drop) are left out when 0.
+ */
+void crdbg_genl_event(u32 event, pid_t pid, pid_t tid, u32 reason);
 
 #endif /* CRDBG_NETLINK_H */

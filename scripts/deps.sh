@@ -12,11 +12,12 @@ packages=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static kmod
 	criu gdb tmux
-	libreadline-dev
+	libreadline-dev libnl-3-dev libnl-genl-3-dev
 	openmpi-bin libopenmpi-dev mpich libmpich-dev
+	hpcc lammps
 	slurm-wlm munge
 	clang libclang-rt-14-dev libssl-dev libxxhash-dev
-	iproute2 procps python3 xz-utils cpio util-linux
+	iproute2 procps python3 xz-utils cpio util-linux hyperfine
 	debhelper dkms dh-dkms lintian man-db
 )
 

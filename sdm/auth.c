@@ -2,9 +2,8 @@
 /*
  * Per-session secret and HMAC-SHA256 challenge-response (see
  * sdm/include/sdm/auth.h and Documentation/sdm.md, "Authentication").
- * HMAC comes from OpenSSL's libcrypto, loaded on first use (lazylib.h:
- * crdbg links this file, and most crdbg commands never authenticate);
- * nonces and secrets from getrandom(2).
+ * HMAC comes from OpenSSL's libcrypto; nonces and secrets from
+ * getrandom(2).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,37 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
 #include "sdm/auth.h"
-#include "sdm/lazylib.h"
 
 #define AUTH_LABEL	"crdbg-sdm-auth-v1"
 #define HEX_LEN		(2 * SDM_AUTH_SECRET_LEN)
 #define STDIN_SECRET_WAIT_MS	30000
-
-static struct {
-	__typeof__(HMAC) *hmac;
-	__typeof__(EVP_sha256) *sha256;
-} ossl;
-
-static const struct lazylib_sym ossl_syms[] = {
-	{ "HMAC", (void **)&ossl.hmac },
-	{ "EVP_sha256", (void **)&ossl.sha256 },
-};
-
-static struct lazylib libcrypto = LAZYLIB_INIT("libcrypto.so.3", ossl_syms);
-
-/* 0 if a and b are equal; the time taken does not depend on where they differ. */
-static int differ(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	uint8_t d = 0;
-
-	while (len--)
-		d |= a[len] ^ b[len];
-	return d;
-}
 
 static int fill_random(void *buf, size_t len)
 {
@@ -218,11 +195,6 @@ int sdm_auth_secret_from_env(struct sdm_auth_secret *ret)
 	return -ENOENT;
 }
 
-int sdm_auth_init(char *why, size_t len)
-{
-	return lazylib_load(&libcrypto, why, len);
-}
-
 int sdm_auth_challenge_new(struct sdm_auth_challenge *ch)
 {
 	int err = fill_random(ch->nonce, sizeof(ch->nonce));
@@ -241,9 +213,7 @@ int sdm_auth_respond(const struct sdm_auth_secret *s, enum sdm_auth_role role,
 	memcpy(msg, AUTH_LABEL, sizeof(AUTH_LABEL) - 1);
 	msg[sizeof(AUTH_LABEL) - 1] = role;
 	memcpy(msg + sizeof(AUTH_LABEL), nonce, SDM_AUTH_NONCE_LEN);
-	if (lazylib_load(&libcrypto, NULL, 0))
-		return -ELIBACC;
-	if (!ossl.hmac(ossl.sha256(), s->key, sizeof(s->key), msg, sizeof(msg), ret_mac, &len) ||
+	if (!HMAC(EVP_sha256(), s->key, sizeof(s->key), msg, sizeof(msg), ret_mac, &len) ||
 	    len != SDM_AUTH_MAC_LEN)
 		return -EIO;
 	return 0;
@@ -262,7 +232,7 @@ int sdm_auth_verify(const struct sdm_auth_secret *s, struct sdm_auth_challenge *
 	/* Single use: whatever happens, this nonce is never accepted again. */
 	ch->armed = false;
 	explicit_bzero(ch->nonce, sizeof(ch->nonce));
-	if (!err && differ(expect, mac, SDM_AUTH_MAC_LEN))
+	if (!err && CRYPTO_memcmp(expect, mac, SDM_AUTH_MAC_LEN))
 		err = -EACCES;
 	explicit_bzero(expect, sizeof(expect));
 	return err;

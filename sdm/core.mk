@@ -1,16 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # SDM core: id sets, messages and their wire format, binomial routing,
-# aggregation and authentication, built into $(B)/sdm/libsdmcore.a.
+# aggregation, authentication and authenticated frames, built into
+# $(B)/sdm/libsdmcore.a.
 # No I/O lives here (the transport and executables are in sdm/net.mk).
 #
 # Users link with:  $(LIB_SDMCORE) $(SDM_CORE_LIBS)  and compile with
 # $(SDM_CFLAGS) (USR_CFLAGS plus -Isdm/include).
 
 SDM_CFLAGS    := $(USR_CFLAGS) -Isdm/include
-SDM_CORE_LIBS :=	# none: libcrypto is loaded on first use (lazylib.h)
+SDM_CORE_LIBS := -lcrypto	# HMAC, HKDF (auth.c, link.c)
 SDM_CORE_SRCS := sdm/idset.c sdm/message.c sdm/route.c sdm/aggregate.c sdm/auth.c \
-		 sdm/lazylib.c
+		 sdm/link.c
 SDM_CORE_OBJS := $(SDM_CORE_SRCS:%.c=$(B)/%.o)
 
 $(SDM_CORE_OBJS): $(B)/%.o: %.c
@@ -20,11 +21,11 @@ $(SDM_CORE_OBJS): $(B)/%.o: %.c
 $(LIB_SDMCORE): $(SDM_CORE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # Host tests (kselftest harness).
 SDM_CORE_TESTS := $(addprefix $(B)/tests/sdm/test_,\
-		  idset message route aggregate auth lazylib fuzz_smoke)
+		  idset message route aggregate auth link fuzz_smoke)
 
 $(SDM_CORE_TESTS): $(B)/tests/sdm/%: tests/sdm/%.c $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
@@ -42,19 +43,19 @@ $(SDM_CORE_BENCH): $(B)/%: %.c $(LIB_SDMCORE)
 # sources directly so the library is instrumented too. `make fuzz` runs
 # them for FUZZ_SECONDS; test_fuzz_smoke runs each for a fixed number of
 # inputs in `make check` (and skips, saying so, when clang is missing).
-SDM_FUZZ_CC      ?= clang
-SDM_FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
-		    -fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Isdm/include
 SDM_CORE_FUZZERS := $(addprefix $(B)/tests/fuzz/sdm_fuzz_,frame message idset)
 
-SDM_CORE_HDRS := $(addprefix sdm/include/sdm/,common.h idset.h message.h route.h aggregate.h auth.h lazylib.h)
+SDM_CORE_HDRS := $(addprefix sdm/include/sdm/,common.h idset.h message.h route.h aggregate.h auth.h link.h)
 
 $(SDM_CORE_FUZZERS): $(B)/tests/fuzz/%: tests/fuzz/%.c $(SDM_CORE_SRCS) $(SDM_CORE_HDRS)
 	@mkdir -p $(dir $@)
-	$(SDM_FUZZ_CC) $(SDM_FUZZ_CFLAGS) -o $@ $< $(SDM_CORE_SRCS) $(SDM_CORE_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isdm/include -o $@ $< $(SDM_CORE_SRCS) $(SDM_CORE_LIBS)
+
+# crdbg links the SDM's front end (usr/cli/cli.mk reads CLI_LDLIBS when it links).
+CLI_LDLIBS   += $(SDM_CORE_LIBS)
 
 ALL_TARGETS  += $(LIB_SDMCORE) $(SDM_CORE_TESTS) $(SDM_CORE_BENCH)
-ifneq ($(shell command -v $(SDM_FUZZ_CC) 2>/dev/null),)
+ifneq ($(FUZZ_CC_FOUND),)
 ALL_TARGETS  += $(SDM_CORE_FUZZERS)
 endif
 HOST_TESTS   += $(SDM_CORE_TESTS)

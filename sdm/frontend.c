@@ -225,12 +225,19 @@ static void on_connected(void *arg, int peer, int peer_id, bool incoming)
 static void on_closed(void *arg, int peer, int err)
 {
 	struct sdm_fe *fe = arg;
+	const char *reason = sdm_transport_close_reason(fe->t, peer);
+	char why[224];
 	int i;
 
 	(void)err;
 	if (peer == fe->master_peer) {
 		fe->master_peer = -2;	/* lost: never reused */
-		fail_all(fe, NULL, "front end: master connection lost");
+		if (reason) {
+			snprintf(why, sizeof(why), "front end: link to the master: %s",
+				 reason);
+			fprintf(stderr, "sdm-frontend: %s\n", why + strlen("front end: "));
+		}
+		fail_all(fe, NULL, reason ? why : "front end: master connection lost");
 		return;
 	}
 	i = star_index(fe, peer);
@@ -887,7 +894,6 @@ void sdm_fe_result_free(struct sdm_fe_result *r)
 static int make_secrets(struct sdm_fe *fe)
 {
 	struct sdm_auth_secret bad;
-	char why[256];
 	int rc;
 
 	snprintf(fe->dir, sizeof(fe->dir), "/tmp/sdm-fe-XXXXXX");
@@ -899,11 +905,7 @@ static int make_secrets(struct sdm_fe *fe)
 		 fe->dir);
 	snprintf(fe->launch_log, sizeof(fe->launch_log), "%s/launch.log",
 		 fe->dir);
-	rc = sdm_auth_init(why, sizeof(why));
-	if (rc < 0)
-		fprintf(stderr, "sdm-frontend: %s\n", why);
-	if (rc == 0)
-		rc = sdm_auth_secret_generate(&fe->secret);
+	rc = sdm_auth_secret_generate(&fe->secret);
 	if (rc == 0)
 		rc = sdm_auth_secret_save(&fe->secret, fe->secret_path);
 	if (rc == 0 && fe->cfg.bad_secret) {

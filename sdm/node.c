@@ -410,10 +410,14 @@ static void on_connected(void *arg, int peer, int peer_id, bool incoming)
 }
 
 /* Why a link closed, for a person; was_ready: it had been authenticated. */
-static const char *closed_why(const struct sdm_node *n, int err, bool was_ready,
-			      char *buf, size_t size)
+static const char *closed_why(const struct sdm_node *n, int peer, int err,
+			      bool was_ready, char *buf, size_t size)
 {
-	if (err == -ETIMEDOUT && was_ready)
+	const char *reason = sdm_transport_close_reason(n->t, peer);
+
+	if (reason)
+		snprintf(buf, size, "%s", reason);
+	else if (err == -ETIMEDOUT && was_ready)
 		snprintf(buf, size, "its node answered nothing for %d s (lost or cut off)",
 			 n->t->cfg.peer_timeout_ms / 1000);
 	else
@@ -425,7 +429,7 @@ static const char *closed_why(const struct sdm_node *n, int err, bool was_ready,
 static void on_closed(void *arg, int peer, int err)
 {
 	struct sdm_node *n = arg;
-	char why[96];
+	char why[160];
 	int i;
 
 	if (peer == n->parent) {
@@ -433,7 +437,7 @@ static void on_closed(void *arg, int peer, int err)
 		n->quit = true;
 		if (err && err != -ECONNRESET && n->initialised)
 			node_log(n, "parent connection lost: %s",
-				 closed_why(n, err, true, why, sizeof(why)));
+				 closed_why(n, peer, err, true, why, sizeof(why)));
 		return;
 	}
 	i = child_index(n, peer);
@@ -441,7 +445,8 @@ static void on_closed(void *arg, int peer, int err)
 		bool was_ready = n->child_ready[i];
 
 		n->child_peer[i] = -1;
-		fail_child(n, i, closed_why(n, err, was_ready, why, sizeof(why)));
+		fail_child(n, i, closed_why(n, peer, err, was_ready, why,
+					    sizeof(why)));
 	}
 }
 
@@ -453,9 +458,6 @@ int sdm_node_init(struct sdm_node *n, sdm_id id, char *why, size_t size)
 	n->id = id;
 	n->parent = -1;
 	rc = sdm_startup_transport_defaults(&cfg, why, size);
-	if (rc < 0)
-		return rc;
-	rc = sdm_auth_init(why, size);
 	if (rc < 0)
 		return rc;
 	rc = sdm_auth_secret_from_env(&n->secret);

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,41 @@ static int advertise_slurm(char *buf, size_t size)
 	return rc;
 }
 
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/*
+ * The address to listen on when none was given: the one advertised, so
+ * that the server is reached only where its parent looks for it. Every
+ * address ("") when the name does not resolve, or resolves to a loopback
+ * address though it is no loopback name itself (Debian's 127.0.1.1 for
+ * the host's own name), since peers on other nodes resolve it otherwise.
+ */
+static void bind_host_for(const char *adv, char *buf, size_t size)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *lit;
+	bool literal;
+
+	buf[0] = '\0';
+	hints.ai_flags = AI_NUMERICHOST;
+	literal = getaddrinfo(adv, NULL, &hints, &lit) == 0;
+	if (literal)
+		freeaddrinfo(lit);
+	hints.ai_flags = 0;
+	if (getaddrinfo(adv, NULL, &hints, &res))
+		return;
+	if (!is_loopback(res->ai_addr) || literal || !strcmp(adv, "localhost"))
+		getnameinfo(res->ai_addr, res->ai_addrlen, buf, size, NULL, 0,
+			    NI_NUMERICHOST);
+	freeaddrinfo(res);
+}
+
 static const struct sdm_backend_ops *
 find_backend(const struct sdm_backend_ops *const *backends, const char *name)
 {
@@ -182,6 +219,7 @@ int sdm_server_main(int argc, char **argv,
 	const char *var;
 	sdm_id id;
 	int c, rc, port, bound;
+	bool explicit_host;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -196,14 +234,17 @@ int sdm_server_main(int argc, char **argv,
 		usage(stderr, argv[0], backends);
 		return 2;
 	}
-	if (strchr(argv[optind], ':')) {
+	explicit_host = strchr(argv[optind], ':');
+	if (explicit_host) {
 		rc = sdm_startup_parse_hostport(argv[optind], host,
 						sizeof(host), &port);
 	} else {
 		char tmp[40];
 
+		/* the host comes from the advertised name, below */
 		snprintf(tmp, sizeof(tmp), "0.0.0.0:%.30s", argv[optind]);
 		rc = sdm_startup_parse_hostport(tmp, host, sizeof(host), &port);
+		host[0] = '\0';
 	}
 	if (rc < 0) {
 		fprintf(stderr, "sdm-server: bad port '%s' (want [HOST:]PORT)\n",
@@ -236,18 +277,26 @@ int sdm_server_main(int argc, char **argv,
 	s.node.priv = &s;
 	s.node.deliver = deliver;
 	s.node.deliver_iof = deliver_iof;
-	rc = sdm_transport_listen(s.node.t, host, port, SDM_STARTUP_BIND_SPAN,
-				  &bound);
-	if (rc < 0) {
-		fprintf(stderr, "sdm-server %u: cannot bind a port from %d: %s\n",
-			id, port, strerror(-rc));
-		return 1;
-	}
 	if (advertise)
 		snprintf(adv, sizeof(adv), "%s", advertise);
 	else if (advertise_slurm(adv, sizeof(adv)) < 0 &&
 		 gethostname(adv, sizeof(adv)) < 0)
 		snprintf(adv, sizeof(adv), "127.0.0.1");
+	if (!host[0])
+		bind_host_for(adv, host, sizeof(host));
+	rc = sdm_transport_listen(s.node.t, host, port, SDM_STARTUP_BIND_SPAN,
+				  &bound);
+	if (rc == -EADDRNOTAVAIL && !explicit_host) {
+		/* advertised under an address that is not this host's (NAT) */
+		host[0] = '\0';
+		rc = sdm_transport_listen(s.node.t, host, port,
+					  SDM_STARTUP_BIND_SPAN, &bound);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "sdm-server %u: cannot bind a port from %d%s%s: %s\n",
+			id, port, host[0] ? " on " : "", host, strerror(-rc));
+		return 1;
+	}
 	sdm_iof_init(s.node.t, iof_sink, &s.node);
 	bh = (struct sdm_backend_host){
 		.engine = s.node.t, .id = id, .reply = backend_reply,

@@ -8,13 +8,17 @@
  * Handshake (both sides at once, core frames, auth.h):
  *   -> AUTH_CHALLENGE(my nonce)
  *   <- AUTH_CHALLENGE(their nonce)  -> AUTH_RESPONSE(mac(my role, their nonce))
- *   <- AUTH_RESPONSE, verified      -> CONTROL "hello <my id>"
- *   <- CONTROL "hello <id>"         => ready, ->connected()
+ *   <- AUTH_RESPONSE, verified      -> CONTROL "hello <my id>" + tag
+ *   <- CONTROL "hello <id>" + tag   => ready, ->connected()
  * The id is trusted only after the peer proved it knows the secret. A
  * peer that sends anything else, fails the check, announces an unexpected
  * id, or stays silent past handshake_timeout_ms is dropped and logged.
- * A ready link is closed once the peer's node stops answering
- * (watch_liveness()).
+ * From the hello on, every frame each way carries a tag (link.h) keyed
+ * from the handshake: a frame that fails it closes the link, logged and
+ * reported through ->closed (-EKEYREJECTED, sdm_transport_close_reason()).
+ * At most max_pending accepted connections may be authenticating at once;
+ * more are closed as soon as they are accepted. A ready link is closed
+ * once the peer's node stops answering (watch_liveness()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,11 +34,13 @@
 #include <unistd.h>
 
 #include "sdm/auth.h"
+#include "sdm/link.h"
 #include "sdm/message.h"
 #include "transport.h"
 
 #define RX_CHUNK	65536
 #define HANDSHAKE_FRAME_MAX	256	/* challenge, response, hello */
+#define CLOSE_WHY_MAX	160
 #define HELLO_FMT	"hello %d"
 
 enum peer_state {
@@ -51,6 +57,7 @@ struct peer {
 	int fd;
 	enum peer_state state;
 	bool incoming;
+	bool pending;		/* counted in tcp.pending */
 	int expect_id, peer_id;
 	/* connect retry state */
 	char host[256];
@@ -59,6 +66,9 @@ struct peer {
 	int last_err;
 	struct sdm_auth_challenge challenge;
 	bool got_challenge, verified;
+	uint8_t my_nonce[SDM_AUTH_NONCE_LEN], peer_nonce[SDM_AUTH_NONCE_LEN];
+	struct sdm_link link;	/* keyed once the peer's response verified */
+	char why[CLOSE_WHY_MAX];	/* why the transport closed it, or "" */
 	uint8_t *rx;
 	size_t rx_len, rx_cap;
 	uint8_t *tx;
@@ -71,6 +81,8 @@ struct peer {
 
 struct tcp {
 	int listen_fd;
+	int pending;		/* accepted peers still authenticating */
+	bool refusing;		/* at the cap, and said so */
 	struct peer **peers;
 	int npeers, cap;
 };
@@ -131,6 +143,9 @@ static void peer_free(struct sdm_transport *t, struct peer *p)
 	struct tcp *c = tcp_of(t);
 
 	c->peers[p->handle] = NULL;
+	if (p->pending)
+		c->pending--;
+	sdm_link_free(&p->link);
 	free(p->rx);
 	free(p->tx);
 	free(p);
@@ -210,8 +225,8 @@ static int flush_tx(struct sdm_transport *t, struct peer *p)
 	return 0;
 }
 
-static int queue_bytes(struct sdm_transport *t, struct peer *p,
-		       const void *buf, size_t len)
+/* Room for len more bytes at the queue's end, within the peer's limit. */
+static int tx_room(struct sdm_transport *t, struct peer *p, size_t len)
 {
 	size_t limit = t->cfg.send_queue_max;
 
@@ -235,9 +250,46 @@ static int queue_bytes(struct sdm_transport *t, struct peer *p,
 			p->tx_cap = n;
 		}
 	}
+	return 0;
+}
+
+/* Queue buf and then tail (tail_len bytes, may be 0) and write what fits. */
+static int queue_bytes_tail(struct sdm_transport *t, struct peer *p,
+			    const void *buf, size_t len, const void *tail,
+			    size_t tail_len)
+{
+	int rc = tx_room(t, p, len + tail_len);
+
+	if (rc < 0)
+		return rc;
 	memcpy(p->tx + p->tx_head + p->tx_len, buf, len);
-	p->tx_len += len;
+	if (tail_len)
+		memcpy(p->tx + p->tx_head + p->tx_len + len, tail, tail_len);
+	p->tx_len += len + tail_len;
 	return flush_tx(t, p);
+}
+
+static int queue_bytes(struct sdm_transport *t, struct peer *p,
+		       const void *buf, size_t len)
+{
+	return queue_bytes_tail(t, p, buf, len, NULL, 0);
+}
+
+/*
+ * Queue a whole frame followed by its tag (the link is keyed). The room
+ * comes first: a frame refused for room or memory uses up no number.
+ */
+static int queue_sealed(struct sdm_transport *t, struct peer *p,
+			const void *frame, size_t len)
+{
+	uint8_t tag[SDM_LINK_TAG_LEN];
+	int rc = tx_room(t, p, len + sizeof(tag));
+
+	if (rc == 0)
+		rc = sdm_link_seal(&p->link, frame, len, tag);
+	if (rc < 0)
+		return rc;
+	return queue_bytes_tail(t, p, frame, len, tag, sizeof(tag));
 }
 
 /* Queue one frame of the given type with a raw body (auth frames). */
@@ -286,6 +338,9 @@ static int start_handshake(struct sdm_transport *t, struct peer *p)
 		return rc;
 	p->state = P_HANDSHAKE;
 	p->got_challenge = p->verified = false;
+	memcpy(p->my_nonce, p->challenge.nonce, sizeof(p->my_nonce));
+	sdm_link_free(&p->link);
+	p->link = (struct sdm_link){ 0 };
 	p->rx_len = 0;
 	arm_timer(p, t->cfg.handshake_timeout_ms > 0 ?
 		  t->cfg.handshake_timeout_ms : 10000, handshake_timeout);
@@ -474,7 +529,7 @@ static int send_hello(struct sdm_transport *t, struct peer *p)
 	sdm_message_free(m);
 	if (rc < 0)
 		return rc;
-	rc = queue_bytes(t, p, buf, len);
+	rc = queue_sealed(t, p, buf, len);
 	free(buf);
 	return rc;
 }
@@ -508,6 +563,10 @@ static int on_hello(struct sdm_transport *t, struct peer *p, const void *frame,
 		sdm_transport_cancel_timer(t, p->timer);
 		p->timer = 0;
 	}
+	if (p->pending) {
+		p->pending = false;
+		tcp_of(t)->pending--;
+	}
 	p->state = P_READY;
 	watch_liveness(t, p);
 	if (t->cfg.connected)
@@ -528,14 +587,16 @@ static int on_handshake_frame(struct sdm_transport *t, struct peer *p,
 	if (h->type == SDM_FRAME_AUTH_CHALLENGE && !p->got_challenge &&
 	    h->body_len == SDM_AUTH_NONCE_LEN) {
 		p->got_challenge = true;
+		memcpy(p->peer_nonce, body, sizeof(p->peer_nonce));
 		rc = sdm_auth_respond(t->cfg.secret, my_role(p), body, mac);
 		if (rc < 0)
 			return rc;
 		return queue_frame(t, p, SDM_FRAME_AUTH_RESPONSE, mac,
 				   sizeof(mac));
 	}
+	/* A peer challenges before it answers: both nonces key the link. */
 	if (h->type == SDM_FRAME_AUTH_RESPONSE && !p->verified &&
-	    h->body_len == SDM_AUTH_MAC_LEN) {
+	    p->got_challenge && h->body_len == SDM_AUTH_MAC_LEN) {
 		rc = sdm_auth_verify(t->cfg.secret, &p->challenge,
 				     their_role(p), body);
 		if (rc < 0) {
@@ -544,10 +605,14 @@ static int on_handshake_frame(struct sdm_transport *t, struct peer *p,
 				 -EACCES);
 			return -EACCES;
 		}
+		rc = sdm_link_init(&p->link, t->cfg.secret, my_role(p),
+				   p->my_nonce, p->peer_nonce);
+		if (rc < 0)
+			return rc;
 		p->verified = true;
 		return send_hello(t, p);
 	}
-	if (h->type == SDM_MSG_CONTROL && p->verified && p->got_challenge)
+	if (h->type == SDM_MSG_CONTROL && p->verified)
 		return on_hello(t, p, frame, len);
 	t->stats.auth_failures++;
 	log_peer(p, "unexpected frame during authentication, dropping peer",
@@ -565,28 +630,42 @@ static int parse_rx(struct sdm_transport *t, struct peer *p)
 	       (p->state == P_HANDSHAKE || p->state == P_READY)) {
 		size_t avail = p->rx_len - off;
 		const uint8_t *b = p->rx + off;
+		size_t max = t->cfg.max_frame, need, used;
 		struct sdm_frame_hdr h;
-		size_t need;
 
-		rc = sdm_frame_header_decode(b, avail, &h);
+		/* Nobody unauthenticated makes us buffer a large frame. */
+		if (p->state == P_HANDSHAKE)
+			max = HANDSHAKE_FRAME_MAX;
+		if (p->verified) {
+			rc = sdm_link_open(&p->link, b, avail, max, &h, &need);
+			used = need + SDM_LINK_TAG_LEN;
+		} else {
+			rc = sdm_frame_header_decode(b, avail, &h);
+			need = used = SDM_FRAME_HDR_LEN + (size_t)h.body_len;
+			if (rc == 0 && max && need > max)
+				rc = -EMSGSIZE;
+			if (rc == 0 && avail < need)
+				rc = -EAGAIN;
+		}
 		if (rc == -EAGAIN) {
 			rc = 0;
 			break;
 		}
-		need = SDM_FRAME_HDR_LEN + (size_t)h.body_len;
-		if (rc == 0 && t->cfg.max_frame && need > t->cfg.max_frame)
-			rc = -EMSGSIZE;
-		/* Nobody unauthenticated makes us buffer a large frame. */
-		if (rc == 0 && p->state == P_HANDSHAKE &&
-		    need > HANDSHAKE_FRAME_MAX)
-			rc = -EMSGSIZE;
+		if (rc == -EKEYREJECTED) {
+			t->stats.dropped_frames++;
+			t->stats.auth_failures++;
+			snprintf(p->why, sizeof(p->why),
+				 "frame %" PRIu64 " failed authentication: closed",
+				 sdm_link_rx_seq(&p->link));
+			log_peer(p, p->why, 0);
+			break;
+		}
 		if (rc < 0) {
 			t->stats.dropped_frames++;
+			snprintf(p->why, sizeof(p->why), "malformed frame header: closed");
 			log_peer(p, "malformed frame header, closing", rc);
 			break;
 		}
-		if (avail < need)
-			break;
 		if (p->state == P_HANDSHAKE) {
 			rc = on_handshake_frame(t, p, &h, b, need);
 		} else {
@@ -594,7 +673,7 @@ static int parse_rx(struct sdm_transport *t, struct peer *p)
 			if (t->cfg.frame)
 				t->cfg.frame(t->cfg.arg, p->handle, b, need);
 		}
-		off += need;
+		off += used;
 		if (rc < 0)
 			break;
 	}
@@ -655,10 +734,17 @@ static void peer_event(struct sdm_transport *t, struct peer *p, uint32_t ev)
 		return;
 	if (rc == -ECONNRESET && p->state == P_READY)
 		peer_close(t, p, 0);
-	else if (!p->incoming && p->state != P_READY && rc != -EACCES)
+	else if (!p->incoming && p->state != P_READY && rc != -EACCES &&
+		 rc != -EKEYREJECTED)
 		connect_failed(t, p, rc);	/* e.g. wrong id: next port */
 	else
 		peer_close(t, p, rc);
+}
+
+static int max_pending(struct sdm_transport *t)
+{
+	return t->cfg.max_pending > 0 ? t->cfg.max_pending :
+	       SDM_TRANSPORT_MAX_PENDING;
 }
 
 static void accept_ready(struct sdm_transport *t)
@@ -680,6 +766,18 @@ static void accept_ready(struct sdm_transport *t)
 					strerror(errno));
 			return;
 		}
+		if (c->pending >= max_pending(t)) {
+			/* Closed at once: a flood holds no more than the cap. */
+			close(fd);
+			t->stats.refused_pending++;
+			if (!c->refusing)
+				fprintf(stderr, "sdm-transport: %d connections are "
+					"authenticating, the most allowed: closing new ones\n",
+					c->pending);
+			c->refusing = true;
+			continue;
+		}
+		c->refusing = false;
 		tune_socket(fd);
 		p = peer_new(t);
 		if (!p) {
@@ -688,6 +786,8 @@ static void accept_ready(struct sdm_transport *t)
 		}
 		p->fd = fd;
 		p->incoming = true;
+		p->pending = true;
+		c->pending++;
 		getnameinfo((struct sockaddr *)&ss, len, p->host,
 			    sizeof(p->host), NULL, 0, NI_NUMERICHOST);
 		p->port = ntohs(ss.ss_family == AF_INET6 ?
@@ -830,7 +930,7 @@ static int tcp_send(struct sdm_transport *t, int h, const void *buf,
 
 	if (!p || p->state != P_READY || p->close_pending)
 		return -ENOTCONN;
-	rc = queue_bytes(t, p, buf, len);
+	rc = queue_sealed(t, p, buf, len);
 	if (rc == -ENOBUFS || rc == -ENOMEM)
 		return rc;
 	if (rc < 0) {
@@ -861,6 +961,13 @@ static void tcp_close_peer(struct sdm_transport *t, int h)
 	/* A close asked for by the owner is not reported back to it. */
 	drop_fd(t, p);
 	peer_free(t, p);
+}
+
+const char *sdm_transport_close_reason(struct sdm_transport *t, int h)
+{
+	struct peer *p = peer_get(t, h);
+
+	return p && p->why[0] ? p->why : NULL;
 }
 
 size_t sdm_transport_queued(struct sdm_transport *t, int h)

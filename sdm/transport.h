@@ -31,6 +31,9 @@
 #define SDM_TRANSPORT_ID_FRONTEND	((int)0xffffffff)	/* SDM_FRONTEND */
 #define SDM_TRANSPORT_ID_ANY		(-3)	/* connect: accept any id */
 
+/* Default cap on accepted connections still authenticating. */
+#define SDM_TRANSPORT_MAX_PENDING	32
+
 struct sdm_transport;
 struct sdm_auth_secret;
 
@@ -44,6 +47,11 @@ struct sdm_transport_config {
 	int connect_port_span;		/* ports tried above the given one */
 	int handshake_timeout_ms;
 	/*
+	 * Accepted connections allowed to be authenticating at once (0:
+	 * SDM_TRANSPORT_MAX_PENDING); one more is closed as it is accepted.
+	 */
+	int max_pending;
+	/*
 	 * A ready link whose peer's node has acknowledged nothing, neither
 	 * data nor a keepalive probe, for this long is closed with
 	 * -ETIMEDOUT (transport-tcp.c, watch_liveness()); 0 leaves it to
@@ -55,7 +63,10 @@ struct sdm_transport_config {
 	void *arg;
 	void (*connected)(void *arg, int peer, int peer_id, bool incoming);
 	void (*frame)(void *arg, int peer, const void *buf, size_t len);
-	/* err: 0 orderly close, -errno otherwise (-EACCES: failed auth). */
+	/*
+	 * err: 0 orderly close, -errno otherwise (-EACCES: failed handshake,
+	 * -EKEYREJECTED: a frame failed authentication, see link.h).
+	 */
 	void (*closed)(void *arg, int peer, int err);
 };
 
@@ -84,6 +95,7 @@ struct sdm_transport_ops {
 struct sdm_transport_stats {
 	uint64_t frames_in, frames_out, bytes_in, bytes_out;
 	uint64_t dropped_frames, auth_failures;
+	uint64_t refused_pending;	/* accepted over the max_pending cap */
 };
 
 /* The default (TCP) implementation. */
@@ -104,6 +116,11 @@ int sdm_transport_progress(struct sdm_transport *t, int timeout_ms);
 int sdm_transport_poll_fd(struct sdm_transport *t);
 void sdm_transport_close_peer(struct sdm_transport *t, int peer);
 size_t sdm_transport_queued(struct sdm_transport *t, int peer);
+/*
+ * Inside ->closed: why the transport itself closed the peer, one line
+ * ("frame 42 failed authentication: closed"), or NULL.
+ */
+const char *sdm_transport_close_reason(struct sdm_transport *t, int peer);
 const struct sdm_transport_stats *sdm_transport_stats(struct sdm_transport *t);
 
 /* Internal to implementations. */

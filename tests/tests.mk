@@ -1,16 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-# Foundation tests: the CLI on the host, the module in the guest.
-
-$(B)/tests/cli/test_cli: tests/cli/test_cli.c tests/lib/run_cmd.h | $(B)/crdbg
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itests/lib -o $@ $<
+# The test bed's own tests: the module's loading and `crdbg kmod status`
+# in the guest (group foundation), the virtual cluster, and the fidelity
+# programs.
 
 $(B)/tests/foundation/test_module: tests/foundation/test_module.c tests/lib/run_cmd.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Itests/lib -o $@ $<
 
-HOST_TESTS   += $(B)/tests/cli/test_cli
-ALL_TARGETS  += $(B)/tests/cli/test_cli $(B)/tests/foundation/test_module
+ALL_TARGETS  += $(B)/tests/foundation/test_module
 GUEST_GROUPS += foundation
 
 # The virtual Slurm cluster (scripts/cluster): the test bed's own test on
@@ -22,7 +19,23 @@ $(B)/tests/cluster/prog_mpi_where: tests/cluster/prog_mpi_where.c
 	mpicc -g -O1 -Wall -Wextra -Werror -o $@ $<
 
 ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_where
+
+# Where --preload's library lands: the ranks, not their launcher
+# (tests/cluster/test_preload_cluster.sh, on the host and in group cluster).
+$(B)/tests/cluster/prog_mpi_preload: tests/cluster/prog_mpi_preload.c
+	@mkdir -p $(dir $@)
+	mpicc -g -O1 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_preload
 endif
+ifneq ($(shell command -v mpicc.mpich 2>/dev/null),)
+$(B)/tests/cluster/prog_mpi_preload_mpich: tests/cluster/prog_mpi_preload.c
+	@mkdir -p $(dir $@)
+	mpicc.mpich -g -O1 -Wall -Wextra -Werror -o $@ $<
+
+ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_preload_mpich
+endif
+HOST_TESTS   += tests/cluster/test_preload_cluster.sh
 HOST_TESTS   += tests/cluster/test_cluster.sh
 # The ring of TCP tasks across nodes that job checkpoints are tested on.
 $(B)/tests/cluster/prog_ring: tests/cluster/prog_ring.c

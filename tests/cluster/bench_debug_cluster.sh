@@ -76,11 +76,14 @@ crdbg_s=$(awk '$1=="crdbg"{print $2}' "$work/times" | median)
 attach_s=$(awk '$1=="attach"{print $2}' "$work/times" | median)
 same=$(awk 'NR%2==1' "$work/sdm" | sed -n 's/.*: \([0-9]*\) messages.*/\1/p' | sort -u | tr '\n' ' ')
 diff=$(awk 'NR%2==0' "$work/sdm" | sed -n 's/.*: \([0-9]*\) messages.*/\1/p' | sort -u | tr '\n' ' ')
+same=${same% } diff=${diff% }
 
-echo "### A debug session over three nodes (tests/cluster/bench_debug_cluster.sh)"
+echo "## A debug session over three nodes"
 echo
-echo "Six ranks of \`mpi_debug\` over three namespaced Slurm nodes, $rounds rounds"
-echo "alternating the two in one cluster; medians."
+echo "Six ranks of \`mpi_debug\` over three namespaced Slurm nodes, one"
+echo "crdbg-server per node, $rounds rounds alternating the two in one cluster;"
+echo "medians. The attach is to a job past MPI_Init, so each gdb reads the"
+echo "symbols of the libraries MPI_Init loaded."
 echo
 echo "| what | median |"
 echo "|---|---|"
@@ -91,7 +94,12 @@ if [[ $srun_s != n/a && $crdbg_s != n/a ]]; then
 fi
 echo "| \`crdbg attach\` to a running \`srun -N3 -n6 mpi_debug spin\` (past MPI_Init), start to every rank stopped | ${attach_s} s ($(grep -c '^attach' "$work/times") rounds) |"
 echo
-echo "Front-end messages for one command (console command \`sdm\`):"
-echo "\`print value\` at the breakpoint, the same value on all six ranks:"
-echo "${same:-n/a}(goal: 1, one aggregated reply); \`print rank\`, six distinct"
-echo "values: ${diff:-n/a}(one per distinct reply)."
+echo "Front-end messages for one command (console command \`sdm\`): \`print value\`"
+echo "at the breakpoint, the same value on all six ranks: ${same:-n/a}; \`print rank\`, six"
+echo "distinct values: ${diff:-n/a} (one per distinct reply). The six gdbs and the job"
+echo "share the host's two cores, so the times move with the host's load."
+echo
+echo "Goal: one front-end message for an aggregated reply of identical values:"
+echo "$([[ $same == 1 ]] && echo "**met**" || echo "**not met**") (${same:-n/a})."
+echo
+echo "Measured in three namespaced nodes on the host (scripts/cluster)."

@@ -98,8 +98,12 @@ session() {
 	settled_leftovers >"$w/$name.left"
 }
 # A run command waits 120 s in batch mode (console.md): the first
-# continue through MPI_Init can take longer in the TCG guest.
-ex=(-ex "break mpi_debug.c:51" -ex "timeout $((limit - 60))" -ex continue -ex "print value" -ex "input hello mpi"
+# continue through MPI_Init can take longer in the TCG guest. The group
+# stop is off and wait lets every rank reach the breakpoint: a node's
+# ranks may come seconds after another's, and with it on they would be
+# interrupted on their way.
+ex=(-ex "stopall off" -ex "break mpi_debug.c:51" -ex "timeout $((limit - 60))" -ex continue -ex wait
+    -ex "print value" -ex "input hello mpi"
     -ex "timeout 10" -ex continue -ex interrupt -ex stacks -ex "status -p")
 
 # until SECONDS CMD...: poll CMD for at most SECONDS.

@@ -43,7 +43,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=25
+plan=26
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -353,10 +353,13 @@ foreign_ok() { # FORGED
 # step_f: the console. A debug session of the ring inside salloc (srun
 # launches it under MPIR; one crdbg-server per node, each rank's gdb on
 # its node). All six stop at ring_step in iteration 3; `checkpoint` takes
-# every rank as a part of one job checkpoint on its node, `kill` ends the
-# job, and `restart` brings it back through the barrier under the same
-# gdbs. The ranks write their stdout to files of their own (RING_OUT): a
-# restarted rank no longer has srun's pipes. srun forwards the console's
+# every rank as a part of one job checkpoint on its node, `continue`
+# runs the job on to the next iteration (each rank's output file grows
+# past the checkpoint), and `restart`, with no `kill` first, checks every
+# part, ends the ranks, waits for their pids and brings the job back
+# through the barrier under the same gdbs, each rank's file put back as
+# at the checkpoint. The ranks write their stdout to files of their own
+# (RING_OUT): a restarted rank no longer has srun's pipes. srun forwards the console's
 # input to rank 0 through a pipe of slurmstepd; srun is no part of the
 # image, and the restarted rank 0 reads /dev/null instead (lseek() on it
 # works, on the pipe it failed), never its part's order channel.
@@ -381,9 +384,13 @@ step_f() {
 		eval '[[ -n $cjob && -f $(manifest "$cjob") &&
 		        $(grep -c "^part " "$(manifest "$cjob")") == 6 ]] && tcp_ok "$cjob"' ||
 		{ grep -E 'checkpoint|^crdbg' "$d/f.console" | diag -; }
-	check "... kill, restart: every rank back, stacks identical to before" \
+	check "... continue, restart with no kill: every rank back, stacks identical to before" \
 		eval '[[ -n $(stacks_of after) && "$(stacks_of after)" == "$(stacks_of before)" ]]' ||
 		{ stacks_of before | diag -; grep -A 30 '^(crdbg) restart' "$d/f.console" | diag -; }
+	check "... each rank's output file put back, what it wrote after the checkpoint kept aside" \
+		eval '[[ $(ls "$d"/f.[0-5].out.crdbg-after-* 2>/dev/null | wc -l) == 6 ]] &&
+		      grep -q "^iter " "$d"/f.0.out.crdbg-after-*' ||
+		ls "$d" | diag -
 	check "... rank 0's stdin: srun's pipe before (lseek fails), /dev/null after the restart" \
 		eval '[[ $(lseek_of before) == "-1" && $(lseek_of after) == "0" ]]' ||
 		grep -B 2 -A 3 'lseek' "$d/f.console" | diag -
@@ -407,7 +414,7 @@ console_script() {
 	printf '%s\n' 'break ring_step' continue continue continue \
 		'echo === stacks before' 'stacks -l' 'echo === end' \
 		'echo === stdin before' '[0] print (long)lseek(0, 0, 1)' 'echo === end' \
-		checkpoint kill restart \
+		checkpoint continue restart \
 		'echo === stacks after' 'stacks -l' 'echo === end' \
 		'echo === stdin after' '[0] print (long)lseek(0, 0, 1)' 'echo === end' \
 		'input hello' 'delete 1' continue quit
@@ -454,7 +461,7 @@ step_d() {
 	kill "$snap" 2>/dev/null
 	check "... nothing hangs: the job's srun ends, no part or criu is left" \
 		eval 'wait_long gone "$srun_pid" && ! pgrep -x criu >/dev/null &&
-		      ! pgrep -f "crdbg checkpoint .*--part" >/dev/null' || diag "$d/d.srun"
+		      ! pgrep -f "crdbg-part checkpoint " >/dev/null' || diag "$d/d.srun"
 	sec "node loss"
 }
 # With -v a part logs every thread it froze: node2's tree is in the cut.

@@ -79,6 +79,19 @@ TEST(open_mpi_mpirun_through_libopen_rte)
 	EXPECT_NE(NULL, strstr(p.object, "libopen-rte.so"));
 }
 
+/* MPICH's launcher by its real file, under any of its names. */
+TEST(mpich_hydra_under_its_other_names)
+{
+	struct mpir_probe p;
+
+	if (access("/usr/bin/mpiexec.hydra", X_OK) || access("/usr/bin/mpiexec.mpich", X_OK))
+		SKIP(return, "no MPICH mpiexec.hydra and mpiexec.mpich (mpich is not installed)");
+	ASSERT_EQ(0, mpir_probe_program("mpiexec.mpich", &p));
+	EXPECT_EQ(MPIR_FAMILY_HYDRA, p.family);
+	ASSERT_EQ(0, mpir_probe_program("/usr/bin/mpiexec.hydra", &p));
+	EXPECT_EQ(MPIR_FAMILY_HYDRA, p.family);
+}
+
 /* Stripped, the starter's symbols are found again in its debug file. */
 TEST(stripped_starter_with_a_debug_file)
 {

@@ -33,6 +33,8 @@ criu check >/dev/null 2>&1
 # measured span, and so pulled every ratio toward 1. elapsed A B: B - A.
 elapsed() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.4f\n", a - b }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# verdict R MAX: whether a ratio R (a number or n/a) meets a goal of at most MAX
+verdict() { awk -v r="$1" -v m="$2" 'BEGIN { if (r !~ /^[0-9]+(\.[0-9]*)?$/) print "not measured"; else if (r + 0 <= m + 0) print "**met**"; else print "**not met**" }'; }
 start() {
 	: >"$work/out"
 	CKPT_RSS_MB=$1 LD_PRELOAD=$lib setsid "$prog" 1 50 20 >"$work/out" 2>&1 </dev/null &
@@ -70,10 +72,13 @@ released() {
 	return 1
 }
 wait_released() { for _ in $(seq 6000); do released && return 0; nap; done; return 1; }
-# phases LOG: crdbg restart -v's "verify V, criu restore R, wait for the
-# page digests W, hook and release H" (ms)
+# phases LOG: from crdbg restart -v's timing table, "V R W H" (ms): V
+# everything before criu restores (read and checks, verify before criu,
+# criu start, verify while criu starts), R criu restore, W wait for the
+# page digests, H hook and release
 phases() {
-	sed -n 's/.*released after .*verify \([0-9]*\), criu restore \([0-9]*\), wait for the page digests \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3 \4/p' "$1"
+	sed -n 's/.*released after [0-9]* ms: read and checks \([0-9]*\), verify before criu \([0-9]*\), criu start \([0-9]*\), verify while criu starts \([0-9]*\), criu restore \([0-9]*\), wait for the page digests \([0-9]*\), hook and release \([0-9]*\)$/\1 \2 \3 \4 \5 \6 \7/p' "$1" |
+		awk '{ print $1 + $2 + $3 + $4, $5, $6, $7 }'
 }
 mean() { awk '{ s += $1 } END { if (NR) printf "%.3f", s / NR; else print "n/a" }'; }
 
@@ -180,6 +185,8 @@ echo
 echo "crdbg's extra cost: the MPIR request/answer, the freeze and hand-over,"
 echo "the XXH3-128 digest of every image (after the release), the metadata, and"
 echo "on restart the verification, the hook push on every thread and the release."
+echo
+echo "Goal: none of its own; the stop and restart table carries the goals."
 
 }
 sec_incr() {
@@ -193,7 +200,7 @@ echo "release). crdbg: $backend backend, the first checkpoint with --no-pre-dump
 echo "(every page copied while stopped, as raw CRIU's first; a pre-dump takes"
 echo "most of that out of the stop, next section), the second incremental on"
 echo "its own; raw CRIU: \`criu dump --leave-running --track-mem\`, then the same"
-echo "with \`--prev-images-dir\`. Goal (issue 16): incremental stop <= 0.1x the first, images about 1% of the pages."
+echo "with \`--prev-images-dir\`."
 echo
 echo "| RSS | tool | first: stop (ms) | incremental: stop (ms) | stop ratio | first: image (MiB) | incremental: image (MiB) | image ratio | first: command (s) | incremental: command (s) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -211,6 +218,11 @@ for kind in criu crdbg; do
 		"$(awk -v b="$s2" 'BEGIN { print b / 1048576 }')" "$(ratio "$s2" "$s1")" \
 		"$(col 5 "$f")" "$(col 6 "$f")"
 done
+f=$work/incr.crdbg
+sr=$(ratio "$(col 2 "$f")" "$(col 1 "$f")") ir=$(ratio "$(col 4 "$f")" "$(col 3 "$f")")
+echo
+echo "Goal: incremental stop <= 0.1x the first, image about 1% of the first."
+echo "Stop: $(verdict "$sr" 0.10) (crdbg's ratio $sr); image: $(verdict "$ir" 0.01) (ratio $ir)."
 
 }
 sec_stop() {
@@ -220,21 +232,20 @@ echo "### Checkpoint stop time and restart to released: crdbg vs raw CRIU"
 echo
 echo "Program: tests/crs/prog_incr (libcrdbg preloaded) holding the given RSS;"
 echo "$rounds rounds after one not counted (the first criu of a boot runs cold), means."
-echo "Stopped = the time its millisecond thread did not"
+echo "Stopped = the time the program's millisecond thread (SCHED_FIFO) did not"
 echo "run during \`criu dump --leave-running\` or \`crdbg checkpoint\` (continue,"
-echo "$backend backend), every pause over 10 ms summed: crdbg's pre-dump stops the"
-echo "tree once more, briefly, before the freeze; the longest single pause is"
-echo "given too. Released = from the command's start until the restored"
-echo "process runs untraced (\`criu restore -d\`; \`crdbg restart\`), polled while each"
-echo "runs (bash builtins only); the last two columns poll the raw restore only once"
-echo "criu returned, as this bench did before 2026-11-25 15:30. The phases are"
-echo "crdbg's own -v marks. Goal (issue 16): both ratios <= 1.10. crdbg checks"
-echo "the memory pages' digests while criu restores and releases once they"
-echo "passed; \"all digests first\" is the same restart with CRDBG_VERIFY=first"
-echo "(every digest before \`criu restore\`, as before issue 16's last step)."
-echo "The ratios are of the means; the last two columns give the median of"
-echo "the rounds' own ratios (each round's raw and crdbg measured back to"
-echo "back), which one slow round moves less."
+echo "$backend backend), every pause over 10 ms summed: crdbg's pre-dump stops"
+echo "the tree once more, briefly, before the freeze; the longest single pause"
+echo "is given too. Released = from the command's start until the restored"
+echo "process runs untraced and out of CRIU's restorer (\`criu restore -d\`;"
+echo "\`crdbg restart\`), polled with bash builtins while each runs; \"criu"
+echo "restore, polled once it returned\" is the raw restore looked at only after"
+echo "criu exited. The phases are crdbg's own -v marks. crdbg checks the memory"
+echo "pages' digests while criu restores and releases once they passed; \"all"
+echo "digests first\" is the same restart with CRDBG_VERIFY=first (every digest"
+echo "before \`criu restore\`). The ratios are of the means; the median columns"
+echo "give the median of the rounds' own ratios (each round's raw and crdbg"
+echo "measured back to back), which one slow round moves less."
 echo
 echo "| RSS | criu stopped (ms) | crdbg stopped in all (ms) | ratio | crdbg's longest stop (ms) | crdbg: pre-dump (while it runs) / freeze / criu dump / release (ms) | crdbg: merge / checksums after the release (ms) | criu restore to released (s) | crdbg restart to released (s) | ratio | crdbg: verify before / criu restore / wait for page digests / hook+release (ms) | crdbg, all digests first, to released (s) | ratio | criu restore, polled once it returned (s) | crdbg restart's ratio to it | stop: median ratio | restart: median ratio |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -265,6 +276,7 @@ trace_restart() {
 	read -r b r < <(sed -n 's/.*restart began at \([0-9.]*\), released at \([0-9.]*\) .*/\1 \2/p' "$4")
 	echo "$1 to-released $(elapsed "$2" "$3") before-crdbg's-start $(elapsed "$2" "${b:-$2}") after-its-release $(elapsed "${r:-$3}" "$3")" >>"$CKPT_BENCH_TRACE"
 }
+goals=""
 for mb in ${CKPT_BENCH_MB:-64}; do
 	: >"$work/st"
 	# round 0 warms criu, crdbg and the page cache up and is not counted
@@ -295,7 +307,7 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		wait "$cpid"
 		[[ -n ${CKPT_BENCH_TRACE:-} ]] && echo "criu restore to-released $rr" >>"$CKPT_BENCH_TRACE"
 		stop
-		# the measure before 2026-11-25: polled once criu returned
+		# the same restore, polled only once criu returned
 		cp "$work/o.at1" "$work/i.out"; cp "$work/e.at1" "$work/i.err"
 		t=$EPOCHREALTIME
 		criu restore -D "$work/raw" -o restore.log -d >/dev/null 2>&1
@@ -306,8 +318,9 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		cf=$(crdbg_restart "$h" CRDBG_VERIFY=first)
 		"$crdbg" rm "$h"
 		[[ $(wc -w <<<"$cr") == 5 ]] || cr="$cr 0 0 0 0 0"
-		# 1-14 as before 2026-11-27 (1, 2: the longest stops), then the
-		# stops summed (raw, crdbg), crdbg's pre-dump and merge
+		# 1, 2: the longest stops (raw, crdbg); 3-6: crdbg's checkpoint
+		# phases; 7-14: the restarts; 15, 16: the stops summed (raw,
+		# crdbg); 17, 18: crdbg's pre-dump and merge
 		((r)) && echo "${g1% *} ${g2% *} ${ph:-0 0 0 0} $rr $cr ${cf%% *} $ro ${g1#* } ${g2#* } ${pm:-0 0}" >>"$work/st"
 		imb=$imb_save
 	done
@@ -321,7 +334,11 @@ for mb in ${CKPT_BENCH_MB:-64}; do
 		"$(col 13 "$f")" "$(ratio "$(col 13 "$f")" "$(col 7 "$f")")" \
 		"$(col 14 "$f")" "$(ratio "$(col 8 "$f")" "$(col 14 "$f")")" \
 		"$(median_ratio 16 15 "$f")" "$(median_ratio 8 7 "$f")"
+	sr=$(ratio "$(col 16 "$f")" "$(col 15 "$f")") rr=$(ratio "$(col 8 "$f")" "$(col 7 "$f")")
+	goals="$goals $mb MiB: stop $(verdict "$sr" 1.10) (${sr}x), restart $(verdict "$rr" 1.10) (${rr}x, median $(median_ratio 8 7 "$f")x)."
 done
+echo
+echo "Goal: stop and restart to released each <= 1.10x raw CRIU.$goals"
 
 }
 sec_lazy() {
@@ -333,10 +350,11 @@ echo "Program: tests/crs/prog_incr holding the given RSS, checkpointed with --ki
 echo "$rounds rounds, means; $backend backend. Released as above; the lazy restart's"
 echo "pages come on demand and the rest is copied behind, served by crdbg, which"
 echo "checks each chunk of the pages image before its pages go; its \"wait for page"
-echo "digests\" is the check of the chunks criu restore reads itself. Goal (issue 16): lazy <= 0.2x full."
+echo "digests\" is the check of the chunks criu restore reads itself."
 echo
 echo "| RSS | full restart to released (s) | lazy restart to released (s) | ratio | full: verify before / criu restore / wait for page digests / hook+release (ms) | lazy: verify before / criu restore / wait for page digests / hook+release (ms) |"
 echo "|---|---|---|---|---|---|"
+goals=""
 for mb in ${CKPT_BENCH_LAZY_MB:-$imb}; do
 	imb_save=$imb; imb=$mb
 	: >"$work/lz"
@@ -364,8 +382,12 @@ for mb in ${CKPT_BENCH_LAZY_MB:-$imb}; do
 		"$(col 1 "$f")" "$(col 6 "$f")" "$(ratio "$(col 6 "$f")" "$(col 1 "$f")")" \
 		"$(col 2 "$f")" "$(col 3 "$f")" "$(col 4 "$f")" "$(col 5 "$f")" \
 		"$(col 7 "$f")" "$(col 8 "$f")" "$(col 9 "$f")" "$(col 10 "$f")"
+	lr=$(ratio "$(col 6 "$f")" "$(col 1 "$f")")
+	goals="$goals $mb MiB: $(verdict "$lr" 0.20) (${lr}x)."
 	imb=$imb_save
 done
+echo
+echo "Goal: lazy restart to released <= 0.2x the full one.$goals"
 
 }
 sec_digests() {
@@ -396,6 +418,9 @@ for mb in ${CKPT_BENCH_DIGEST_MB:-${CKPT_BENCH_MB:-64}}; do
 	"$crdbg" rm "$hs"; "$crdbg" rm "$hx"
 	imb=$imb_save
 done
+echo
+echo "Goal: none of its own; the table says what the default digest saves"
+echo "against SHA-256."
 
 }
 # Sections in the order of $CKPT_BENCH_SECTIONS (default: all, as listed).

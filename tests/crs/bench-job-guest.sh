@@ -80,7 +80,7 @@ for _ in $(seq "$rounds"); do
 	"$crdbg" rm "$job" >/dev/null 2>&1
 done
 
-echo "### Job checkpoints: three parts at one cut vs raw CRIU"
+echo "## Job checkpoints: three parts at one cut vs raw CRIU"
 echo
 echo "Three processes (tests/crs/prog_incr, $mb MiB each, libcrdbg preloaded) in"
 echo "one guest; $rounds rounds. Raw CRIU: \`criu dump\` of each in turn, the"
@@ -96,3 +96,5 @@ jc=$(mean <"$work/jc"); rc=$(mean <"$work/rc"); jr=$(mean <"$work/jr"); rr=$(mea
 rcs=$(mean <"$work/rcs"); rrs=$(mean <"$work/rrs")
 echo "| checkpoint (3 parts) | $jc | $rc | $(ratio "$jc" "$rc") | $rcs | $(ratio "$jc" "$rcs") |"
 echo "| restart to released (3 parts) | $jr | $rr | $(ratio "$jr" "$rr") | $rrs | $(ratio "$jr" "$rrs") |"
+echo
+echo "Goal: none set; the slowest and the sum of the raw runs are the reference."

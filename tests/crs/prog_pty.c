@@ -10,7 +10,9 @@
  *   prog_pty LOG CMD [ARGS...]
  *
  * $PTY_PIDFILE, if set, receives CMD's pid; $PTY_NAMEFILE the slave's
- * path. The exit status is CMD's.
+ * path. The exit status is CMD's. With $PTY_SLAVE_FD=N, CMD gets the
+ * slave as fd N only: no new session, no controlling terminal, fds 0-2
+ * prog_pty's own (a terminal handed to a program, as a service would).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +56,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pid = fork();
+	if (pid == 0 && getenv("PTY_SLAVE_FD")) {
+		int slave = open(name, O_RDWR | O_NOCTTY), want = atoi(getenv("PTY_SLAVE_FD"));
+
+		if (slave < 0 || want < 3 || dup2(slave, want) != want)
+			_exit(126);
+		if (slave != want)
+			close(slave);
+		execvp(argv[2], argv + 2);
+		_exit(127);
+	}
 	if (pid == 0) {
 		int slave;
 

@@ -136,13 +136,32 @@ TEST(the_error_named_is_the_cause_not_a_probe)
 	/* a helper's exit alone is still said */
 	write_log(log, "(00.02) Error (criu/util.c:642): exited, status=3\n");
 	crs_criu_log_error(log, out, sizeof(out));
-	EXPECT_EQ(0, strncmp(out, "Error (criu/util.c:642): exited, status=3 (see ", 47))
+	EXPECT_EQ(0, strncmp(out, "Error (criu/util.c:642): exited, status=3 (CRIU's log: ", 55))
 		TH_LOG("%s", out);
+	/* no hint for it: how to have CRIU say more */
+	EXPECT_NE(NULL, strstr(out, "CRDBG_CRIU_VERBOSITY=4")) TH_LOG("%s", out);
 	/* SysV memory outside an IPC namespace of the tree's own: what to do */
 	write_log(log, "(00.1) Error (criu/cr-dump.c:453): Task 152 with SysVIPC shmem map @7f5cfb20c000 doesn't live in IPC ns\n");
 	crs_criu_log_error(log, out, sizeof(out));
 	EXPECT_NE(NULL, strstr(out, "doesn't live in IPC ns; CRIU takes SysV shared memory only"));
 	EXPECT_NE(NULL, strstr(out, "unshare --ipc")) TH_LOG("%s", out);
+	/* what restores fail on most: each says what to do, and where the log is */
+	write_log(log, "(00.3) Error (criu/sk-inet.c:1059): Can't bind inet socket (id 93): Address already in use\n");
+	crs_criu_log_error(log, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "Address already in use; a port of the job's is still taken"));
+	EXPECT_NE(NULL, strstr(out, "restart again in a moment")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, log)) TH_LOG("%s", out);
+	write_log(log, "(00.2) Error (criu/files-reg.c:2175): File tmp/w/log.lammps has bad size 1786 (expect 1711)\n");
+	crs_criu_log_error(log, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "changed size since the checkpoint")) TH_LOG("%s", out);
+	write_log(log, "(00.2) Error (criu/tty.c:1010): Don't have tty to inherit session from, aborting\n");
+	crs_criu_log_error(log, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "restart from a terminal, or hand one in with --terminal-fd"))
+		TH_LOG("%s", out);
+	write_log(log, "(00.1) Error (criu/cr-dump.c:1618): A session leader of 366(366) is outside of its pid namespace\n");
+	crs_criu_log_error(log, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "setsid")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strchr(out, '\n'));
 	unlink(log);
 }
 

@@ -246,7 +246,7 @@ part_lost() {
 		tail -n 1 "$work/lost.err" |
 		grep -q "^crdbg: .*failed on ghost (part 1): no word from it for 20 s: its node is lost or hung.*nothing was kept" &&
 		[[ $(stores) == "$before" && $(ls "$CRDBG_STORE/.jobs" | wc -l) == "$jobs_before" ]] &&
-		wait_for eval '! pgrep -f "quiet-after-frozen|checkpoint $pid_h --part" >/dev/null'
+		wait_for eval '! pgrep -f "quiet-after-frozen|crdbg-part checkpoint $pid_h " >/dev/null'
 }
 check "a part that falls silent after its freeze is taken as lost: one line naming it, nothing kept" \
 	part_lost || { diag "$work/lost.err"; ps -eo pid,stat,args | grep -E "crdbg|prog_incr" | diag -; }

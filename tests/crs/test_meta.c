@@ -39,8 +39,8 @@ TEST(sha256_vectors)
 }
 
 /*
- * crdbg's own buffer SHA-256 (sha256-small.c) agrees with libcrypto's
- * (crs_sha256_file()) on every length around the padding's block edges.
+ * The buffer SHA-256 agrees with the file one (read in chunks) on every
+ * length around the padding's block edges.
  */
 TEST(buffer_hash_every_padding_length)
 {
@@ -295,6 +295,42 @@ TEST(incremental_records_round_trip)
 	strcpy(m.parent, "../x");
 	EXPECT_EQ(-EINVAL, crs_meta_format(&m, &buf, &len));
 	crs_meta_free(&m);
+}
+
+TEST(owner_record_round_trips_and_a_forbidden_criu_opt_is_refused_at_read)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	sample(&m);
+	m.has_owner = true;
+	m.owner_uid = 1001;
+	m.owner_gid = 1002;
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	EXPECT_NE(NULL, strstr(buf, "\nowner 1001 1002\n"));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_TRUE(back.has_owner);
+	EXPECT_EQ(1001, back.owner_uid);
+	EXPECT_EQ(1002, back.owner_gid);
+	crs_meta_free(&back);
+	free(buf);
+	/* without the record: root's, as metadata written before it */
+	m.has_owner = false;
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_FALSE(back.has_owner);
+	crs_meta_free(&back);
+	/* a criu-opt the allow-list refuses, in a file sealed as crdbg seals it */
+	strcpy(m.criu_opts[0], "--action-script=/tmp/x");
+	m.nr_criu_opts = 1;
+	free(buf);
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	ASSERT_EQ(-EPERM, crs_meta_parse(buf, len, &back, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "action-script")) TH_LOG("%s", err);
+	crs_meta_free(&back);
+	crs_meta_free(&m);
+	free(buf);
 }
 
 TEST(sigcont_records_round_trip)

@@ -39,6 +39,8 @@ TEST(every_command_round_trips)
 		{ .verb = DBGP_PRINT, .arg = "a[1] + *p" },
 		{ .verb = DBGP_BREAK, .arg = "prog.c:12" },
 		{ .verb = DBGP_BT },
+		{ .verb = DBGP_BT, .arg = "4" },
+		{ .verb = DBGP_BT, .arg = "-2" },
 		{ .verb = DBGP_STACK },
 		{ .verb = DBGP_STATUS },
 		{ .verb = DBGP_CLI, .arg = "info threads" },
@@ -78,6 +80,11 @@ TEST(wire_form_is_the_documented_one)
 	EXPECT_STREQ("attach 12 /a.out", buf);
 	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &bt));
 	EXPECT_STREQ("bt", buf);
+	bt.arg = "4";
+	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &bt));
+	EXPECT_STREQ("bt 4", buf);
+	bt.arg = "four";
+	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &bt));
 	exec.hold_exits = true;
 	exec.exec = DBGP_EXEC_UNTIL;
 	exec.arg = "app.c:9";
@@ -131,18 +138,154 @@ TEST(hook_verb)
 /* A job checkpoint part's verb (usr/server/part-run.c): its text as is. */
 TEST(part_verb)
 {
-	struct dbgp_cmd start = { .verb = DBGP_PART, .arg = "start verify\x1fH\x1f--part" };
+	struct dbgp_cmd start = { .verb = DBGP_PART, .arg = "start verify\x1fH" };
 	struct dbgp_cmd p;
 	char buf[128], in[128];
 
 	ASSERT_LT(0, dbgp_encode(buf, sizeof(buf), &start));
-	EXPECT_STREQ("part start verify\x1fH\x1f--part", buf);
+	EXPECT_STREQ("part start verify\x1fH", buf);
 	ASSERT_EQ(0, parse("part wait 1000 frozen", in, sizeof(in), &p));
 	EXPECT_EQ(DBGP_PART, p.verb);
 	EXPECT_STREQ("wait 1000 frozen", p.arg);
 	start.arg = "order dump\nrelease";
 	EXPECT_EQ(-EINVAL, dbgp_encode(buf, sizeof(buf), &start));
 	EXPECT_EQ(-ENOENT, parse("parts", in, sizeof(in), &p));
+}
+
+/* The hook command's argument, both ways. */
+TEST(hook_arguments)
+{
+	static const char *const bad[] = {
+		"", "park", "park ", "park -1", "park 1x", "park 18446744073709551616",
+		"parked 3", "plan ", "Release", "unpark 1",
+	};
+	struct dbgp_hook_cmd h;
+	char buf[64];
+
+	ASSERT_EQ(0, dbgp_hook_parse("park 513", &h));
+	EXPECT_EQ(DBGP_HOOK_PARK, h.op);
+	EXPECT_EQ(513, h.arg);
+	ASSERT_EQ(0, dbgp_hook_parse("park 18446744073709551615", &h));
+	EXPECT_EQ(UINT64_MAX, h.arg);
+	ASSERT_EQ(0, dbgp_hook_parse("release", &h));
+	EXPECT_EQ(DBGP_HOOK_RELEASE, h.op);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, dbgp_hook_parse(bad[i], &h)) TH_LOG("\"%s\"", bad[i]);
+	}
+	EXPECT_EQ(8, dbgp_hook_format(buf, sizeof(buf),
+				      &(struct dbgp_hook_cmd){ .op = DBGP_HOOK_PARK, .arg = 513 }));
+	EXPECT_STREQ("park 513", buf);
+	EXPECT_LT(0, dbgp_hook_format(buf, sizeof(buf),
+				      &(struct dbgp_hook_cmd){ .op = DBGP_HOOK_UNPARK }));
+	EXPECT_STREQ("unpark", buf);
+	EXPECT_EQ(-EINVAL, dbgp_hook_format(buf, sizeof(buf),
+					    &(struct dbgp_hook_cmd){ .op = 7 }));
+	EXPECT_EQ(-ENOSPC, dbgp_hook_format(buf, 4,
+					    &(struct dbgp_hook_cmd){ .op = DBGP_HOOK_PLAN }));
+}
+
+/* The part command's argument: what the console formats, the server parses the same. */
+TEST(part_arguments)
+{
+	static const char *const bad[] = {
+		"", "bogus", "wait", "wait x verified", "wait 1000", "wait 1000 debug 0",
+		"wait 1000 debug", "wait 1000 debug 5 6", "wait 99999999999 verified",
+		"wait 1000 debug x", "finish", "finish -1", "finish 10 20", "finish ",
+		"start", "start ", "start \x1f\x1f", "start ls\x1f-l", "start list",
+		"order", "order ", "drain", "drain x", "wait 1000 debug 5,", "wait 1000 debug ,5",
+		"wait 1000 debug 5,,6", "wait 1000 debug 5,0", "wait 1000 debug 5, 6",
+	};
+	struct dbgp_part_cmd c = { .op = DBGP_PART_START, .argc = 3,
+				   .argv = { NULL, "restart", "H", "--debug", NULL } }, d;
+	const char *why;
+	char buf[DBGP_CMD_MAX + 1], in[256];
+
+	ASSERT_LT(0, dbgp_part_format(buf, sizeof(buf), &c));
+	EXPECT_STREQ("start restart\x1fH\x1f--debug", buf);
+	ASSERT_EQ(0, dbgp_part_parse(buf, &c, &why));
+	EXPECT_EQ(DBGP_PART_START, c.op);
+	ASSERT_EQ(3, c.argc);
+	EXPECT_STREQ("restart", c.argv[1]);
+	EXPECT_STREQ("--debug", c.argv[3]);
+	EXPECT_EQ(NULL, c.argv[4]);
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_START, .argc = 1, .argv = { NULL, "list" } };
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_START, .argc = 2,
+				    .argv = { NULL, "rm", "a\x1f" "b" } };
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_WAIT, .ms = 1000, .pid = { 42 }, .npid = 1 };
+	ASSERT_LT(0, dbgp_part_format(buf, sizeof(buf), &c));
+	EXPECT_STREQ("wait 1000 debug 42", buf);
+	ASSERT_EQ(0, dbgp_part_parse(buf, &c, &why));
+	EXPECT_EQ(1u, c.npid);
+	EXPECT_EQ(42, c.pid[0]);
+	EXPECT_STREQ("debug", c.step);
+	/* one wait for a set of processes: the whole set round-trips */
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_WAIT, .ms = 7, .npid = DBGP_PART_PIDS_MAX };
+	for (unsigned int i = 0; i < DBGP_PART_PIDS_MAX; i++)
+		c.pid[i] = 1000000000 + (int)i;
+	ASSERT_LT(0, dbgp_part_format(buf, sizeof(buf), &c));
+	memset(&d, 0, sizeof(d));
+	ASSERT_EQ(0, dbgp_part_parse(buf, &d, &why));
+	EXPECT_EQ((unsigned int)DBGP_PART_PIDS_MAX, d.npid);
+	EXPECT_EQ(0, memcmp(c.pid, d.pid, sizeof(c.pid)));
+	c.npid = DBGP_PART_PIDS_MAX + 1;
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_WAIT, .ms = 7, .pid = { 5, 0 }, .npid = 2 };
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_WAIT, .ms = 5, .step = "frozen" };
+	ASSERT_LT(0, dbgp_part_format(buf, sizeof(buf), &c));
+	EXPECT_STREQ("wait 5 frozen", buf);
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_WAIT, .ms = 5, .step = "debug" };
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_ORDER, .line = "dump" };
+	ASSERT_LT(0, dbgp_part_format(buf, sizeof(buf), &c));
+	EXPECT_STREQ("order dump", buf);
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_ORDER, .line = "dump\nrelease" };
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_DRAIN, .ms = 3000 };
+	ASSERT_LT(0, dbgp_part_format(buf, sizeof(buf), &c));
+	EXPECT_STREQ("drain 3000", buf);
+	c = (struct dbgp_part_cmd){ .op = DBGP_PART_FINISH, .ms = DBGP_WAIT_MAX_MS + 1 };
+	EXPECT_EQ(-EINVAL, dbgp_part_format(buf, sizeof(buf), &c));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(in, sizeof(in), "%s", bad[i]);
+		why = NULL;
+		EXPECT_EQ(-EINVAL, dbgp_part_parse(in, &c, &why)) TH_LOG("\"%s\"", bad[i]);
+		EXPECT_NE(NULL, why);
+	}
+}
+
+/* The answer to part finish: what the server formats, the console parses the same. */
+TEST(part_end)
+{
+	static const char *const bad[] = {
+		"", "exit", "exit ", "exit x", "exit 3", "exit 3:", "exit 3:x", "exit 256: x",
+		"exit -1: x", "exit 0: x", "exit 0 ", "Running", "running ", "exit 3: a\nb",
+	};
+	struct dbgp_part_end e = { .status = 2, .why = "criu dump failed" };
+	char buf[128];
+
+	ASSERT_LT(0, dbgp_part_end_format(buf, sizeof(buf), &e));
+	EXPECT_STREQ("exit 2: criu dump failed", buf);
+	ASSERT_EQ(0, dbgp_part_end_parse(buf, &e));
+	EXPECT_FALSE(e.running);
+	EXPECT_EQ(2, e.status);
+	EXPECT_STREQ("criu dump failed", e.why);
+	ASSERT_EQ(0, dbgp_part_end_parse("exit 0", &e));
+	EXPECT_EQ(0, e.status);
+	EXPECT_STREQ("", e.why);
+	ASSERT_EQ(0, dbgp_part_end_parse("running", &e));
+	EXPECT_TRUE(e.running);
+	e = (struct dbgp_part_end){ .status = 256, .why = "x" };
+	EXPECT_EQ(-EINVAL, dbgp_part_end_format(buf, sizeof(buf), &e));
+	e = (struct dbgp_part_end){ .status = 1, .why = "a\nb" };
+	EXPECT_EQ(-EINVAL, dbgp_part_end_format(buf, sizeof(buf), &e));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, dbgp_part_end_parse(bad[i], &e)) TH_LOG("\"%s\"", bad[i]);
+	}
 }
 
 TEST(load_argv_round_trips)
@@ -273,6 +416,10 @@ TEST(malformed_commands_are_refused)
 		{ "frobnicate", -ENOENT, -1 },
 		{ "printx", -ENOENT, -1 },
 		{ "bt full", -ENOENT, -1 },
+		{ "bt 0", -ENOENT, -1 },
+		{ "bt 4x", -ENOENT, -1 },
+		{ "bt -", -ENOENT, -1 },
+		{ "bt ", -ENOENT, -1 },
 		{ "status ", -ENOENT, -1 },
 		{ "start", -ENOENT, -1 },
 		{ "exec 500", -ENOENT, -1 },

@@ -152,7 +152,7 @@ int main(void)
 		printf("_bench_debug: %s or %s not built_\n", CRDBG, DEBUG_PROG);
 		return 0;
 	}
-	printf("### crdbg debug: start-up and print round trip\n\n");
+	printf("## crdbg debug: start-up and print round trip\n\n");
 	printf("Start-up: from `crdbg debug -n N` to the console line that every "
 	       "rank is stopped at main (SDM tree up, N gdbs loaded, run to main), "
 	       "next to N plain `gdb -batch -ex 'break main' -ex run` started at "
@@ -196,5 +196,7 @@ int main(void)
 		printf("| %u | %.2f | %.2f | %.1f |\n", n, start, plain, rtt[PRINTS / 2]);
 		fflush(stdout);
 	}
+	printf("\nGoal: none set; the N plain gdbs started at once are the reference.\n\n");
+	printf("Measured on the host (%ld CPUs).\n", sysconf(_SC_NPROCESSORS_ONLN));
 	return 0;
 }

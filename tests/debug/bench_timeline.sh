@@ -14,7 +14,7 @@ if "$top/scripts/vm" --timeout 2400 --results "$res" -- /bin/sh -c \
 	>"$res/vm.log" 2>&1 && [[ -s $res/bench.md ]]; then
 	cat "$res/bench.md"
 	echo
-	echo "Measured in a QEMU/TCG guest (scripts/vm), Debian's 6.1 kernel."
+	echo "Measured in a QEMU/TCG guest (scripts/vm: 2 CPUs, 2048 MiB), Debian's 6.1 kernel."
 else
 	echo "_The timeline benchmark needs the guest (CRIU 3.17 fails on the host kernel); the guest run failed: $(tail -n 1 "$res/vm.log" 2>/dev/null)_"
 	exit 1

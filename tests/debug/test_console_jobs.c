@@ -18,10 +18,6 @@
 #include "kselftest_harness.h"
 #include "console_run.h"
 
-#ifndef NO_READLINE
-#define NO_READLINE "build/tests/debug/no_readline.so"
-#endif
-
 #ifndef MPI_JOBS
 #define MPI_JOBS "build/tests/debug/mpi_jobs"
 #endif
@@ -143,58 +139,6 @@ TEST_F_TIMEOUT(jobs, mpi_breakpoint_table, 300)
 	EXPECT_NE(NULL, strstr(out, "\n[0-2]: exited: code 0\n")) TH_LOG("%s", out);
 }
 
-/*
- * A rank that segfaults while the others wait in a barrier: announced at
- * once with its signal and place, the others stopped (stopall is on by
- * default) and inspectable; resumed, it dies, the launcher kills the
- * others, and they are shown as gone, not stopped. A crashing program
- * is not a failed session: exit 0.
- */
-TEST_F_TIMEOUT(jobs, mpi_rank_segv_stops_the_others, 300)
-{
-	char path[] = "/tmp/crdbg-batch-XXXXXX";
-	static const char script[] =
-		"continue\n"
-		"print total\n"
-		"stacks\n"
-		"stacks -l\n"
-		"continue\n"	/* Open MPI's handler raises it again */
-		"continue\n"
-		"status\n";
-	const char *a[] = { "--batch", path, "--", "mpirun", "--oversubscribe", "-n", "3",
-			    MPI_JOBS, "segv", NULL };
-	const char *out;
-
-	if (!have_mpi() || access(MPI_JOBS, X_OK))
-		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
-	mpi_env();
-	ASSERT_EQ(0, write_script(path, script));
-	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
-	unlink(path);
-	out = self->r.buf;
-	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
-		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
-			       "[0,2]: stopped: signal SIGINT, "))
-		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\n[0]: total = 3\n[1]: total = 33\n[2]: total = 63\n"))
-		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\n  [1] crash\n")) TH_LOG("%s", out);
-	/* stacks -l: one line of main for rank 1, another for the others. */
-	EXPECT_TRUE(has_line(out, "^\\[1\\] main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[0,2\\] main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^  \\[1\\] crash at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: signal SIGSEGV\n")) TH_LOG("%s", out);
-	/* Killed by the launcher: gone, not stopped at its signal. */
-	EXPECT_TRUE(has_line(out, "^\\[(0,2|0|2)\\]: exited: signal SIG(TERM|KILL)$"))
-		TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +signal SIGSEGV$")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
-	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGCONT")) TH_LOG("%s", out);
-	EXPECT_EQ(NULL, strstr(out, "stopped: signal SIGTERM")) TH_LOG("%s", out);
-}
-
 static bool have_mpich(void)
 {
 	return !access(MPI_JOBS_MPICH, X_OK) && !access(MPI_LIB_MPICH, R_OK) &&
@@ -207,27 +151,31 @@ static bool say(struct run *r, const char *text)
 }
 
 /*
- * Rank 1 of an MPICH job under mpiexec.hydra (--mpi-hold: no MPIR there)
- * dies of mode ("segv", "abort") while the others wait in a barrier:
- * the session up to the fault's announcement, status, gdb's signal
- * table and rank 1's stack, then continued until rank 1 is gone (a signal handler of the
- * MPI library may raise it again first) and status once more.
+ * Rank 1 of a three-rank job dies of mode ("segv", "abort") while the
+ * others wait in a barrier, under Open MPI's mpirun (MPIR) or MPICH's
+ * mpiexec.hydra (--mpi-hold and libcrdbg-mpi: no MPIR there): the
+ * session up to the fault's announcement, the commands of look, then
+ * continued until rank 1 is gone (a signal handler of the MPI library
+ * may raise it again first) and status once more.
  */
-static int mpich_crash(struct __test_metadata *_metadata, struct run *r, const char *mode)
+static int crash_session(struct __test_metadata *_metadata, struct run *r, bool mpich,
+			 const char *mode, const char *look)
 {
 	char lib[4200];
 	char *abs = realpath(MPI_LIB_MPICH, NULL);
-	const char *argv[] = { CRDBG, "debug", "--mpi-hold", "--", "mpiexec.hydra", "-n", "3",
-			       "-genv", "LD_PRELOAD", lib, MPI_JOBS_MPICH, mode, NULL };
+	const char *hydra[] = { CRDBG, "debug", "--mpi-hold", "--", "mpiexec.hydra", "-n", "3",
+				"-genv", "LD_PRELOAD", lib, MPI_JOBS_MPICH, mode, NULL };
+	const char *mpirun[] = { CRDBG, "debug", "--", "mpirun", "--oversubscribe", "-n", "3",
+				 MPI_JOBS, mode, NULL };
 	char mark[32];
 
 	snprintf(lib, sizeof(lib), "%s", abs ? abs : MPI_LIB_MPICH);
 	free(abs);
-	if (run_start(r, argv, true))
+	if (run_start(r, mpich ? hydra : mpirun, true))
 		return -1;
 	EXPECT_TRUE(say(r, "continue\n"));
 	EXPECT_TRUE(run_read_until(r, "stopped: signal SIGINT, ")) TH_LOG("%s", r->buf);
-	EXPECT_TRUE(say(r, "status\ngdb info signals SIGTERM\n[1] bt\necho @@A\n"));
+	EXPECT_TRUE(say(r, look) && say(r, "echo @@A\n"));
 	EXPECT_TRUE(run_read_until(r, "@@A\n")) TH_LOG("%s", r->buf);
 	for (int i = 0; i < 3 && !strstr(r->buf, "[1]: exited: "); i++) {
 		snprintf(mark, sizeof(mark), "@@B%d\n", i);
@@ -239,36 +187,88 @@ static int mpich_crash(struct __test_metadata *_metadata, struct run *r, const c
 	return run_finish(r);
 }
 
+/* A crash under each launcher: one test over both MPIs (crash_session()). */
+FIXTURE(crash) {
+	struct run r;
+};
+
+FIXTURE_VARIANT(crash) {
+	bool mpich;
+};
+
+FIXTURE_VARIANT_ADD(crash, openmpi) {
+	.mpich = false,
+};
+
+FIXTURE_VARIANT_ADD(crash, mpich) {
+	.mpich = true,
+};
+
+FIXTURE_SETUP(crash)
+{
+	if (!have_gdb())
+		SKIP(return, "gdb is not installed");
+	if (access(CRDBG, X_OK))
+		SKIP(return, "%s not built", CRDBG);
+	if (variant->mpich && !have_mpich())
+		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
+		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
+	if (!variant->mpich && (!have_mpi() || access(MPI_JOBS, X_OK)))
+		SKIP(return, "no mpirun, or %s not built (mpicc)", MPI_JOBS);
+	if (!variant->mpich)
+		mpi_env();
+}
+
+FIXTURE_TEARDOWN(crash)
+{
+	run_free(&self->r);
+}
+
 /*
- * The crash under MPICH: announced with rank, signal and place, the
- * others stopped and shown in status at their MPI call; the ranks'
- * gdbs let SIGCONT and SIGTERM through (the --mpi-hold session too);
- * continued, rank 1 dies, hydra kills the others and they are shown
- * as gone, never as stopped at the launcher's signals.
+ * A rank that segfaults while the others wait in a barrier: announced at
+ * once with its signal and place, the others stopped (stopall is on by
+ * default) and inspectable (their variables, the merged stacks, status,
+ * gdb's signal table: the ranks' gdbs let SIGTERM through); resumed, it
+ * dies, the launcher kills the others, and they are shown as gone,
+ * never as stopped at the launcher's signals. A crashing program is not
+ * a failed session: exit 0. Under MPICH, with libcrdbg-mpi, the others
+ * are shown at their MPI call.
  */
-TEST_F_TIMEOUT(jobs, mpich_rank_segv_stops_the_others, 300)
+TEST_F_TIMEOUT(crash, rank_segv_stops_the_others, 300)
 {
 	struct run *r = &self->r;
 	const char *out;
 
-	if (!have_mpich())
-		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
-		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
-	EXPECT_EQ(0, mpich_crash(_metadata, r, "segv")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(0, crash_session(_metadata, r, variant->mpich, "segv",
+				   "print total\nstacks\nstacks -l\nstatus\n"
+				   "gdb info signals SIGTERM\n[1] bt\n")) TH_LOG("%s", r->buf);
 	out = r->buf;
 	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\nstopping the other ranks [0,2] (stopall off leaves them running)\n"
-			       "[0,2]: stopped: signal SIGINT, main at "))
+			       "[0,2]: stopped: signal SIGINT, "))
 		TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, main at .*mpi_jobs\\.c:[0-9]+ "
-			     "\\(in (P?MPI_Barrier)\\)$")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n[0]: total = 3\n[1]: total = 33\n[2]: total = 63\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n  [1] crash\n")) TH_LOG("%s", out);
+	/* stacks -l: one line of main for rank 1, another for the others. */
+	EXPECT_TRUE(has_line(out, "^\\[1\\] main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^\\[0,2\\] main at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_line(out, "^  \\[1\\] crash at .*mpi_jobs\\.c:[0-9]+$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +stopped +signal SIGSEGV, crash at .*mpi_jobs\\.c:[0-9]+$"))
 		TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[0-2\\]: SIGTERM\\s+No\\s+No\\s+Yes\\s+Terminated$"))
 		TH_LOG("%s", out);
+	if (variant->mpich) {
+		EXPECT_NE(NULL, strstr(out, "\n[0,2]: stopped: signal SIGINT, main at "))
+			TH_LOG("%s", out);
+		EXPECT_TRUE(has_line(out, "^\\[0,2\\] +stopped +signal SIGINT, main at .*mpi_jobs\\.c:[0-9]+ "
+				     "\\(in (P?MPI_Barrier)\\)$")) TH_LOG("%s", out);
+	}
 	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: signal SIGSEGV\n")) TH_LOG("%s", out);
-	EXPECT_TRUE(has_line(out, "^\\[(0,2|0|2)\\]: exited: signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
+	/* Killed by the launcher: gone, not stopped at its signal. */
+	EXPECT_TRUE(has_line(out, "^\\[(0,2|0|2)\\]: exited: signal SIG(TERM|KILL)$"))
+		TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[(0,2|0)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[1\\] +exited +signal SIGSEGV$")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_line(out, "^\\[(0,2|2)\\] +exited +signal SIG(TERM|KILL)$")) TH_LOG("%s", out);
@@ -290,7 +290,8 @@ TEST_F_TIMEOUT(jobs, mpich_rank_abort_stops_the_others, 300)
 	if (!have_mpich())
 		SKIP(return, "no mpiexec.hydra, or %s / %s not built (mpicc.mpich)",
 		     MPI_JOBS_MPICH, MPI_LIB_MPICH);
-	EXPECT_EQ(0, mpich_crash(_metadata, r, "abort")) TH_LOG("%s", r->buf);
+	EXPECT_EQ(0, crash_session(_metadata, r, true, "abort",
+				   "status\ngdb info signals SIGTERM\n[1] bt\n")) TH_LOG("%s", r->buf);
 	out = r->buf;
 	EXPECT_TRUE(has_line(out, "^\\[1\\]: stopped: signal SIGABRT, [^ ]+( at [^ ]+:[0-9]+)?$"))
 		TH_LOG("%s", out);
@@ -438,7 +439,7 @@ TEST_F_TIMEOUT(jobs, mpi_rank_exit_leaves_the_set, 300)
 	EXPECT_EQ(0, debug(&self->r, a)) TH_LOG("%s", self->r.buf);
 	unlink(path);
 	out = self->r.buf;
-	EXPECT_NE(NULL, strstr(out, "\nstopall: on (a faulting rank stops the others)\n"))
+	EXPECT_NE(NULL, strstr(out, "\nstopall: on (a rank's breakpoint or fault stops the others)\n"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\n[1]: exited: code 3\n"
 			       "stopping the other ranks [0,2] (stopall off leaves them running)\n"))
@@ -861,35 +862,6 @@ TEST_F_TIMEOUT(jobs, terminal_habits, 300)
 	tmux(&t, "send-keys -t s n Enter 'echo still here' Enter");
 	EXPECT_TRUE(screen_has(&t, "\nstill here", screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "send-keys -t s quit Enter y Enter");
-	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
-	tmux(&t, "kill-server");
-}
-
-/*
- * Without libreadline (its dlopen() made to fail by a preloaded shim, as
- * on a node that lacks it), the console says once that it has no line
- * editing and reads the terminal line by line: commands run as before.
- */
-TEST_F_TIMEOUT(jobs, terminal_without_readline, 180)
-{
-	char screen[65536];
-	struct term t;
-
-	if (system("tmux -V >/dev/null 2>&1"))
-		SKIP(return, "tmux is not installed");
-	ASSERT_EQ(0, access(NO_READLINE, R_OK));
-	snprintf(t.sock, sizeof(t.sock), "crdbg-test-%d", getpid());
-	ASSERT_EQ(0, tmux(&t, "new-session -d -s s -x 200 -y 50 "
-			  "'cd %s && LD_PRELOAD=%s/%s %s debug -n 1 %s; echo crdbg-ended $?; sleep 60'",
-			  getenv("PWD") ? getenv("PWD") : ".", getenv("PWD") ? getenv("PWD") : ".",
-			  NO_READLINE, CRDBG, DEBUG_PROG));
-	EXPECT_TRUE(screen_has(&t, "crdbg: no line editing (cannot load libreadline.so.8",
-			       screen, sizeof(screen))) TH_LOG("%s", screen);
-	tmux(&t, "send-keys -t s 'print 6*7' Enter");
-	EXPECT_TRUE(screen_has(&t, "6*7 = 42", screen, sizeof(screen))) TH_LOG("%s", screen);
-	tmux(&t, "send-keys -t s kill Enter");
-	EXPECT_TRUE(screen_has(&t, "exited: killed", screen, sizeof(screen))) TH_LOG("%s", screen);
-	tmux(&t, "send-keys -t s quit Enter");
 	EXPECT_TRUE(screen_has(&t, "crdbg-ended 0", screen, sizeof(screen))) TH_LOG("%s", screen);
 	tmux(&t, "kill-server");
 }

@@ -627,15 +627,16 @@ TEST_F_TIMEOUT(debug, mpir_gdb_killed_rank_lost, 240)
 	EXPECT_NE(NULL, strstr(r->buf, "[0,2]: exited: code 0\n")) TH_LOG("%s", r->buf);
 }
 
-/* crdbg attach to a running job through its mpirun. */
+/* crdbg attach to a running job through its mpirun, options before and after the pid. */
 TEST_F_TIMEOUT(debug, mpir_attach, 240)
 {
 	const char *job[] = { "/usr/bin/env", "mpirun", "--oversubscribe", "-n", "2",
 			      MPI_PROG, "spin", NULL };
 	struct run mpirun;
 	char pid[16];
-	const char *a[] = { "-ex", "checkpoint", "-ex", "print spinning",
-			    "-ex", "set var spinning = 0", "-ex", "continue", pid, NULL };
+	/* Options after the pid too, as most tools take them. */
+	const char *a[] = { "-ex", "checkpoint", pid, "-ex", "print spinning",
+			    "-ex", "set var spinning = 0", "-ex", "continue", NULL };
 	const char *argv[16] = { CRDBG, "attach" };
 	int n = 2;
 

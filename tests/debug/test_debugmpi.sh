@@ -7,7 +7,8 @@
 #   crdbg debug --preload libcrdbg.so --batch SCRIPT -- mpirun -n 2 ... mpi_debug
 #
 # one batch script breaks in compute() on both ranks, sets a breakpoint
-# in MPI_Barrier, checkpoints the job (mpirun and its ranks: one handle),
+# in MPI_Barrier, checkpoints the job (mpirun and its ranks: one handle,
+# a job checkpoint of one part, mpirun's tree),
 # lets rank 1 exit with code 3 (held in its exit), restarts the job and
 # continues to the end; the merged stacks, the rank argument, pc and sp
 # before the checkpoint, after it and after the restart must be
@@ -71,11 +72,16 @@ session script
 for i in 1 2 3; do part "$work/script.out" $i >"$work/s$i"; done
 has_compute() { grep -q 'compute' "$1" && grep -q '^\[0-1\]' "$1"; }
 one_handle() { [[ $(grep -c 'MPIR checkpoint handle) ' "$1") == 1 ]]; }
+# The handle is a job checkpoint of one part, mpirun's tree (its
+# manifest: part K NODE RANKS HANDLE SHA ...), holding both ranks.
 of_mpirun() {
-	local h
+	local h p
 	h=$(sed -n 's/.*MPIR checkpoint handle) //p' "$1" | head -n 1)
-	[[ -n $h ]] && "$build/crdbg" list --store "$CRDBG_STORE" | grep "^$h" | grep -Eq 'mpirun|orterun' &&
-		grep -qx "backend $freeze" "$CRDBG_STORE/$h/metadata"
+	[[ -n $h && -f $CRDBG_STORE/.jobs/$h ]] || return 1
+	[[ $(awk '$1 == "part"' "$CRDBG_STORE/.jobs/$h" | wc -l) == 1 ]] || return 1
+	p=$(awk '$1 == "part" && $4 == "0-1" { print $5 }' "$CRDBG_STORE/.jobs/$h")
+	[[ -n $p ]] && "$build/crdbg" list --store "$CRDBG_STORE" | grep "^$p" | grep -Eq 'mpirun|orterun' &&
+		grep -qx "backend $freeze" "$CRDBG_STORE/$p/metadata"
 }
 # The restarted job's output, once per rank, and every rank's exit 0.
 finished() {

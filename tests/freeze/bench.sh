@@ -19,9 +19,13 @@ if "$top/scripts/vm" --timeout 900 --results "$res" -- /bin/sh -c \
 	>"$res/vm.log" 2>&1 && [[ -s $res/bench.md ]]; then
 	cat "$res/bench.md"
 	echo
-	echo "Measured in a QEMU/TCG guest (scripts/vm), Debian's 6.1 kernel, crdbg.ko loaded."
-else
-	echo "_The guest run failed (scripts/vm: $(tail -n 1 "$res/vm.log" 2>/dev/null)); kmod is unavailable on the host, so these are host numbers without it._"
+	echo "Goal: none set; SIGSTOP and SIGCONT are the reference."
 	echo
+	echo "Measured in a QEMU/TCG guest (scripts/vm: 2 CPUs, 2048 MiB), Debian's 6.1 kernel, crdbg.ko loaded."
+else
 	"$bench" "$rounds"
+	echo
+	echo "Goal: none set; SIGSTOP and SIGCONT are the reference."
+	echo
+	echo "Measured on the host: the guest run failed (scripts/vm: $(tail -n 1 "$res/vm.log" 2>/dev/null)), and kmod cannot be loaded on the host."
 fi

@@ -97,7 +97,7 @@ static int one_round(int m, struct freeze_backend *b, pid_t pid, double *fz, dou
 			return -1;
 		}
 		t1 = now_us();
-		if (thaw_process(b, pid, err, sizeof(err)) < 0) {
+		if (freeze_thaw(b, pid, err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench: %s thaw: %s\n", method_name[m], err);
 			return -1;
 		}

@@ -176,7 +176,7 @@ FIXTURE_TEARDOWN(freeze)
 
 /* Query into self->q; asserts success and returns the thread count. */
 #define QUERY() ({ \
-	int n_ = query_process(self->b, self->pid, self->q, MAX_Q, self->err, \
+	int n_ = freeze_query(self->b, self->pid, self->q, MAX_Q, self->err, \
 			       sizeof(self->err)); \
 	ASSERT_GE(n_, 1) TH_LOG("query: %s", self->err); \
 	ASSERT_LE(n_, MAX_Q); \
@@ -290,7 +290,7 @@ TEST_F_TIMEOUT(freeze, drift_zero, 120)
 	}
 
 	pc2 = ft_kernel_pc(self->pid, spinner);
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
 	ASSERT_TRUE(advances(&self->sh->counter[0], c1));
 	(void)pc2;
@@ -380,7 +380,7 @@ TEST_F_TIMEOUT(freeze, drift_zero_gdb, 300)
 		}
 	}
 
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
 	ASSERT_TRUE(advances(&self->sh->counter[0], c1));
 }
@@ -427,7 +427,7 @@ TEST_F_TIMEOUT(freeze, many_threads, 180)
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(self->q[i].regs.ip, ft_kernel_pc(self->pid, self->q[i].tid));
 
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
 	for (i = 0; i < 60; i++)
 		ASSERT_TRUE(advances(&self->sh->counter[i], before[i])) TH_LOG("spinner %d", i);
@@ -465,7 +465,7 @@ TEST_F_TIMEOUT(freeze, created_during_freeze, 120)
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(self->q[i].regs.ip, ft_kernel_pc(self->pid, self->q[i].tid))
 			TH_LOG("tid %d", self->q[i].tid);
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
 	for (i = 0; i < 2000 && self->sh->spawn == spawned; i++)
 		ft_sleep_ms(10);
@@ -686,7 +686,7 @@ TEST_F_TIMEOUT(freeze, criu_dump, 300)
 		ASSERT_EQ(c[i], self->sh->counter[i]) TH_LOG("spinner %d ran after the dump", i);
 
 	ASSERT_EQ(0, freeze_backend_open(variant->kind, &self->b, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
 	for (i = 0; i < 3; i++)
 		ASSERT_TRUE(advances(&self->sh->counter[i], c[i]));
@@ -733,7 +733,7 @@ TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 180)
 		if ((long)self->q[i].regs.orig_ax == SYS_clock_nanosleep &&
 		    (long)self->q[i].regs.ax == -516)
 			in_sleep = true;
-	ASSERT_EQ(0, push_hook(self->b, self->pid, 0, tramp, (uint64_t)hs,
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, 0, tramp, (uint64_t)hs,
 			       self->err, sizeof(self->err))) TH_LOG("push_hook: %s", self->err);
 	ASSERT_EQ(n, QUERY());
 	for (i = 0; i < n; i++)
@@ -743,7 +743,7 @@ TEST_F_TIMEOUT(freeze, push_hook_roundtrip, 180)
 	for (k = 0; k < HC_THREADS; k++)
 		before[k] = hs->slot[k].count;
 
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)))
 		TH_LOG("thaw: %s", self->err);
 	/* both run the hooks after thaw, as the threads leave their park */
 	for (i = 0; i < 3000 && hs->nr_hooks < n; i++)
@@ -859,7 +859,7 @@ TEST(backend_selection)
 	/* argument checks happen before any backend sees the call */
 	ASSERT_EQ(-EINVAL, freeze_process(b, 0, 0, err, sizeof(err)));
 	ASSERT_EQ(-EINVAL, freeze_process(b, getpid(), 0x80, err, sizeof(err)));
-	ASSERT_EQ(-EINVAL, push_hook(b, 1, 0, 0, 0, NULL, 0));
+	ASSERT_EQ(-EINVAL, freeze_push_hook(b, 1, 0, 0, 0, NULL, 0));
 	freeze_backend_close(b);
 }
 

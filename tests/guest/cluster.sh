@@ -6,3 +6,7 @@
 # SlurmdParameters=config_overrides has slurmd take that as it is.
 # vm-time: 82
 run_tap test_cluster env CRDBG_BUILD="$CRDBG_BUILD" "$CRDBG_TOP/tests/cluster/test_cluster.sh"
+# --preload reaches the ranks only, mpirun in salloc and srun
+# (tests/cluster/test_preload_cluster.sh; two sessions on two nodes).
+CRDBG_TEST_TIMEOUT=1500 run_tap preload-cluster \
+	env CRDBG_BUILD="$CRDBG_BUILD" "$CRDBG_TOP/tests/cluster/test_preload_cluster.sh"

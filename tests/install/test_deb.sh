@@ -31,13 +31,17 @@ rm -f /tmp/crdbg-lintian.$$
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 has() { echo "$files" | grep -qx "./$1"; }
 check "crdbg holds crdbg, the SDM servers, libcrdbg, its header, man pages, completion" \
-	eval 'has usr/bin/crdbg && has usr/libexec/crdbg/sdm-master && has usr/libexec/crdbg/crdbg-server &&
+	eval 'has usr/bin/crdbg && has usr/libexec/crdbg/sdm-master && has usr/libexec/crdbg/crdbg-server && has usr/libexec/crdbg/crdbg-part &&
 	      has usr/lib/x86_64-linux-gnu/libcrdbg.so.0 && has usr/lib/x86_64-linux-gnu/libcrdbg.so &&
 	      has usr/include/crdbg/mpir.h && has usr/share/man/man1/crdbg.1.gz &&
 	      has usr/share/man/man3/libcrdbg.3.gz && has usr/share/bash-completion/completions/crdbg'
+check "crdbg holds crdbgd, its systemd units and a postinst that makes the seal key" \
+	eval 'has usr/libexec/crdbg/crdbgd && has lib/systemd/system/crdbgd.socket &&
+	      has lib/systemd/system/crdbgd.service &&
+	      dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./postinst | grep -q /etc/crdbg/seal.key'
 depends=$(dpkg-deb -f "$deb" Depends)
-check "crdbg depends on criu, gdb and the libraries it loads on first use ($depends)" \
-	eval '(for dep in criu gdb libssl3 libreadline8; do echo "$depends" | grep -qw -- "$dep" || exit 1; done)'
+check "crdbg depends on criu, gdb and the libraries it links ($depends)" \
+	eval '(for dep in criu gdb libssl3 libreadline8 libnl-genl-3-200; do echo "$depends" | grep -qw -- "$dep" || exit 1; done)'
 version=$(dpkg-deb -f "$dkmsdeb" Version)
 files=$(dpkg-deb -c "$dkmsdeb" | awk '{ print $6 }')
 check "crdbg-dkms holds /usr/src/crdbg-$version with dkms.conf, the module source and crdbg.ko(4)" \

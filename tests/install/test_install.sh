@@ -28,8 +28,13 @@ expect_file() { # MODE PATH
 	[[ -f $2 && $(stat -c %a "$2") == "$1" ]]
 }
 check "crdbg in PREFIX/bin, mode 755" expect_file 755 "$p/bin/crdbg"
-check "sdm-master and crdbg-server in PREFIX/libexec/crdbg" \
-	eval 'expect_file 755 "$p/libexec/crdbg/sdm-master" && expect_file 755 "$p/libexec/crdbg/crdbg-server"'
+check "sdm-master, crdbg-server and crdbg-part in PREFIX/libexec/crdbg" \
+	eval 'expect_file 755 "$p/libexec/crdbg/sdm-master" && expect_file 755 "$p/libexec/crdbg/crdbg-server" &&
+	      expect_file 755 "$p/libexec/crdbg/crdbg-part"'
+check "crdbgd in PREFIX/libexec/crdbg, its socket and service units in PREFIX/lib/systemd/system" \
+	eval 'expect_file 755 "$p/libexec/crdbg/crdbgd" && expect_file 644 "$p/lib/systemd/system/crdbgd.socket" &&
+	      grep -qx "ExecStart=/usr/local/libexec/crdbg/crdbgd" "$p/lib/systemd/system/crdbgd.service" &&
+	      grep -qx "ListenSequentialPacket=/run/crdbg/crdbgd.sock" "$p/lib/systemd/system/crdbgd.socket"'
 check "libcrdbg.so.0 in PREFIX/lib with the libcrdbg.so link" \
 	eval 'expect_file 644 "$p/lib/libcrdbg.so.0" && [[ $(readlink "$p/lib/libcrdbg.so") == libcrdbg.so.0 ]]'
 check "libcrdbg's soname is libcrdbg.so.0" \

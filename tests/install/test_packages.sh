@@ -49,6 +49,8 @@ dpkg -i "$dkmsdeb" "$deb" "$mpideb" >"$work/dpkg.log" 2>&1
 rc=$?
 check "dpkg -i crdbg-dkms crdbg crdbg-mpi-mpich succeeds (dependencies present)" test $rc = 0
 [ $rc = 0 ] || diag "$work/dpkg.log"
+check "the postinst made the node's seal key: 32 bytes, root's, mode 600" \
+	eval '[[ $(stat -c "%s %u %a" /etc/crdbg/seal.key 2>/dev/null) == "32 0 600" ]]'
 check "DKMS built and installed crdbg $version for the guest kernel $kver" \
 	eval 'dkms status crdbg | grep -q "^crdbg/$version, $kver, [^:]*: installed"'
 dkms status crdbg | sed 's/^/# /'
@@ -175,7 +177,7 @@ check "dpkg -P crdbg-mpi-mpich crdbg crdbg-dkms succeeds, and DKMS removed the m
 [ $rc = 0 ] || diag "$work/purge.log"
 left=$(while read -r f; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done <"$work/shipped")
 left+=$(ls -d /var/lib/dkms/crdbg /usr/src/crdbg-* /usr/libexec/crdbg /usr/include/crdbg \
-	/usr/lib/*/crdbg 2>/dev/null)
+	/usr/lib/*/crdbg /etc/crdbg 2>/dev/null)
 check "purged: no file any package shipped or DKMS built is left" \
 	eval '[ -z "$left" ] && ! dpkg -s crdbg >/dev/null 2>&1 && ! dpkg -s crdbg-dkms >/dev/null 2>&1 &&
 	      ! dpkg -s crdbg-mpi-mpich >/dev/null 2>&1'

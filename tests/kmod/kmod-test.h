@@ -25,7 +25,7 @@
 #include <linux/crdbg.h>
 
 #include <crdbg/freeze.h>
-#include <crdbg/genl.h>
+#include <crdbg/nl.h>
 
 #include "kselftest_harness.h"
 
@@ -160,29 +160,28 @@ struct kt_status {
 	unsigned int nr_frozen;
 };
 
-static int kt_parse_status(const struct nlattr *const *attrs, void *arg)
+static int kt_parse_status(struct nlattr **attrs, void *arg)
 {
 	struct kt_status *st = arg;
 
 	if (!attrs[CRDBG_A_VERSION] || !attrs[CRDBG_A_NR_FROZEN])
 		return -EPROTO;
-	snprintf(st->version, sizeof(st->version), "%s", crdbg_nla_string(attrs[CRDBG_A_VERSION]));
-	st->nr_frozen = crdbg_nla_u32(attrs[CRDBG_A_NR_FROZEN]);
+	snprintf(st->version, sizeof(st->version), "%s", nla_get_string(attrs[CRDBG_A_VERSION]));
+	st->nr_frozen = nla_get_u32(attrs[CRDBG_A_NR_FROZEN]);
 	return 0;
 }
 
 static inline int kt_status(struct kt_status *st, char *err, size_t len)
 {
-	struct crdbg_nla_request r;
-	struct crdbg_genl g;
+	struct crdbg_nl nl;
 	int ret;
 
-	ret = crdbg_genl_open(&g, err, len);
+	ret = crdbg_nl_open(&nl, err, len);
 	if (ret < 0)
 		return ret;
-	crdbg_genl_request(&r, &g, CRDBG_CMD_GET_STATUS, 0);
-	ret = crdbg_genl_transact(&g, &r, kt_parse_status, st, err, len);
-	crdbg_genl_close(&g);
+	ret = crdbg_nl_transact(&nl, crdbg_nl_request(&nl, CRDBG_CMD_GET_STATUS, 0),
+				kt_parse_status, st, err, len);
+	crdbg_nl_close(&nl);
 	return ret;
 }
 

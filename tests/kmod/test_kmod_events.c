@@ -26,7 +26,7 @@ static int next_event(int fd, struct event *ev)
 	for (;;) {
 		while (off < len) {
 			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
-			const struct nlattr *tb[CRDBG_A_MAX + 1];
+			struct nlattr *tb[CRDBG_A_MAX + 1];
 
 			if (!NLMSG_OK(h, len - off)) {
 				off = len;
@@ -36,12 +36,12 @@ static int next_event(int fd, struct event *ev)
 			if (h->nlmsg_type < NLMSG_MIN_TYPE ||
 			    ((struct genlmsghdr *)NLMSG_DATA(h))->cmd != CRDBG_CMD_EVENT)
 				continue;
-			if (crdbg_genl_parse_message(h, h->nlmsg_len, tb) || !tb[CRDBG_A_EVENT] ||
+			if (crdbg_nl_parse_message(h, h->nlmsg_len, tb) || !tb[CRDBG_A_EVENT] ||
 			    !tb[CRDBG_A_PID])
 				return -EPROTO;
-			ev->type = crdbg_nla_u32(tb[CRDBG_A_EVENT]);
-			ev->pid = (pid_t)crdbg_nla_u32(tb[CRDBG_A_PID]);
-			ev->tid = tb[CRDBG_A_TID] ? (pid_t)crdbg_nla_u32(tb[CRDBG_A_TID]) : 0;
+			ev->type = nla_get_u32(tb[CRDBG_A_EVENT]);
+			ev->pid = (pid_t)nla_get_u32(tb[CRDBG_A_PID]);
+			ev->tid = tb[CRDBG_A_TID] ? (pid_t)nla_get_u32(tb[CRDBG_A_TID]) : 0;
 			return 0;
 		}
 		len = (int)recv(fd, buf, sizeof(buf), 0);
@@ -85,7 +85,7 @@ static int expect_event(int fd, uint32_t type, pid_t pid, pid_t *tid)
 }
 
 FIXTURE(events) {
-	struct crdbg_genl g;
+	struct crdbg_nl g;
 	struct freeze_backend *b;
 	struct kt_shared *sh;
 	pid_t pid;
@@ -101,11 +101,11 @@ FIXTURE_SETUP(events)
 	ASSERT_NE(NULL, self->sh);
 	self->pid = kt_spawn_spinner(self->sh, 1);
 	ASSERT_LT(0, self->pid);
-	if (crdbg_genl_open(&self->g, self->err, sizeof(self->err)) == -ENOENT)
+	if (crdbg_nl_open(&self->g, self->err, sizeof(self->err)) == -ENOENT)
 		SKIP(return, "crdbg.ko is not loaded");
-	ASSERT_EQ(0, crdbg_genl_subscribe_events(&self->g, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, crdbg_nl_subscribe_events(&self->g, self->err, sizeof(self->err)))
 		TH_LOG("%s", self->err);
-	self->fd = self->g.fd;
+	self->fd = crdbg_nl_fd(&self->g);
 	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	ASSERT_EQ(0, kt_open(&self->b, self->err, sizeof(self->err)));
 }
@@ -114,7 +114,7 @@ FIXTURE_TEARDOWN(events)
 {
 	kt_kill(self->pid);
 	freeze_backend_close(self->b);
-	crdbg_genl_close(&self->g);
+	crdbg_nl_close(&self->g);
 }
 
 TEST_F(events, frozen_thawed_hook_exited)
@@ -123,10 +123,10 @@ TEST_F(events, frozen_thawed_hook_exited)
 
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
-	ASSERT_EQ(0, push_hook(self->b, self->pid, self->sh->tids[0],
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, self->sh->tids[0],
 			       (uint64_t)(uintptr_t)crdbg_hook_trampoline, 0, self->err,
 			       sizeof(self->err)));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_THAWED, self->pid, NULL));
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_HOOK_RAN, self->pid, &tid));
 	EXPECT_EQ(self->sh->tids[0], tid);
@@ -162,11 +162,11 @@ static int become_nobody(void)
 }
 
 /* Join the events group on a socket of this process's network namespace. */
-static int join_events(struct crdbg_genl *g, char *err, size_t len)
+static int join_events(struct crdbg_nl *g, char *err, size_t len)
 {
-	int rc = crdbg_genl_open(g, err, len);
+	int rc = crdbg_nl_open(g, err, len);
 
-	return rc ? rc : crdbg_genl_subscribe_events(g, err, len);
+	return rc ? rc : crdbg_nl_subscribe_events(g, err, len);
 }
 
 /*
@@ -196,7 +196,7 @@ TEST_F(events, unprivileged_listener_is_refused)
 
 	ASSERT_LE(0, child);
 	if (child == 0) {
-		struct crdbg_genl g;
+		struct crdbg_nl g;
 
 		if (become_nobody())
 			_exit(3);
@@ -229,7 +229,7 @@ TEST_F(events, other_netns_listener_gets_nothing)
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0) {
-		struct crdbg_genl g;
+		struct crdbg_nl g;
 		char err[256], buf[4096];
 
 		close(go[1]);
@@ -240,7 +240,7 @@ TEST_F(events, other_netns_listener_gets_nothing)
 			_exit(3);
 		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(5);
-		_exit(crdbg_message_queued(g.fd, g.family, buf,
+		_exit(crdbg_message_queued(crdbg_nl_fd(&g), g.family, buf,
 					   sizeof(buf)) ? 1 : 0);
 	}
 	close(go[0]);
@@ -254,7 +254,7 @@ TEST_F(events, other_netns_listener_gets_nothing)
 	}
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_FROZEN, self->pid, NULL));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	EXPECT_EQ(0, expect_event(self->fd, CRDBG_EVENT_THAWED, self->pid, NULL));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
@@ -269,16 +269,16 @@ struct listing {
 	int n;
 };
 
-static int parse_listing(const struct nlattr *const *attrs, void *arg)
+static int parse_listing(struct nlattr **attrs, void *arg)
 {
 	struct listing *l = arg;
 
 	if (!attrs[CRDBG_A_PID] || !attrs[CRDBG_A_FLAGS] || !attrs[CRDBG_A_OWNER_PORTID])
 		return -EPROTO;
 	if (l->n < 8) {
-		l->pid[l->n] = (pid_t)crdbg_nla_u32(attrs[CRDBG_A_PID]);
-		l->flags[l->n] = crdbg_nla_u32(attrs[CRDBG_A_FLAGS]);
-		l->owner[l->n] = crdbg_nla_u32(attrs[CRDBG_A_OWNER_PORTID]);
+		l->pid[l->n] = (pid_t)nla_get_u32(attrs[CRDBG_A_PID]);
+		l->flags[l->n] = nla_get_u32(attrs[CRDBG_A_FLAGS]);
+		l->owner[l->n] = nla_get_u32(attrs[CRDBG_A_OWNER_PORTID]);
 	}
 	l->n++;
 	return 0;
@@ -288,8 +288,7 @@ TEST_F(events, query_dump_lists_frozen)
 {
 	struct kt_shared *sh2 = kt_shared_new();
 	struct listing l = { .n = 0 };
-	struct crdbg_nla_request r;
-	struct crdbg_genl g;
+	struct crdbg_nl g;
 	pid_t pid2;
 	int i, seen = 0;
 
@@ -298,11 +297,11 @@ TEST_F(events, query_dump_lists_frozen)
 	ASSERT_LT(0, pid2);
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, freeze_process(self->b, pid2, FREEZE_F_PERSIST, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, crdbg_genl_open(&g, self->err, sizeof(self->err)));
-	crdbg_genl_request(&r, &g, CRDBG_CMD_QUERY, NLM_F_DUMP);
-	ASSERT_EQ(0, crdbg_genl_transact(&g, &r, parse_listing, &l, self->err, sizeof(self->err)))
+	ASSERT_EQ(0, crdbg_nl_open(&g, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, crdbg_nl_transact(&g, crdbg_nl_request(&g, CRDBG_CMD_QUERY, NLM_F_DUMP),
+				       parse_listing, &l, self->err, sizeof(self->err)))
 		TH_LOG("%s", self->err);
-	crdbg_genl_close(&g);
+	crdbg_nl_close(&g);
 	for (i = 0; i < l.n && i < 8; i++) {
 		if (l.pid[i] == self->pid) {
 			seen |= 1;
@@ -315,7 +314,7 @@ TEST_F(events, query_dump_lists_frozen)
 		}
 	}
 	EXPECT_EQ(3, seen);
-	EXPECT_EQ(0, thaw_process(self->b, pid2, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, freeze_thaw(self->b, pid2, self->err, sizeof(self->err)));
 	kt_kill(pid2);
 }
 

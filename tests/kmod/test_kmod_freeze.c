@@ -64,7 +64,7 @@ TEST_F(frozen, status_counts_frozen)
 		TH_LOG("%s", self->err);
 	ASSERT_EQ(0, kt_status(&st, self->err, sizeof(self->err)));
 	EXPECT_EQ(1, st.nr_frozen);
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, kt_status(&st, self->err, sizeof(self->err)));
 	EXPECT_EQ(0, st.nr_frozen);
 }
@@ -78,13 +78,13 @@ TEST_F(frozen, drift_zero_and_thaw)
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
 		TH_LOG("%s", self->err);
 	a = kt_sum(self->sh, NTHREADS);
-	n = query_process(self->b, self->pid, t1, NTHREADS + 4, self->err, sizeof(self->err));
+	n = freeze_query(self->b, self->pid, t1, NTHREADS + 4, self->err, sizeof(self->err));
 	ASSERT_EQ(NTHREADS + 1, n) TH_LOG("%s", self->err);
 	EXPECT_TRUE(all_frozen(t1, n));
 	kt_msleep(300);
 	b = kt_sum(self->sh, NTHREADS);
 	EXPECT_EQ(a, b);
-	ASSERT_EQ(n, query_process(self->b, self->pid, t2, NTHREADS + 4, self->err,
+	ASSERT_EQ(n, freeze_query(self->b, self->pid, t2, NTHREADS + 4, self->err,
 				   sizeof(self->err)));
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(t1[i].tid, t2[i].tid);
@@ -92,14 +92,14 @@ TEST_F(frozen, drift_zero_and_thaw)
 		EXPECT_EQ(t1[i].regs.sp, t2[i].regs.sp);
 		EXPECT_NE(0, t1[i].regs.ip);
 	}
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	kt_msleep(100);
 	EXPECT_LT(b, kt_sum(self->sh, NTHREADS));
 }
 
 TEST_F(frozen, double_freeze_and_bad_thaw)
 {
-	EXPECT_EQ(-ENOENT, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	EXPECT_EQ(-ENOENT, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "not frozen")) TH_LOG("extack: %s", self->err);
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
 	EXPECT_EQ(-EALREADY, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
@@ -107,7 +107,7 @@ TEST_F(frozen, double_freeze_and_bad_thaw)
 	EXPECT_EQ(-ESRCH, freeze_process(self->b, self->sh->tids[0], 0, self->err,
 					 sizeof(self->err)));
 	EXPECT_EQ(-EDEADLK, freeze_process(self->b, getpid(), 0, self->err, sizeof(self->err)));
-	EXPECT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 }
 
 /* A tracer attaches (SIGSTOP via PTRACE_ATTACH), inspects and detaches. */
@@ -120,7 +120,7 @@ TEST_F(frozen, ptrace_attach_detach_keeps_frozen)
 	int st, n, i;
 
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
-	n = query_process(self->b, self->pid, t, NTHREADS + 4, self->err, sizeof(self->err));
+	n = freeze_query(self->b, self->pid, t, NTHREADS + 4, self->err, sizeof(self->err));
 	ASSERT_EQ(NTHREADS + 1, n);
 	a = kt_sum(self->sh, NTHREADS);
 
@@ -149,10 +149,10 @@ TEST_F(frozen, ptrace_attach_detach_keeps_frozen)
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, tid, 0, 0));
 	kt_msleep(300);
 	EXPECT_EQ(a, kt_sum(self->sh, NTHREADS));
-	n = query_process(self->b, self->pid, t, NTHREADS + 4, self->err, sizeof(self->err));
+	n = freeze_query(self->b, self->pid, t, NTHREADS + 4, self->err, sizeof(self->err));
 	EXPECT_TRUE(all_frozen(t, n));
 
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	kt_msleep(100);
 	EXPECT_LT(a, kt_sum(self->sh, NTHREADS));
 }
@@ -174,7 +174,7 @@ TEST_F(frozen, freeze_under_tracer_then_detach)
 	a = kt_sum(self->sh, NTHREADS);
 	kt_msleep(300);
 	EXPECT_EQ(a, kt_sum(self->sh, NTHREADS));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	kt_msleep(100);
 	EXPECT_LT(a, kt_sum(self->sh, NTHREADS));
 }
@@ -195,7 +195,7 @@ TEST_F(frozen, sigstop_sigcont_stay_frozen)
 	EXPECT_EQ(a, kt_sum(self->sh, NTHREADS));
 	ASSERT_EQ(0, kill(self->pid, SIGSTOP));	/* stays pending while frozen */
 	ASSERT_EQ(0, kill(self->pid, SIGCONT));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	kt_msleep(100);
 	EXPECT_LT(a, kt_sum(self->sh, NTHREADS));
 }
@@ -228,9 +228,9 @@ TEST_F(frozen, persist_survives_close)
 	kt_msleep(200);
 	EXPECT_EQ(a, kt_sum(self->sh, NTHREADS));
 	ASSERT_EQ(0, kt_open(&b2, self->err, sizeof(self->err)));
-	EXPECT_EQ(NTHREADS + 1, query_process(b2, self->pid, t, NTHREADS + 4, self->err,
+	EXPECT_EQ(NTHREADS + 1, freeze_query(b2, self->pid, t, NTHREADS + 4, self->err,
 					      sizeof(self->err)));
-	EXPECT_EQ(0, thaw_process(b2, self->pid, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, freeze_thaw(b2, self->pid, self->err, sizeof(self->err)));
 	freeze_backend_close(b2);
 	kt_msleep(100);
 	EXPECT_LT(a, kt_sum(self->sh, NTHREADS));
@@ -281,7 +281,7 @@ TEST_F(frozen, exec_while_frozen)
 	tid = self->sh->tids[0];
 
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, push_hook(self->b, self->pid, 0, (uint64_t)(uintptr_t)crdbg_hook_trampoline,
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, 0, (uint64_t)(uintptr_t)crdbg_hook_trampoline,
 			       1, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, tid, 0, 0));
 	ASSERT_EQ(0, ptrace(PTRACE_INTERRUPT, tid, 0, 0));
@@ -304,7 +304,7 @@ TEST_F(frozen, exec_while_frozen)
 	drain(fds[0]);
 	kt_msleep(300);
 	EXPECT_EQ(0, drain(fds[0]));	/* the new image is frozen */
-	n = query_process(self->b, self->pid, t, NTHREADS + 4, self->err, sizeof(self->err));
+	n = freeze_query(self->b, self->pid, t, NTHREADS + 4, self->err, sizeof(self->err));
 	ASSERT_LE(1, n) TH_LOG("%s", self->err);
 	for (i = 0; i < n; i++) {
 		EXPECT_NE(FREEZE_THREAD_HOOK_PENDING, t[i].state);
@@ -315,7 +315,7 @@ TEST_F(frozen, exec_while_frozen)
 		}
 	}
 	EXPECT_EQ(1, live);
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	for (i = 0; i < 5000 && !drain(fds[0]); i++)
 		kt_msleep(2);
 	EXPECT_GT(5000, i) TH_LOG("the shell did not resume after thaw");
@@ -394,7 +394,7 @@ TEST(blocked_threads)
 	 * that happens: each must still park, in a few seconds at most.
 	 */
 	for (int tries = 0; tries < 500; tries++) {
-		n = query_process(b, pid, t, 8, err, sizeof(err));
+		n = freeze_query(b, pid, t, 8, err, sizeof(err));
 		ASSERT_EQ(3, n) TH_LOG("%s", err);
 		if (all_frozen(t, n))
 			break;
@@ -402,7 +402,7 @@ TEST(blocked_threads)
 	}
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(FREEZE_THREAD_FROZEN, t[i].state) TH_LOG("tid %d", t[i].tid);
-	EXPECT_EQ(0, thaw_process(b, pid, err, sizeof(err)));
+	EXPECT_EQ(0, freeze_thaw(b, pid, err, sizeof(err)));
 	kt_msleep(50);
 	EXPECT_EQ(0, waitpid(pid, NULL, WNOHANG));	/* still sleeping, not EINTR'd out */
 	kt_kill(pid);
@@ -478,12 +478,12 @@ TEST(threads_created_while_freezing)
 		a = sh->created;
 		kt_msleep(100);
 		EXPECT_EQ(a, sh->created);
-		n = query_process(b, pid, t, KT_MAX_THREADS, err, sizeof(err));
+		n = freeze_query(b, pid, t, KT_MAX_THREADS, err, sizeof(err));
 		ASSERT_LT(0, n);
 		ASSERT_GE(KT_MAX_THREADS, n);
 		live = every_task_frozen(pid, t, n);
 		EXPECT_LT(0, live);
-		ASSERT_EQ(0, thaw_process(b, pid, err, sizeof(err)));
+		ASSERT_EQ(0, freeze_thaw(b, pid, err, sizeof(err)));
 		kt_msleep(20);
 	}
 	/* thawed, it creates threads again (on a loaded machine not within 20 ms) */

@@ -131,7 +131,7 @@ FIXTURE(fuzz) {
 
 FIXTURE_SETUP(fuzz)
 {
-	struct crdbg_genl g;
+	struct crdbg_nl g;
 	char err[256];
 	int one = 1;
 
@@ -142,10 +142,10 @@ FIXTURE_SETUP(fuzz)
 			pause();
 	}
 	ASSERT_LT(0, self->f.dummy);
-	if (crdbg_genl_open(&g, err, sizeof(err)) == -ENOENT)
+	if (crdbg_nl_open(&g, err, sizeof(err)) == -ENOENT)
 		SKIP(return, "crdbg.ko is not loaded");
 	self->f.family = g.family;
-	crdbg_genl_close(&g);
+	crdbg_nl_close(&g);
 	self->f.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	ASSERT_LE(0, self->f.fd);
 	setsockopt(self->f.fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));

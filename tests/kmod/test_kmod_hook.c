@@ -7,9 +7,11 @@
  * loop is released and every value is compared. Also: the hook runs
  * exactly once per thread with the pushed argument, an interrupted
  * nanosleep completes its full duration, a single-thread push hooks only
- * that thread, and bad requests are refused.
+ * that thread, a hook that closes its return fd comes back exact through
+ * the trampoline's user-space return, and bad requests are refused.
  */
 #include <cpuid.h>
+#include <fcntl.h>
 
 #define KT_OWN_HOOK_ENTRY
 #include "kmod-test.h"
@@ -17,6 +19,7 @@
 #define NCANARY 4
 #define SLEEP_NS 2000000000LL
 #define HOOK_ARG 0xfeedf00dcafe1234ULL
+#define HOOK_ARG_CLOSE 0xc105efdULL	/* the hook closes its return fd */
 
 struct hk_regs {
 	uint64_t gpr[16];	/* r15 r14 r13 r12 r11 r10 r9 r8 rbp rdi rsi rdx rcx rbx rax rflags */
@@ -41,6 +44,7 @@ struct hk_shared {
 	volatile int done[NCANARY];
 	volatile long sleep_ret;
 	volatile long long sleep_ns;
+	volatile int closed_fd;		/* the return fd the hook closed, -1: none found */
 };
 
 static struct hk_shared *sh;
@@ -100,6 +104,38 @@ __asm__(
 "	ret\n"
 ".size hk_canary, .-hk_canary\n");
 
+/*
+ * Close the fd that is a "[crdbg-hook]" file (the hook's return fd);
+ * raw system calls only, as other threads may hold libc's locks.
+ */
+static int close_return_fd(void)
+{
+	char buf[1024], link[64], path[32];
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY), n, off, fd, found = -1;
+
+	if (dir < 0)
+		return -1;
+	while (found < 0 && (n = (int)syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n && found < 0;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			ssize_t len;
+
+			off += d->d_reclen;
+			fd = atoi(d->d_name);
+			if (d->d_name[0] == '.' || fd == dir)
+				continue;
+			snprintf(path, sizeof(path), "%d", fd);
+			len = readlinkat(dir, path, link, sizeof(link) - 1);
+			if (len > 0 && (link[len] = 0, !strcmp(link, "anon_inode:[crdbg-hook]")))
+				found = fd;
+		}
+	}
+	close(dir);
+	if (found >= 0)
+		close(found);
+	return found;
+}
+
 /* The test's hook: count, remember who and with what, clobber everything. */
 void crdbg_hook_entry(uint64_t arg)
 {
@@ -110,6 +146,8 @@ void crdbg_hook_entry(uint64_t arg)
 		sh->hook_tid[i] = (int)syscall(SYS_gettid);
 		sh->hook_arg[i] = arg;
 	}
+	if (arg == HOOK_ARG_CLOSE)
+		sh->closed_fd = close_return_fd();
 	__asm__ volatile(
 		"vpcmpeqb %%ymm0, %%ymm0, %%ymm0\n vpcmpeqb %%ymm1, %%ymm1, %%ymm1\n"
 		"vpcmpeqb %%ymm2, %%ymm2, %%ymm2\n vpcmpeqb %%ymm3, %%ymm3, %%ymm3\n"
@@ -280,13 +318,13 @@ TEST_F_TIMEOUT(hook, every_thread_once_state_exact, 60)
 
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)))
 		TH_LOG("%s", self->err);
-	ASSERT_EQ(0, push_hook(self->b, self->pid, 0, (uint64_t)(uintptr_t)crdbg_hook_trampoline,
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, 0, (uint64_t)(uintptr_t)crdbg_hook_trampoline,
 			       HOOK_ARG, self->err, sizeof(self->err))) TH_LOG("%s", self->err);
-	EXPECT_EQ(-EBUSY, push_hook(self->b, self->pid, 0,
+	EXPECT_EQ(-EBUSY, freeze_push_hook(self->b, self->pid, 0,
 				    (uint64_t)(uintptr_t)crdbg_hook_trampoline, 1, self->err,
 				    sizeof(self->err)));
 	EXPECT_EQ(0, sh->hook_calls);	/* hooks run at thaw, not before */
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	ASSERT_EQ(nthreads, wait_hooks(nthreads));
 	kt_msleep(200);
 	EXPECT_EQ(nthreads, sh->hook_calls);
@@ -312,10 +350,10 @@ TEST_F_TIMEOUT(hook, every_thread_once_state_exact, 60)
 TEST_F_TIMEOUT(hook, one_thread_only, 60)
 {
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, push_hook(self->b, self->pid, sh->tids[1],
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, sh->tids[1],
 			       (uint64_t)(uintptr_t)crdbg_hook_trampoline, 7, self->err,
 			       sizeof(self->err))) TH_LOG("%s", self->err);
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	ASSERT_EQ(1, wait_hooks(1));
 	kt_msleep(300);
 	EXPECT_EQ(1, sh->hook_calls);
@@ -326,20 +364,38 @@ TEST_F_TIMEOUT(hook, one_thread_only, 60)
 	EXPECT_EQ(0, sh->mismatch[1]);
 }
 
+TEST_F_TIMEOUT(hook, return_fd_closed_falls_back, 60)
+{
+	sh->closed_fd = -2;
+	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, sh->tids[2],
+			       (uint64_t)(uintptr_t)crdbg_hook_trampoline, HOOK_ARG_CLOSE,
+			       self->err, sizeof(self->err))) TH_LOG("%s", self->err);
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(1, wait_hooks(1));
+	kt_msleep(300);
+	EXPECT_EQ(1, sh->hook_calls);
+	EXPECT_LE(0, sh->closed_fd) TH_LOG("the hook found no [crdbg-hook] fd");
+	EXPECT_EQ(0, finish(self->pid));
+	self->pid = 0;
+	EXPECT_EQ(1, sh->done[2]);
+	EXPECT_EQ(0, sh->mismatch[2]) TH_LOG("mismatch mask 0x%x", sh->mismatch[2]);
+}
+
 TEST_F(hook, bad_requests)
 {
 	uint64_t tramp = (uint64_t)(uintptr_t)crdbg_hook_trampoline;
 
-	EXPECT_EQ(-ENOENT, push_hook(self->b, self->pid, 0, tramp, 0, self->err,
+	EXPECT_EQ(-ENOENT, freeze_push_hook(self->b, self->pid, 0, tramp, 0, self->err,
 				     sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "not frozen")) TH_LOG("%s", self->err);
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
-	EXPECT_EQ(-EINVAL, push_hook(self->b, self->pid, 0, 0xffffffff81000000ULL, 0, self->err,
+	EXPECT_EQ(-EINVAL, freeze_push_hook(self->b, self->pid, 0, 0xffffffff81000000ULL, 0, self->err,
 				     sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "user address")) TH_LOG("%s", self->err);
-	EXPECT_EQ(-ESRCH, push_hook(self->b, self->pid, getpid(), tramp, 0, self->err,
+	EXPECT_EQ(-ESRCH, freeze_push_hook(self->b, self->pid, getpid(), tramp, 0, self->err,
 				    sizeof(self->err)));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	kt_msleep(100);
 	EXPECT_EQ(0, sh->hook_calls);
 	EXPECT_EQ(0, finish(self->pid));

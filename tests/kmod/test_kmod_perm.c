@@ -44,11 +44,11 @@ static int try_everything(pid_t target, pid_t frozen)
 		return 2;
 	if (!strstr(err, "not allowed"))
 		return 3;
-	if (query_process(b, frozen, t, 4, err, sizeof(err)) != -EPERM)
+	if (freeze_query(b, frozen, t, 4, err, sizeof(err)) != -EPERM)
 		return 4;
-	if (push_hook(b, frozen, 0, 0x1000, 0, err, sizeof(err)) != -EPERM)
+	if (freeze_push_hook(b, frozen, 0, 0x1000, 0, err, sizeof(err)) != -EPERM)
 		return 5;
-	if (thaw_process(b, frozen, err, sizeof(err)) != -EPERM)
+	if (freeze_thaw(b, frozen, err, sizeof(err)) != -EPERM)
 		return 6;
 	freeze_backend_close(b);
 	return 0;
@@ -66,9 +66,9 @@ static int freeze_ok(pid_t target, pid_t unused)
 		return 1;
 	if (freeze_process(b, target, 0, err, sizeof(err)))
 		return 2;
-	if (query_process(b, target, t, 4, err, sizeof(err)) != 2)
+	if (freeze_query(b, target, t, 4, err, sizeof(err)) != 2)
 		return 3;
-	if (thaw_process(b, target, err, sizeof(err)))
+	if (freeze_thaw(b, target, err, sizeof(err)))
 		return 4;
 	freeze_backend_close(b);
 	return 0;
@@ -164,24 +164,22 @@ TEST_F(perm, other_uid_refused_same_uid_allowed)
 
 static int nlmsg_with_fd(pid_t target, int fd, char *err, size_t len)
 {
-	struct crdbg_nla_request r;
-	struct crdbg_genl g;
+	int cmds[] = { CRDBG_CMD_FREEZE, CRDBG_CMD_THAW };
+	struct crdbg_nl g;
 	int ret;
 
-	ret = crdbg_genl_open(&g, err, len);
-	if (ret < 0)
-		return ret;
-	crdbg_genl_request(&r, &g, CRDBG_CMD_FREEZE, 0);
-	crdbg_nla_put_u32(&r, CRDBG_A_PID, (uint32_t)target);
-	crdbg_nla_put_u32(&r, CRDBG_A_PROC_MEM_FD, (uint32_t)fd);
-	ret = crdbg_genl_transact(&g, &r, NULL, NULL, err, len);
-	if (!ret) {
-		crdbg_genl_request(&r, &g, CRDBG_CMD_THAW, 0);
-		crdbg_nla_put_u32(&r, CRDBG_A_PID, (uint32_t)target);
-		crdbg_nla_put_u32(&r, CRDBG_A_PROC_MEM_FD, (uint32_t)fd);
-		ret = crdbg_genl_transact(&g, &r, NULL, NULL, err, len);
+	ret = crdbg_nl_open(&g, err, len);
+	for (size_t i = 0; !ret && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct nl_msg *msg = crdbg_nl_request(&g, (uint8_t)cmds[i], 0);
+
+		if (msg && (nla_put_u32(msg, CRDBG_A_PID, (uint32_t)target) ||
+			    nla_put_u32(msg, CRDBG_A_PROC_MEM_FD, (uint32_t)fd))) {
+			nlmsg_free(msg);
+			msg = NULL;
+		}
+		ret = crdbg_nl_transact(&g, msg, NULL, NULL, err, len);
 	}
-	crdbg_genl_close(&g);
+	crdbg_nl_close(&g);
 	return ret;
 }
 

@@ -100,15 +100,15 @@ TEST_F_TIMEOUT(stress, random_interleavings, 240)
 			ret = freeze_process(b, pid, rnd(2) ? FREEZE_F_PERSIST : 0, err, sizeof(err));
 			break;
 		case 2:
-			ret = thaw_process(b, pid, err, sizeof(err));
+			ret = freeze_thaw(b, pid, err, sizeof(err));
 			break;
 		case 3:
-			ret = query_process(b, pid, t, KT_MAX_THREADS, err, sizeof(err));
+			ret = freeze_query(b, pid, t, KT_MAX_THREADS, err, sizeof(err));
 			if (ret > 0)
 				ret = 0;
 			break;
 		case 4:
-			ret = push_hook(b, pid, rnd(2) ? tid : 0,
+			ret = freeze_push_hook(b, pid, rnd(2) ? tid : 0,
 					(uint64_t)(uintptr_t)crdbg_hook_trampoline, i, err,
 					sizeof(err));
 			break;
@@ -151,7 +151,7 @@ TEST_F_TIMEOUT(stress, random_interleavings, 240)
 		ops++;
 	}
 	if (b) {
-		thaw_process(b, pid, err, sizeof(err));
+		freeze_thaw(b, pid, err, sizeof(err));
 		freeze_backend_close(b);
 	}
 	kt_kill(pid);

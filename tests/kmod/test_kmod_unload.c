@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unloading crdbg.ko thaws everything: a frozen target runs again, a
- * persistent freeze is released too, a pending hook is dropped (never run
- * into a module that is gone), and a hook in flight during the unload
- * returns through the trampoline's user-space fallback with the thread
- * intact. Runs last in the group: it reloads the module at the end.
+ * persistent freeze is released too, and a pending hook is dropped (never
+ * run into a module that is gone). A hook in flight holds its return fd,
+ * which keeps the module loaded: rmmod is refused until the hook has
+ * returned through it. Runs last in the group: it reloads the module at
+ * the end.
  */
 #define KT_OWN_HOOK_ENTRY
 #include "kmod-test.h"
@@ -98,7 +99,7 @@ TEST_F(unload, unload_drops_pending_hook)
 
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, FREEZE_F_PERSIST, self->err,
 				    sizeof(self->err)));
-	ASSERT_EQ(0, push_hook(self->b, self->pid, 0, (uint64_t)(uintptr_t)crdbg_hook_trampoline,
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, 0, (uint64_t)(uintptr_t)crdbg_hook_trampoline,
 			       0, self->err, sizeof(self->err)));
 	a = kt_sum(self->sh, NTHREADS);
 	ASSERT_EQ(0, rmmod(&self->b));
@@ -108,27 +109,31 @@ TEST_F(unload, unload_drops_pending_hook)
 	EXPECT_EQ(0, waitpid(self->pid, NULL, WNOHANG));
 }
 
-TEST_F(unload, unload_during_hook_falls_back)
+TEST_F(unload, unload_refused_during_hook)
 {
 	uint64_t a;
 	int i;
 
 	ASSERT_EQ(0, freeze_process(self->b, self->pid, 0, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, push_hook(self->b, self->pid, self->sh->tids[0],
+	ASSERT_EQ(0, freeze_push_hook(self->b, self->pid, self->sh->tids[0],
 			       (uint64_t)(uintptr_t)crdbg_hook_trampoline, 0, self->err,
 			       sizeof(self->err)));
-	ASSERT_EQ(0, thaw_process(self->b, self->pid, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, freeze_thaw(self->b, self->pid, self->err, sizeof(self->err)));
 	for (i = 0; i < 5000 && !*hook_calls; i++)
 		kt_msleep(1);
 	ASSERT_EQ(1, *hook_calls);
 	a = self->sh->count[0];
 	kt_msleep(50);
 	ASSERT_EQ(a, self->sh->count[0]);	/* thread 0 is inside its hook */
-	ASSERT_EQ(0, rmmod(&self->b));
+	freeze_backend_close(self->b);
+	self->b = NULL;
+	EXPECT_NE(0, system("rmmod crdbg 2>/dev/null"));	/* its return fd holds the module */
+	EXPECT_TRUE(module_loaded());
 	*hook_gate = 1;
 	kt_msleep(200);
 	EXPECT_LT(a, self->sh->count[0]);	/* back in its loop */
 	EXPECT_EQ(0, waitpid(self->pid, NULL, WNOHANG));
+	EXPECT_EQ(0, system("rmmod crdbg"));	/* the hook returned: nothing holds it */
 }
 
 TEST_HARNESS_MAIN

@@ -3,7 +3,7 @@
  * The servers' "part" command (usr/server/part-run.c) through a real
  * SDM tree of two crdbg-servers: what a server agrees to run, the steps
  * and ends of a part as replies merged in the tree, and bad commands.
- * The parts here are `crdbg verify|rm --part`, which run on the host; a
+ * The parts here are `crdbg-part verify|rm`, which run on the host; a
  * checkpoint's and a restart's parts need CRIU and run in the guest
  * (tests/debug/test_debugckpt.sh, tests/cluster/test_job_cluster.sh).
  * Daemons' stderr goes to build/tests/server/test_part_run.log.
@@ -78,7 +78,11 @@ static const char *one_answer(struct _test_data_part *self, const char *text, bo
 	return (const char *)self->r.ev[0].payload;
 }
 
-/* A server runs its crdbg's part operations and nothing else. */
+/*
+ * A server runs its part program's operations and nothing else, and the
+ * part program takes nothing it was not made for: its refusal is the
+ * part's failed step, which the wait reports.
+ */
 TEST_F_TIMEOUT(part, runs_only_part_operations, 120)
 {
 	const char *t;
@@ -87,16 +91,25 @@ TEST_F_TIMEOUT(part, runs_only_part_operations, 120)
 	t = one_answer(self, "start ls\x1f-l", &error);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(error);
-	EXPECT_STREQ("error: part start wants checkpoint|restart|verify|rm ... --part", t);
-	/* a part operation without --part is a whole crdbg command: no */
-	t = one_answer(self, "start rm\x1fjob-1", &error);
+	EXPECT_STREQ("error: part start wants checkpoint|restart|verify|rm ...", t);
+	t = one_answer(self, "start list\x1f--json", &error);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(error);
-	EXPECT_NE(NULL, strstr(t, "--part"));
 	t = one_answer(self, "wait 1000 verified", &error);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(error);
 	EXPECT_STREQ("error: ended: no part was started", t);
+	t = one_answer(self, "start rm\x1fjob-1\x1f--criu-opt=--action-script=x", &error);
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(error);
+	EXPECT_STREQ("started", t);
+	t = one_answer(self, "wait 15000 stored", &error);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(error);
+	EXPECT_NE(NULL, strstr(t, "unknown argument \"--criu-opt=--action-script=x\"")) TH_LOG("%s", t);
+	t = one_answer(self, "finish 5000", &error);
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(0, strncmp(t, "exit 2", 6)) TH_LOG("%s", t);
 }
 
 /*
@@ -110,7 +123,7 @@ TEST_F_TIMEOUT(part, a_failing_part_ends_with_its_reason, 120)
 	bool error;
 
 	snprintf(start, sizeof(start),
-		 "start verify\x1f" "20261125T000000-1\x1f--part\x1f--store\x1f%s", self->store);
+		 "start verify\x1f" "20261125T000000-1\x1f--store\x1f%s", self->store);
 	t = one_answer(self, start, &error);
 	ASSERT_NE(NULL, t);
 	EXPECT_FALSE(error);
@@ -120,6 +133,11 @@ TEST_F_TIMEOUT(part, a_failing_part_ends_with_its_reason, 120)
 	EXPECT_TRUE(error);
 	EXPECT_EQ(0, strncmp(t, "error: ended: ", 14)) TH_LOG("%s", t);
 	EXPECT_NE(NULL, strstr(t, "20261125T000000-1")) TH_LOG("%s", t);
+	/* a wait for a set of parked processes: the part ended, none said it */
+	t = one_answer(self, "wait 15000 debug 4000001,4000002", &error);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(error);
+	EXPECT_EQ(0, strncmp(t, "error: ended: ", 14)) TH_LOG("%s", t);
 	/* an ended part takes no orders */
 	t = one_answer(self, "order restore", &error);
 	ASSERT_NE(NULL, t);
@@ -142,7 +160,7 @@ TEST_F_TIMEOUT(part, a_part_exit_status_comes_back, 120)
 
 	ASSERT_EQ(0, mkdir(self->store, 0700));
 	snprintf(start, sizeof(start),
-		 "start rm\x1f" "20261125T000000-1\x1f--part\x1f--store\x1f%s", self->store);
+		 "start rm\x1f" "20261125T000000-1\x1f--store\x1f%s", self->store);
 	t = one_answer(self, start, &error);
 	ASSERT_NE(NULL, t);
 	EXPECT_STREQ("started", t);
@@ -163,6 +181,7 @@ TEST_F_TIMEOUT(part, malformed_commands_refused, 120)
 	static const char *const bad[] = {
 		"", "bogus", "wait", "wait x verified", "wait 1000", "wait 1000 debug 0",
 		"wait 99999999999 verified", "finish", "finish -1", "finish 10 20",
+		"wait 1000 debug 5,", "wait 1000 debug 5,,6",
 		"start", "start \x1f\x1f", "order", "drain", "drain x",
 	};
 	const char *t;
@@ -174,7 +193,7 @@ TEST_F_TIMEOUT(part, malformed_commands_refused, 120)
 		EXPECT_TRUE(error) TH_LOG("part %s: %s", bad[i], t);
 		EXPECT_EQ(0, strncmp(t, "error: ", 7)) TH_LOG("part %s: %s", bad[i], t);
 	}
-	t = one_answer(self, "start rm\x1fx\x1f--part", &error);
+	t = one_answer(self, "start rm\x1fx", &error);
 	ASSERT_NE(NULL, t);
 	EXPECT_STREQ("started", t);
 }

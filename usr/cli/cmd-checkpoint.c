@@ -13,17 +13,19 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli-job.h"
+#include "cli-service.h"
 #include "help.h"
 #include <crdbg/crs.h>
+#include <crdbg/restart-check.h>
 #include <crdbg/mpir-checkpoint.h>
 
 struct common_opts {
@@ -31,12 +33,16 @@ struct common_opts {
 	enum freeze_backend_kind backend;
 	bool verbose;
 	/* job checkpoints */
-	bool part;		/* run as a part, driven by a coordinator */
 	const char *launch;	/* template for parts on other nodes */
 	int timeout_s;
-	const char *expect_meta;
-	const char *node_roots;	/* restart --part: its node's other parts' roots */
 };
+
+/* A command's failure: its line on stderr; returns the exit code. */
+static int failed(const char *cmd, const char *why)
+{
+	cli_error("%s: %s", cmd, why);
+	return 1;
+}
 
 /* Parse an option every command shares; returns args consumed, 0 if not one, -1 on error. */
 static int common_opt(int argc, char **argv, int i, struct common_opts *c, const char *cmd)
@@ -68,27 +74,13 @@ static int common_opt(int argc, char **argv, int i, struct common_opts *c, const
 		c->verbose = true;
 		return 1;
 	}
-	if (!strcmp(argv[i], "--node-roots")) {
-		const char *v = i + 1 < argc ? argv[i + 1] : "";
-
-		if (!*v || (strcmp(v, "-") && (strspn(v, "0123456789,") != strlen(v) ||
-					       v[0] == ',' || strstr(v, ",,")))) {
-			cli_error("%s: --node-roots needs pids, PID,PID... or -", cmd);
-			return -1;
-		}
-		c->node_roots = v;
-		return 2;
-	}
-	if (!strcmp(argv[i], "--launch") || !strcmp(argv[i], "--timeout") ||
-	    !strcmp(argv[i], "--expect-meta")) {
+	if (!strcmp(argv[i], "--launch") || !strcmp(argv[i], "--timeout")) {
 		if (i + 1 >= argc) {
 			cli_error("%s: %s needs a value", cmd, argv[i]);
 			return -1;
 		}
 		if (argv[i][2] == 'l') {
 			c->launch = argv[i + 1];
-		} else if (argv[i][2] == 'e') {
-			c->expect_meta = argv[i + 1];
 		} else {
 			char *end;
 
@@ -99,6 +91,30 @@ static int common_opt(int argc, char **argv, int i, struct common_opts *c, const
 			}
 		}
 		return 2;
+	}
+	return 0;
+}
+
+/*
+ * A command's arguments: the options every command shares, then each
+ * other one through arg(argc, argv, i, ctx), which returns how many
+ * arguments it took, 0 for one it does not know, or -1 once it said
+ * why. Returns 0, or 2 for a usage error (said).
+ */
+typedef int (*cmd_arg_fn)(int argc, char **argv, int i, void *ctx);
+
+static int parse_args(int argc, char **argv, const char *cmd, struct common_opts *c,
+		      cmd_arg_fn arg, void *ctx)
+{
+	for (int i = 0, n; i < argc; i += n) {
+		n = common_opt(argc, argv, i, c, cmd);
+		if (!n)
+			n = arg(argc, argv, i, ctx);
+		if (!n)
+			cli_error("%s: unknown argument \"%s\", try \"crdbg %s --help\"", cmd,
+				  argv[i], cmd);
+		if (n <= 0)
+			return 2;
 	}
 	return 0;
 }
@@ -124,19 +140,6 @@ static bool parse_pid(const char *s, pid_t *ret)
 		return false;
 	*ret = (pid_t)v;
 	return true;
-}
-
-/* The job was checkpointed whole: end this part's processes. */
-static void kill_part(const char *root, const char *handle)
-{
-	struct crs_meta m;
-	char err[256];
-
-	if (crs_store_load(root, handle, &m, err, sizeof(err)))
-		return;
-	for (size_t i = 0; i < m.nr_procs; i++)
-		kill(m.procs[i].pid, SIGKILL);
-	crs_meta_free(&m);
 }
 
 /* checkpoint --job TARGETS: the coordinator of a job checkpoint. */
@@ -189,6 +192,66 @@ static int checkpoint_job(const struct common_opts *c, const struct crs_checkpoi
 	return 0;
 }
 
+struct checkpoint_args {
+	struct crs_checkpoint_opts *o;
+	const char **criu_opts;
+	const char *job;
+	bool have_pid;
+};
+
+static int checkpoint_arg(int argc, char **argv, int i, void *ctx)
+{
+	struct checkpoint_args *a = ctx;
+	struct crs_checkpoint_opts *o = a->o;
+	char err[1024];
+
+	if (!strcmp(argv[i], "--stop")) {
+		o->after = CRS_AFTER_STOP;
+	} else if (!strcmp(argv[i], "--kill")) {
+		o->after = CRS_AFTER_KILL;
+	} else if (!strcmp(argv[i], "--debug")) {
+		o->debug = CRS_DEBUG_SET;
+	} else if (!strcmp(argv[i], "--no-debug")) {
+		o->debug = CRS_DEBUG_CLEAR;
+	} else if (!strcmp(argv[i], "--no-tree")) {
+		o->descendants = false;
+	} else if (!strcmp(argv[i], "--full")) {
+		o->full = true;
+	} else if (!strcmp(argv[i], "--no-pre-dump")) {
+		o->no_pre_dump = true;
+	} else if (!strcmp(argv[i], "--job") && i + 1 < argc) {
+		a->job = argv[i + 1];
+		return 2;
+	} else if (!strcmp(argv[i], "--criu-opt") || !strncmp(argv[i], "--criu-opt=", 11)) {
+		bool joined = argv[i][10] == '=';
+		const char *v = joined ? argv[i] + 11 : i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v) {
+			cli_error("checkpoint: --criu-opt needs a CRIU option, e.g. --criu-opt=--file-locks");
+			return -1;
+		}
+		if (crs_criu_opt_check(v, err, sizeof(err))) {
+			cli_error("checkpoint: %s", err);
+			return -1;
+		}
+		if (o->nr_criu_opts >= CRS_MAX_CRIU_OPTS) {
+			cli_error("checkpoint: more than %d --criu-opt", CRS_MAX_CRIU_OPTS);
+			return -1;
+		}
+		a->criu_opts[o->nr_criu_opts++] = v;
+		return joined ? 1 : 2;
+	} else if (argv[i][0] != '-' && !a->have_pid) {
+		if (!parse_pid(argv[i], &o->pid)) {
+			cli_error("checkpoint: \"%s\" is not a pid", argv[i]);
+			return -1;
+		}
+		a->have_pid = true;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 int cmd_checkpoint(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
@@ -196,115 +259,35 @@ int cmd_checkpoint(int argc, char **argv)
 		.descendants = true, .after = CRS_AFTER_CONTINUE, .debug = CRS_DEBUG_KEEP,
 		.log = stderr,
 	};
-	const char *criu_opts[CRS_MAX_CRIU_OPTS], *job = NULL, *part = NULL;
+	const char *criu_opts[CRS_MAX_CRIU_OPTS];
+	struct checkpoint_args a = { .o = &o, .criu_opts = criu_opts };
 	char handle[CRS_HANDLE_MAX], err[1024];
-	bool have_pid = false, kill_job = false;
-	int i, n, r;
+	int r;
 
 	if (cli_wants_help(argc, argv)) {
 		cli_print_help(stdout, "checkpoint");
 		return 0;
 	}
-	for (i = 0; i < argc; i += n) {
-		n = common_opt(argc, argv, i, &c, "checkpoint");
-		if (n < 0)
-			return 2;
-		if (n)
-			continue;
-		n = 1;
-		if (!strcmp(argv[i], "--stop")) {
-			o.after = CRS_AFTER_STOP;
-		} else if (!strcmp(argv[i], "--kill")) {
-			o.after = CRS_AFTER_KILL;
-		} else if (!strcmp(argv[i], "--debug")) {
-			o.debug = CRS_DEBUG_SET;
-		} else if (!strcmp(argv[i], "--no-debug")) {
-			o.debug = CRS_DEBUG_CLEAR;
-		} else if (!strcmp(argv[i], "--no-tree")) {
-			o.descendants = false;
-		} else if (!strcmp(argv[i], "--full")) {
-			o.full = true;
-		} else if (!strcmp(argv[i], "--no-pre-dump")) {
-			o.no_pre_dump = true;
-		} else if (!strcmp(argv[i], "--slurm-tasks") && i + 1 < argc) {
-			/* A coordinator asks this node for its tasks of a job. */
-			return crs_slurm_local_tasks(argv[i + 1], stdout) < 0 ? 1 : 0;
-		} else if ((!strcmp(argv[i], "--job") || !strcmp(argv[i], "--part") ||
-			    !strcmp(argv[i], "--cid")) && i + 1 < argc) {
-			if (argv[i][2] == 'j')
-				job = argv[++i];
-			else if (argv[i][2] == 'p')
-				part = argv[++i];
-			else
-				o.cid = argv[++i];
-		} else if (!strcmp(argv[i], "--criu-opt") || !strncmp(argv[i], "--criu-opt=", 11)) {
-			const char *v = argv[i][10] == '=' ? argv[i] + 11 :
-					i + 1 < argc ? argv[++i] : NULL;
-
-			if (!v) {
-				cli_error("checkpoint: --criu-opt needs a CRIU option, e.g. --criu-opt=--file-locks");
-				return 2;
-			}
-			if (crs_criu_opt_check(v, err, sizeof(err))) {
-				cli_error("checkpoint: %s", err);
-				return 2;
-			}
-			if (o.nr_criu_opts >= CRS_MAX_CRIU_OPTS) {
-				cli_error("checkpoint: more than %d --criu-opt", CRS_MAX_CRIU_OPTS);
-				return 2;
-			}
-			criu_opts[o.nr_criu_opts++] = v;
-		} else if (argv[i][0] != '-' && !have_pid) {
-			if (!parse_pid(argv[i], &o.pid)) {
-				cli_error("checkpoint: \"%s\" is not a pid", argv[i]);
-				return 2;
-			}
-			have_pid = true;
-		} else {
-			cli_error("checkpoint: unknown argument \"%s\", try \"crdbg checkpoint --help\"",
-				  argv[i]);
-			return 2;
-		}
+	if (parse_args(argc, argv, "checkpoint", &c, checkpoint_arg, &a))
+		return 2;
+	if (a.job && cli_service_wanted()) {
+		cli_error("checkpoint: --job needs root: the service takes checkpoints of your own processes on this node only");
+		return 1;
 	}
-	if (job)
-		return checkpoint_job(&c, &o, job, have_pid);
-	if (!have_pid) {
+	if (a.job)
+		return checkpoint_job(&c, &o, a.job, a.have_pid);
+	if (!a.have_pid) {
 		cli_error("checkpoint: which pid? usage: crdbg checkpoint PID [options]");
 		return 2;
-	}
-	if (part || o.cid) {
-		unsigned int k, nparts;
-		char end;
-
-		if (!part || !o.cid || !crs_cid_valid(o.cid) ||
-		    sscanf(part, "%u/%u%c", &k, &nparts, &end) != 2 || k >= nparts ||
-		    nparts > CRS_JOB_MAX_PARTS) {
-			cli_error("checkpoint: a part needs --part K/N (K < N) and a valid --cid");
-			return 2;
-		}
-		o.cid_index = k;
-		o.cid_parts = nparts;
-		o.frozen = cli_part_frozen;
-		o.dumped = cli_part_dumped;
-		c.part = true;
 	}
 	o.backend = c.backend;
 	o.store = c.store;
 	o.verbose = c.verbose;
 	o.criu_opts = criu_opts;
-	if (c.part)
-		cli_part_begin();
-	r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
-	if (r) {
-		cli_error("checkpoint: %s", err);
-		return 1;
-	}
-	if (c.part) {
-		r = cli_part_stored(crs_store_root(c.store), handle, &kill_job);
-		if (!r && kill_job)
-			kill_part(crs_store_root(c.store), handle);
-		return r;
-	}
+	r = cli_service_wanted() ? cli_service_checkpoint(&o, handle, sizeof(handle), err, sizeof(err)) :
+				   crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
+	if (r)
+		return failed("checkpoint", err);
 	if (o.after == CRS_AFTER_STOP)
 		fprintf(stderr, "crdbg: pid %d and its descendants are left stopped; kill -CONT resumes them\n",
 			o.pid);
@@ -313,58 +296,73 @@ int cmd_checkpoint(int argc, char **argv)
 	return 0;
 }
 
+struct restart_args {
+	struct common_opts *c;
+	struct crs_restart_opts *o;
+	int join;
+};
+
+static int restart_arg(int argc, char **argv, int i, void *ctx)
+{
+	struct restart_args *a = ctx;
+	struct crs_restart_opts *o = a->o;
+
+	if (!strcmp(argv[i], "--debug")) {
+		o->debug = true;
+	} else if (!strcmp(argv[i], "--lazy")) {
+		o->lazy = true;
+	} else if (!strcmp(argv[i], "--join")) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+		if (i + 1 >= argc || errno || *end || end == argv[i + 1] || v < 1 || v > 4096) {
+			cli_error("restart: --join needs the number of a terminal the restart named (1, 2, ...)");
+			return -1;
+		}
+		a->join = (int)v;
+		return 2;
+	} else if (!strcmp(argv[i], "--terminal-fd")) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+		if (i + 1 >= argc || errno || *end || end == argv[i + 1] || v < 0 || v > 1023) {
+			cli_error("restart: --terminal-fd needs the number of an open file descriptor");
+			return -1;
+		}
+		if (!isatty((int)v)) {
+			cli_error("restart: --terminal-fd %ld is not an open terminal", v);
+			return -1;
+		}
+		o->terminal_fd = (int)v;
+		o->has_terminal = true;
+		return 2;
+	} else if (argv[i][0] != '-' && !o->handle) {
+		o->handle = argv[i];
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 int cmd_restart(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
 	struct crs_restart_opts o = { .log = stderr, .terminal_fd = -1 };
+	struct restart_args a = { .c = &c, .o = &o, .join = -1 };
 	char err[1024], h[CRS_HANDLE_MAX];
-	int i, n, r, st = 0, join = -1;
+	int r, st = 0, join;
 
 	if (cli_wants_help(argc, argv)) {
 		cli_print_help(stdout, "restart");
 		return 0;
 	}
-	for (i = 0; i < argc; i += n) {
-		n = common_opt(argc, argv, i, &c, "restart");
-		if (n < 0)
-			return 2;
-		if (n)
-			continue;
-		n = 1;
-		if (!strcmp(argv[i], "--debug")) {
-			o.debug = true;
-		} else if (!strcmp(argv[i], "--lazy")) {
-			o.lazy = true;
-		} else if (!strcmp(argv[i], "--part")) {
-			c.part = true;
-		} else if (!strcmp(argv[i], "--join") || !strcmp(argv[i], "--terminal-fd")) {
-			bool is_join = argv[i][2] == 'j';
-			char *end;
-			long v;
-
-			errno = 0;
-			v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
-			if (i + 1 >= argc || errno || *end || end == argv[i + 1] ||
-			    v < (is_join ? 1 : 3) || v > (is_join ? 4096 : 1023)) {
-				cli_error("restart: %s needs %s", argv[i],
-					  is_join ? "the number of a terminal the restart named (1, 2, ...)" :
-					  "the number of an open pty slave fd (3 or more)");
-				return 2;
-			}
-			if (is_join)
-				join = (int)v;
-			else
-				o.terminal_fd = (int)v;
-			o.has_terminal |= !is_join;
-			n = 2;
-		} else if (argv[i][0] != '-' && !o.handle) {
-			o.handle = argv[i];
-		} else {
-			cli_error("restart: unknown argument \"%s\", try \"crdbg restart --help\"",
-				  argv[i]);
-			return 2;
-		}
-	}
+	if (parse_args(argc, argv, "restart", &c, restart_arg, &a))
+		return 2;
+	join = a.join;
 	if (!o.handle) {
 		cli_error("restart: which checkpoint? usage: crdbg restart HANDLE (see \"crdbg list\")");
 		return 2;
@@ -372,15 +370,17 @@ int cmd_restart(int argc, char **argv)
 	/* Accept a pasted "MPIR checkpoint handle) X" line too. */
 	if (!crs_parse_checkpoint_handle(o.handle, h, sizeof(h)))
 		o.handle = h;
-	if (o.has_terminal && (!c.part || join > 0)) {
-		cli_error("restart: --terminal-fd is for a job's part (--part), given by its restart");
-		return 2;
-	}
-	if (join > 0 || crs_job_exists(crs_store_root(c.store), o.handle)) {
+	if (join <= 0 && cli_service_wanted()) {
+		o.backend = c.backend;
+		o.store = c.store;
+		o.verbose = c.verbose;
+		r = cli_service_restart(&o, &st, err, sizeof(err));
+	} else if (join > 0 || crs_job_exists(crs_store_root(c.store), o.handle)) {
 		struct crs_job_opts jo = { 0 };
 
-		if (o.lazy || c.part) {
-			cli_error("restart: %s is a job checkpoint: no --lazy or --part with it", o.handle);
+		if (o.lazy || o.has_terminal) {
+			cli_error("restart: %s is a job checkpoint: no %s with it", o.handle,
+				  o.lazy ? "--lazy" : "--terminal-fd");
 			return 2;
 		}
 		job_opts(&c, &jo);
@@ -393,35 +393,14 @@ int cmd_restart(int argc, char **argv)
 		r = join > 0 ? crs_job_join(&jo, (unsigned int)join, &st, err, sizeof(err)) :
 			       crs_job_restart(&jo, &st, err, sizeof(err));
 	} else {
-		uint8_t sha[32];
-
-		if (c.expect_meta && !crs_digest_from_hex(c.expect_meta, sha, sizeof(sha))) {
-			cli_error("restart: --expect-meta needs 64 hex digits");
-			return 2;
-		}
 		o.backend = c.backend;
 		o.store = c.store;
 		o.verbose = c.verbose;
-		o.expect_meta_sha = c.expect_meta ? sha : NULL;
-		o.node_roots = c.node_roots;
-		o.relay_stdin = !c.part;	/* a part's stdin is no user's */
-		if (c.part) {
-			r = cli_part_orders_off_stdin();
-			if (r) {
-				cli_error("restart: a part reads its coordinator's orders on stdin: %s",
-					  strerror(-r));
-				return 1;
-			}
-			o.hold = cli_part_hold;
-			o.hold_arg = (void *)crs_store_root(c.store);
-			cli_part_begin();
-		}
+		o.relay_stdin = true;
 		r = crs_restart(&o, &st, err, sizeof(err));
 	}
-	if (r) {
-		cli_error("restart: %s", err);
-		return 1;
-	}
+	if (r)
+		return failed("restart", err);
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))
@@ -512,32 +491,41 @@ static void list_one(const char *handle, const struct crs_meta *m, uint64_t byte
 	ctx->n++;
 }
 
+static int list_arg(int argc, char **argv, int i, void *arg)
+{
+	struct list_ctx *ctx = arg;
+
+	(void)argc;
+	if (strcmp(argv[i], "--json"))
+		return 0;
+	ctx->json = true;
+	return 1;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
 	struct list_ctx ctx = { 0 };
 	const char *root;
-	int i, n, r;
+	int r;
 
 	if (cli_wants_help(argc, argv)) {
 		cli_print_help(stdout, "list");
 		return 0;
 	}
-	for (i = 0; i < argc; i += n) {
-		n = common_opt(argc, argv, i, &c, "list");
-		if (n < 0)
-			return 2;
-		if (n)
-			continue;
-		n = 1;
-		if (!strcmp(argv[i], "--json")) {
-			ctx.json = true;
-		} else {
-			cli_error("list: unknown argument \"%s\", try \"crdbg list --help\"", argv[i]);
-			return 2;
-		}
-	}
+	if (parse_args(argc, argv, "list", &c, list_arg, &ctx))
+		return 2;
 	root = crs_store_root(c.store);
+	if (cli_service_wanted()) {
+		char err[1024];
+
+		if (ctx.json)
+			printf("[");
+		r = cli_service_list(c.store, list_one, &ctx, err, sizeof(err));
+		if (ctx.json)
+			printf("\n]\n");
+		return r ? failed("list", err) : 0;
+	}
 	if (ctx.json)
 		printf("[");
 	r = crs_store_list(root, list_one, &ctx);
@@ -552,37 +540,31 @@ int cmd_list(int argc, char **argv)
 	return 0;
 }
 
-/*
- * Every image of every HANDLE is there and intact (sizes, SHA-256, the
- * metadata's own checksum): what restart checks first, for a set of
- * parts that must all come back or none (the console's restart of a job).
- */
-/* The part's metadata is the one its job's manifest recorded. */
-static bool expected_meta(const char *root, const char *handle, const char *hex, char *err,
-			  size_t errlen)
-{
-	uint8_t want[32], got[32];
+/* verify's and rm's own: their handles (as many as max). */
+struct handle_args {
+	const char **handles;
+	int n, max;
+};
 
-	if (!crs_digest_from_hex(hex, want, sizeof(want))) {
-		snprintf(err, errlen, "--expect-meta needs 64 hex digits");
-		return false;
-	}
-	if (crs_job_part_digest(root, handle, got, err, errlen))
-		return false;
-	if (memcmp(want, got, sizeof(got))) {
-		snprintf(err, errlen, "checkpoint %s is not the part its job recorded: its metadata changed",
-			 handle);
-		return false;
-	}
-	return true;
+static int handle_arg(int argc, char **argv, int i, void *ctx)
+{
+	struct handle_args *a = ctx;
+
+	(void)argc;
+	if (argv[i][0] != '-' && a->n < a->max)
+		a->handles[a->n++] = argv[i];
+	else
+		return 0;
+	return 1;
 }
 
 int cmd_verify(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
+	struct handle_args a = { .max = argc };
 	char err[1024], h[CRS_HANDLE_MAX];
 	const char **handles, *root;
-	int i, n, bad = 0, nh = 0;
+	int i, r, bad = 0, nh;
 
 	if (cli_wants_help(argc, argv)) {
 		cli_print_help(stdout, "verify");
@@ -591,24 +573,10 @@ int cmd_verify(int argc, char **argv)
 	handles = calloc(argc + 1, sizeof(*handles));
 	if (!handles)
 		return 1;
-	for (i = 0; i < argc; i += n) {
-		n = common_opt(argc, argv, i, &c, "verify");
-		if (n < 0)
-			goto usage;
-		if (n)
-			continue;
-		n = 1;
-		if (!strcmp(argv[i], "--part")) {
-			c.part = true;
-			continue;
-		}
-		if (argv[i][0] == '-') {
-			cli_error("verify: unknown argument \"%s\", try \"crdbg verify --help\"",
-				  argv[i]);
-			goto usage;
-		}
-		handles[nh++] = argv[i];
-	}
+	a.handles = handles;
+	if (parse_args(argc, argv, "verify", &c, handle_arg, &a))
+		goto usage;
+	nh = a.n;
 	if (!nh) {
 		cli_error("verify: which checkpoints? usage: crdbg verify HANDLE... (see \"crdbg list\")");
 		goto usage;
@@ -621,6 +589,15 @@ int cmd_verify(int argc, char **argv)
 		/* A pasted "MPIR checkpoint handle) X" line too. */
 		if (!crs_parse_checkpoint_handle(handle, h, sizeof(h)))
 			handle = h;
+		if (cli_service_wanted()) {
+			if (cli_service_verify(c.store, handle, err, sizeof(err))) {
+				failed("verify", err);
+				bad++;
+			} else {
+				printf("%s: ok\n", handle);
+			}
+			continue;
+		}
 		if (crs_job_exists(root, handle)) {
 			struct crs_job_opts jo = { 0 };
 
@@ -634,13 +611,11 @@ int cmd_verify(int argc, char **argv)
 			}
 			continue;
 		}
+		/* every image there and intact: what restart checks first */
 		crs_meta_init(&m);
-		if (c.expect_meta && !expected_meta(root, handle, c.expect_meta, err, sizeof(err))) {
-			cli_error("verify: %s", err);
-			bad++;
-		} else if (crs_store_load(root, handle, &m, err, sizeof(err)) ||
-		    crs_store_verify_chain(root, handle, &m, false, err, sizeof(err))) {
-			cli_error("verify: %s", err);
+		if ((r = crs_store_load(root, handle, &m, err, sizeof(err))) ||
+		    (r = crs_restart_check(root, handle, &m, err, sizeof(err)))) {
+			failed("verify", err);
 			bad++;
 		} else {
 			printf("%s: ok\n", handle);
@@ -658,36 +633,25 @@ int cmd_rm(int argc, char **argv)
 {
 	struct common_opts c = { .backend = FREEZE_BACKEND_AUTO };
 	const char *handle = NULL, *root;
-	int i, n, r;
+	struct handle_args a = { .handles = &handle, .max = 1 };
+	char err[1024];
+	int r;
 
 	if (cli_wants_help(argc, argv)) {
 		cli_print_help(stdout, "rm");
 		return 0;
 	}
-	for (i = 0; i < argc; i += n) {
-		n = common_opt(argc, argv, i, &c, "rm");
-		if (n < 0)
-			return 2;
-		if (n)
-			continue;
-		n = 1;
-		if (!strcmp(argv[i], "--part")) {
-			c.part = true;
-		} else if (argv[i][0] != '-' && !handle) {
-			handle = argv[i];
-		} else {
-			cli_error("rm: unknown argument \"%s\", try \"crdbg rm --help\"", argv[i]);
-			return 2;
-		}
-	}
+	if (parse_args(argc, argv, "rm", &c, handle_arg, &a))
+		return 2;
 	if (!handle) {
 		cli_error("rm: which checkpoint? usage: crdbg rm HANDLE");
 		return 2;
 	}
+	if (cli_service_wanted())
+		return cli_service_rm(c.store, handle, err, sizeof(err)) ? failed("rm", err) : 0;
 	root = crs_store_root(c.store);
 	if (crs_job_exists(root, handle)) {
 		struct crs_job_opts jo = { 0 };
-		char err[1024];
 
 		job_opts(&c, &jo);
 		jo.handle = handle;
@@ -697,7 +661,7 @@ int cmd_rm(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (!c.part) {
+	{
 		char job[CRS_HANDLE_MAX];
 
 		if (!crs_job_owning(root, handle, job, sizeof(job)) && job[0]) {
@@ -707,28 +671,8 @@ int cmd_rm(int argc, char **argv)
 		}
 	}
 	r = crs_store_remove(root, handle);
-	if (r == -ENOENT && c.part)
-		return 0;	/* a part already gone: the job's rm goes on */
-	if (r == -EBUSY) {
-		char deps[512];
-
-		crs_store_dependents(root, handle, deps, sizeof(deps));
-		cli_error("rm: incremental checkpoints depend on %s (their pages are in it): %s; remove them first",
-			  handle, deps);
-		return 1;
-	}
-	if (r == -EINVAL) {
-		cli_error("rm: invalid checkpoint handle \"%s\"", handle);
-		return 1;
-	}
-	if (r == -ENOENT) {
-		cli_error("rm: unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"", handle,
-			  root);
-		return 1;
-	}
-	if (r) {
-		cli_error("rm: cannot remove %s from %s: %s", handle, root, strerror(-r));
-		return 1;
-	}
-	return 0;
+	if (!r)
+		return 0;
+	crs_store_remove_why(root, handle, r, err, sizeof(err));
+	return failed("rm", err);
 }

@@ -124,8 +124,6 @@ int cmd_debug(int argc, char **argv)
 		cli_print_help(stderr, "debug");
 		return 2;
 	}
-	if (!o.nranks)
-		o.nranks = 1;
 	o.argv = argv + i;
 	return dbg_main(&o);
 }
@@ -140,6 +138,20 @@ int cmd_attach(int argc, char **argv)
 	rc = parse("attach", argc, argv, &o, &i);
 	if (rc >= 0)
 		return rc;
+	/* Options may follow the pid too: crdbg attach PID --batch F. */
+	if (i < argc - 1) {
+		int j;
+
+		rc = parse("attach", argc - i - 1, argv + i + 1, &o, &j);
+		if (rc >= 0)
+			return rc;
+		if (j != argc - i - 1) {
+			cli_error("attach: give one MPIRUN_PID, not '%s' too", argv[i + 1 + j]);
+			cli_print_help(stderr, "attach");
+			return 2;
+		}
+		argc = i + 1;
+	}
 	if (i != argc - 1) {
 		cli_error("attach: give one MPIRUN_PID");
 		cli_print_help(stderr, "attach");

@@ -114,7 +114,7 @@ int cmd_freeze(int argc, char **argv)
 		freeze_backend_close(b);
 		return 1;
 	}
-	n = query_process(b, a.pid, NULL, 0, err, sizeof(err));
+	n = freeze_query(b, a.pid, NULL, 0, err, sizeof(err));
 	printf("pid %d frozen", a.pid);
 	if (n >= 0)
 		printf(", %d thread%s", n, n == 1 ? "" : "s");
@@ -140,7 +140,7 @@ int cmd_thaw(int argc, char **argv)
 		return 2;
 	if (open_backend("thaw", &a, &b) < 0)
 		return 1;
-	if (thaw_process(b, a.pid, err, sizeof(err)) < 0) {
+	if (freeze_thaw(b, a.pid, err, sizeof(err)) < 0) {
 		cli_error("thaw: %s", err);
 		freeze_backend_close(b);
 		return 1;
@@ -166,7 +166,7 @@ int cmd_threads(int argc, char **argv)
 		return 2;
 	if (open_backend("threads", &a, &b) < 0)
 		return 1;
-	n = query_process(b, a.pid, NULL, 0, err, sizeof(err));
+	n = freeze_query(b, a.pid, NULL, 0, err, sizeof(err));
 	while (n >= 0) {
 		struct freeze_thread *nt = realloc(t, (size_t)(n ? n : 1) * sizeof(*t));
 		int got;
@@ -177,7 +177,7 @@ int cmd_threads(int argc, char **argv)
 			break;
 		}
 		t = nt;
-		got = query_process(b, a.pid, t, (size_t)n, err, sizeof(err));
+		got = freeze_query(b, a.pid, t, (size_t)n, err, sizeof(err));
 		if (got <= n) {
 			n = got;
 			break;
@@ -190,7 +190,7 @@ int cmd_threads(int argc, char **argv)
 	}
 	printf("%-8s %-13s %-18s %s\n", "TID", "STATE", "PC", "SYMBOL");
 	for (i = 0; i < n; i++) {
-		if (sym_describe(a.pid, t[i].regs.ip, sym, sizeof(sym)) < 0)
+		if (freeze_sym_describe(a.pid, t[i].regs.ip, sym, sizeof(sym)) < 0)
 			snprintf(sym, sizeof(sym), "?");
 		printf("%-8d %-13s 0x%016" PRIx64 " %s\n", t[i].tid, state_name(t[i].state),
 		       t[i].regs.ip, sym);

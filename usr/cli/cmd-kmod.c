@@ -8,7 +8,7 @@
 
 #include <linux/crdbg.h>
 
-#include <crdbg/genl.h>
+#include <crdbg/nl.h>
 #include "cli.h"
 #include "help.h"
 
@@ -17,33 +17,32 @@ struct kmod_status {
 	unsigned int nr_frozen;
 };
 
-static int parse_status(const struct nlattr *const *attrs, void *arg)
+static int parse_status(struct nlattr **attrs, void *arg)
 {
 	struct kmod_status *st = arg;
 
 	if (!attrs[CRDBG_A_VERSION])
 		return -EPROTO;
-	snprintf(st->version, sizeof(st->version), "%s", crdbg_nla_string(attrs[CRDBG_A_VERSION]));
+	snprintf(st->version, sizeof(st->version), "%s", nla_get_string(attrs[CRDBG_A_VERSION]));
 	if (attrs[CRDBG_A_NR_FROZEN])
-		st->nr_frozen = crdbg_nla_u32(attrs[CRDBG_A_NR_FROZEN]);
+		st->nr_frozen = nla_get_u32(attrs[CRDBG_A_NR_FROZEN]);
 	return 0;
 }
 
 static int kmod_status(void)
 {
 	struct kmod_status st = { .nr_frozen = 0 };
-	struct crdbg_nla_request r;
-	struct crdbg_genl g;
+	struct crdbg_nl nl;
 	char err[256];
 	int ret;
 
-	if (crdbg_genl_open(&g, err, sizeof(err)) < 0) {
+	if (crdbg_nl_open(&nl, err, sizeof(err)) < 0) {
 		cli_error("%s", err);
 		return 1;
 	}
-	crdbg_genl_request(&r, &g, CRDBG_CMD_GET_STATUS, 0);
-	ret = crdbg_genl_transact(&g, &r, parse_status, &st, err, sizeof(err));
-	crdbg_genl_close(&g);
+	ret = crdbg_nl_transact(&nl, crdbg_nl_request(&nl, CRDBG_CMD_GET_STATUS, 0), parse_status,
+				&st, err, sizeof(err));
+	crdbg_nl_close(&nl);
 	if (ret < 0 || !st.version[0]) {
 		cli_error("kmod status: %s", ret < 0 ? err : "reply without a version");
 		return 1;

@@ -120,7 +120,8 @@ const struct cli_help cli_helps[] = {
 	{
 		.name = "restart", .args = "HANDLE [--debug]",
 		.summary = "restore a checkpoint, optionally parked for a debugger",
-		.synopsis = { "restart HANDLE [--debug] [--lazy] [--backend kmod|ptrace|auto] [--store DIR] [-v]",
+		.synopsis = { "restart HANDLE [--debug] [--lazy] [--terminal-fd N] [--backend kmod|ptrace|auto] "
+			      "[--store DIR] [-v]",
 			      "restart JOB [--debug] [--launch TEMPLATE] [--timeout S] [--backend ...] "
 			      "[--store DIR] [-v]",
 			      "restart JOB --join N [--store DIR]" },
@@ -137,7 +138,11 @@ const struct cli_help cli_helps[] = {
 			       "terminals than the first come back on terminals of their own: for "
 			       "each, the restart prints the command to run on the terminal that "
 			       "should take them (crdbg restart JOB --join N) and waits for it "
-			       "within --timeout, releasing nothing before every part is back.",
+			       "within --timeout, releasing nothing before every part is back.\n\n"
+			       "A shell job (a process started by a shell, which led its session, "
+			       "on the shell's terminal) comes back on the terminal of the restart, "
+			       "in its session: restart it from a terminal, or give one with "
+			       "--terminal-fd.",
 		.options = {
 			{ "--launch TEMPLATE", "a job's parts on other nodes: as for checkpoint --job" },
 			{ "--timeout S", "how long every part may take for each step (default 180); "
@@ -148,6 +153,9 @@ const struct cli_help cli_helps[] = {
 				    "(criu lazy-pages, userfaultfd), the rest is copied behind" },
 			{ "--join N", "on another terminal, as the restart of job JOB says: restore "
 				      "the parts of its terminal N here (same user and store)" },
+			{ "--terminal-fd N", "the terminal for the restored tree is the open fd N "
+					     "(a pty slave no session has, e.g. one a service relays), "
+					     "not crdbg restart's own" },
 			OPT_BACKEND, OPT_STORE, OPT_VERBOSE,
 		},
 	},
@@ -224,7 +232,10 @@ const size_t cli_nr_helps = sizeof(cli_helps) / sizeof(cli_helps[0]);
 const struct cli_env cli_envs[] = {
 	{ "CRDBG_STORE", "the checkpoint store (default " CRS_STORE_DEFAULT ")" },
 	{ "CRDBG_BACKEND", "the default freeze backend: kmod, ptrace or auto" },
-	{ "CRDBG_CRIU", "the criu program (default /usr/sbin/criu)" },
+	{ "CRDBG_CRIU", "the criu program (default /usr/sbin/criu); root's crdbg only: the service "
+			"runs its own" },
+	{ "CRDBG_SERVICE_SOCKET", "where a user who is not root finds crdbgd, the node's checkpoint "
+				  "service (default /run/crdbg/crdbgd.sock)" },
 	{ "CRDBG_GDB", "the gdb program each crdbg-server runs (default gdb from PATH)" },
 	{ "CRDBG_SDM_BINDIR", "where sdm-master and crdbg-server are (default: found from crdbg's own path)" },
 	{ "CRDBG_SDM_LOG", "a file for the SDM servers' log" },

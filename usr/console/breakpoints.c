@@ -644,6 +644,63 @@ static const char *type_word(const struct dbg_bp *bp)
 	}
 }
 
+/*
+ * The live ranks of bp where gdb still has it pending (no library with
+ * its location loaded there yet), asked of each group of ranks that
+ * share gdb's number for it. A new set, NULL on ENOMEM.
+ */
+static struct sdm_idset *pending_on(struct dbg_bptab *t, const struct dbg_bp *bp)
+{
+	struct sdm_idset *left = dbg_live(t->s, bp->ranks), *group = sdm_set_new();
+	struct sdm_idset *pending = sdm_set_new();
+	char cmd[48];
+	sdm_id id;
+
+	while (left && group && pending && !is_watch(bp->kind) && !sdm_set_is_empty(left)) {
+		int g = bp->gdbno[lowest(left)];
+		struct dbgp_cmd c = { .verb = DBGP_CLI, .arg = cmd };
+		struct sdm_idset *yes;
+
+		sdm_set_clear(group);
+		sdm_set_for_each(id, left)
+			if (bp->gdbno[id] == g)
+				sdm_set_add_element(group, id);
+		sdm_set_diff(left, group);
+		snprintf(cmd, sizeof(cmd), "info breakpoints %d", g);
+		yes = dbg_ranks_replying(t->s, group, &c, DBG_CMD_TIMEOUT, "<PENDING>");
+		if (yes)
+			sdm_set_union(pending, yes);
+		sdm_set_free(yes);
+	}
+	sdm_set_free(left);
+	sdm_set_free(group);
+	return pending;
+}
+
+/* "\n\tpending on [1-3], resolved on [0]" for a breakpoint pending somewhere. */
+static size_t pending_line(struct dbg_bptab *t, const struct dbg_bp *bp, char *buf,
+			   size_t size)
+{
+	struct sdm_idset *pending = pending_on(t, bp), *resolved = dbg_live(t->s, bp->ranks);
+	char *p = NULL, *r = NULL;
+	size_t n = 0;
+
+	if (pending && resolved && !sdm_set_is_empty(pending)) {
+		sdm_set_diff(resolved, pending);
+		p = sdm_set_to_string(pending);
+		r = sdm_set_to_string(resolved);
+		n = snprintf(buf, size, "\n\tpending on [%s] (no library loaded there has it yet)",
+			     p ? p : "?");
+		if (!sdm_set_is_empty(resolved) && n < size)
+			n += snprintf(buf + n, size - n, ", resolved on [%s]", r ? r : "?");
+	}
+	free(p);
+	free(r);
+	sdm_set_free(pending);
+	sdm_set_free(resolved);
+	return n < size ? n : size - 1;
+}
+
 void dbg_bp_info(struct dbg_bptab *t)
 {
 	char buf[8192];
@@ -670,6 +727,8 @@ void dbg_bp_info(struct dbg_bptab *t)
 		if (!all_off && !sdm_set_is_empty(bp->disabled) && len < sizeof(buf))
 			len += snprintf(buf + len, sizeof(buf) - len,
 					"\n\tdisabled on [%s]", off ? off : "?");
+		if (len < sizeof(buf))
+			len += pending_line(t, bp, buf + len, sizeof(buf) - len);
 		if (bp->cond && len < sizeof(buf))
 			len += snprintf(buf + len, sizeof(buf) - len,
 					"\n\tstop only if %s", bp->cond);

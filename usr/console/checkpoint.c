@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Console commands "checkpoint" and "restart [HANDLE,...]": the MPIR
- * checkpoint protocol (Documentation/checkpoint.md) for a single-node job whose ranks run with libcrdbg. Every
- * rank's gdb stays; only its inferior changes. All ranks go through each
- * step together.
+ * Console commands "checkpoint" and "restart [HANDLE]": the MPIR
+ * checkpoint protocol (Documentation/checkpoint.md) for a job whose ranks
+ * run with libcrdbg. Every rank's gdb stays; only its inferior changes.
+ * All ranks go through each step together.
+ *
+ * Every checkpoint is a job checkpoint (<crdbg/job.h>) taken through the
+ * job API over the session's servers (parts-sdm.h): the console runs the
+ * job-level sequence, each part runs on the server of its first rank.
+ * The parts are one per rank (crdbg debug -n N jobs, and MPIR jobs whose
+ * ranks are not in the launcher's tree: srun, or ranks on other nodes),
+ * or one for the whole job: mpirun's tree when every rank runs under it
+ * on this host. Nothing here runs crdbg or reads what a program printed
+ * but the ranks' own "MPIR debug info)" markers (<crdbg/mpir-checkpoint.h>).
  *
  * checkpoint
  *  1. park: in every rank, the server pushes the UAPI hook frame (return_via USER,
@@ -13,27 +22,26 @@
  *     every register (x87/SSE/AVX included) on its own stack, and waits
  *     in MPIR_checkpoint_debugger_breakpoint(). Nothing about the parked
  *     threads lives in gdb or here: the image is self-contained.
- *  2. `crdbg checkpoint PID --debug` for every rank at once (continue
- *     path). The CRS hook pushed on top of a parked thread returns at
- *     once; the designated thread prints "MPIR debug info) host:pid" on
- *     the rank's stderr when every thread waits.
+ *  2. the job checkpoint, --debug (continue path): the CRS hook pushed on
+ *     top of a parked thread returns at once; the designated thread
+ *     prints "MPIR debug info) host:pid" on the rank's stderr when every
+ *     thread waits, which reaches us as the rank's output (or mpirun's).
  *  3. on that line, the rank's gdb attaches to the pid it names and
  *     releases: opens the gate and runs each thread alone (scheduler
  *     locking) to a temporary breakpoint at the pc under its outermost
  *     hook frame, where the trampoline returns with every register.
  *
- * restart: the ranks' processes are killed and `crdbg restart H --debug`
- * runs for every rank at once, each on a pty of ours. CRIU restores the
- * same pids with their stdio on the ranks' gdb terminals, the hook parks
- * every thread again and the designated thread's "MPIR debug info)" line
- * triggers the same attach and release as step 3.
+ * restart: the ranks' processes are killed and the job restart restores
+ * every part on its node, on its server, which keeps it (and relays what
+ * the restored ranks write where a launcher's pipes were). Each part
+ * says "MPIR debug info)" for every process it parked; one wait per part
+ * on its server (dbg_parts_wait_parked()) answers when all of them are,
+ * and the same attach and release as step 3 follows.
  *
- * An MPIR job (ck->mpir) is one image rooted at mpirun: after step 1
- * our gdb lets go of mpirun (mpir.c), one `crdbg checkpoint MPIRUN --debug`
- * takes the whole tree, the info lines come through mpirun's output and
- * are matched to ranks by pid, and our gdb attaches to mpirun again before
- * step 3. restart kills mpirun, then the ranks, runs one `crdbg restart`,
- * and attaches to the restored mpirun the same way.
+ * For mpirun's tree our gdb lets go of mpirun (mpir.c) after step 1 and
+ * takes it again before step 3; its ranks' lines come through mpirun's
+ * output and are matched to ranks by pid. restart kills mpirun, then the
+ * ranks, and attaches to the restored mpirun the same way.
  *
  * Step 1, and finding each thread's pc for step 3, are the "hook"
  * command of each rank's server (usr/server/hook-park.c, in C over
@@ -42,17 +50,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,47 +71,27 @@
 #include "session.h"
 
 #define CK_WAIT_S	180
-#define CK_OUT_MAX	8192
 
-/* A crdbg child (checkpoint or restart of one rank) and what it printed. */
-struct ck_child {
-	pid_t pid;
-	int fd;			/* its stdout+stderr: a pipe or a pty master */
-	bool forward;		/* the restored rank's output too: its pty */
-	bool reported;		/* its failure was shown */
-	int status;		/* exit status once reaped, else -1 */
-	char out[CK_OUT_MAX];
-	size_t len;
-};
-
-/* Per-rank state; the "MPIR debug info)" pid comes from the rank's output. */
+/* Per-rank state; the "MPIR debug info)" pid comes from the rank's output or its part. */
 struct ck_rank {
 	int pid;
-	pid_t info_pid;		/* from the last "MPIR debug info)" line */
-	char handle[256];	/* of its part of the checkpoint being taken */
+	pid_t info_pid;		/* parked there, for its gdb to attach to */
 	bool attached;		/* its gdb attached at the last restart */
-	struct ck_child child;
 };
 
 struct dbg_ckpt {
 	struct dbg_session *s;
-	struct dbg_mpir *mpir;	/* an MPIR job: one child (job) for all ranks */
-	bool parts;		/* a job checkpoint of the ranks: one child too */
+	struct dbg_mpir *mpir;	/* an MPIR job, or NULL */
+	bool parts;		/* a part per rank; else one part, mpirun's tree */
 	const char *launch;	/* starts a part on another node, or NULL */
 	char *adopted;		/* crdbg debug --restart: its launch template */
 	bool adopt;		/* ...and the job is ours to end */
 	bool first_attach;	/* the ranks' gdbs have no program yet */
 	struct ck_rank *rank;
 	uint32_t n;
-	struct ck_child job;
-	struct dbg_parts *sdm_parts;	/* a job checkpoint's parts, on the servers */
-	char last[4096];	/* handles of the last checkpoint */
+	struct dbg_parts *sdm_parts;	/* the job's parts, on the servers */
+	char last[4096];	/* handle of the last checkpoint */
 };
-
-static struct ck_child *child_of(struct dbg_ckpt *ck, sdm_id id)
-{
-	return ck->mpir || ck->parts ? &ck->job : &ck->rank[id].child;
-}
 
 /* Whether rank id runs on this host (its pid is one of ours). */
 static bool rank_here(const struct dbg_ckpt *ck, sdm_id id)
@@ -123,10 +106,10 @@ static bool rank_here(const struct dbg_ckpt *ck, sdm_id id)
 }
 
 /*
- * How the job is checkpointed: one job checkpoint with a part per rank
- * (crdbg debug -n N jobs; MPIR jobs whose ranks are not in the
- * launcher's tree: srun, or ranks on other nodes), or one image of the
- * launcher's tree (mpirun or hydra with every rank on this host).
+ * How the job is checkpointed: a part per rank (crdbg debug -n N jobs;
+ * MPIR jobs whose ranks are not in the launcher's tree: srun, or ranks
+ * on other nodes), or one part, the launcher's tree (mpirun or hydra
+ * with every rank on this host).
  */
 static void choose_mode(struct dbg_ckpt *ck)
 {
@@ -136,23 +119,24 @@ static void choose_mode(struct dbg_ckpt *ck)
 
 /*
  * Every complete output line of a rank, or of mpirun (the ranks of an
- * MPIR job write through it): note the pids of "MPIR debug info)" lines.
+ * MPIR job write through it): note the pids of "MPIR debug info)" lines,
+ * which are ours (one per rank; the console says it per node).
  */
-static void on_line(void *priv, uint32_t id, const char *line, size_t len)
+static bool on_line(void *priv, uint32_t id, const char *line, size_t len)
 {
 	struct dbg_ckpt *ck = priv;
 	char buf[512], host[256];
 	pid_t pid;
 
 	if ((id >= ck->n && id != DBG_MPIRUN) || len >= sizeof(buf))
-		return;
+		return false;
 	memcpy(buf, line, len);
 	buf[len] = 0;
 	if (crs_parse_debug_info(buf, host, sizeof(host), &pid))
-		return;
+		return false;
 	if (id != DBG_MPIRUN) {
 		ck->rank[id].info_pid = pid;
-		return;
+		return true;
 	}
 	/*
 	 * Through mpirun, unlabelled: the rank whose process this is
@@ -162,6 +146,7 @@ static void on_line(void *priv, uint32_t id, const char *line, size_t len)
 		if (ck->rank[i].pid == pid &&
 		    (!ck->s->host || !ck->s->host[i] || !strcmp(ck->s->host[i], host)))
 			ck->rank[i].info_pid = pid;
+	return true;
 }
 
 /*
@@ -235,12 +220,16 @@ static struct sdm_idset *one_rank(sdm_id id)
 	return set;
 }
 
-/* The server's "hook" command (park ARG, unpark, plan), as ranks_cmd. */
+/* The server's "hook" command (park ARG, unpark, plan, release), as ranks_cmd. */
 static int ranks_hook(struct dbg_session *s, const struct sdm_idset *set, char **text,
-		      const char *arg)
+		      enum dbgp_hook_op op, uint64_t park_arg)
 {
+	struct dbgp_hook_cmd hook = { .op = op, .arg = park_arg };
+	char arg[64];
 	struct dbgp_cmd cmd = { .verb = DBGP_HOOK, .arg = arg };
 
+	if (dbgp_hook_format(arg, sizeof(arg), &hook) < 0)
+		return -EINVAL;
 	return ranks_cmd(s, set, text, &cmd);
 }
 
@@ -272,234 +261,90 @@ static bool all_stopped(struct dbg_session *s, struct sdm_idset *live)
 	return true;
 }
 
-/* ---- crdbg children ---- */
+/* ---- waiting for parked ranks ---- */
 
-static int self_exe(char *buf, size_t len)
+/* The ranks of set with no process parked for them yet (NULL: none, or ENOMEM). */
+static struct sdm_idset *unparked(const struct dbg_ckpt *ck, const struct sdm_idset *set)
 {
-	ssize_t l = readlink("/proc/self/exe", buf, len - 1);
-
-	if (l <= 0)
-		return -1;
-	buf[l] = 0;
-	return 0;
-}
-
-/*
- * Run crdbg ARGS... [--launch LAUNCH] with its output on a pipe (or a new
- * pty when pty).
- */
-static int child_start(struct ck_child *c, bool pty, char *const args[], const char *launch)
-{
-	char self[4096];
-	int fds[2] = { -1, -1 };
-
-	if (self_exe(self, sizeof(self)))
-		return -errno;
-	if (c->fd >= 0)
-		close(c->fd);	/* what is left of the previous command's child */
-	c->fd = -1;
-	if (pty) {
-		fds[0] = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-		if (fds[0] < 0 || grantpt(fds[0]) || unlockpt(fds[0]))
-			goto fail;
-	} else if (pipe2(fds, O_CLOEXEC)) {
-		return -errno;
-	}
-	c->len = 0;
-	c->status = -1;
-	c->reported = false;
-	c->forward = pty;
-	c->pid = fork();
-	if (c->pid < 0)
-		goto fail;
-	if (!c->pid) {
-		char *argv[16] = { "crdbg" };
-		int out = fds[1], i;
-
-		if (pty) {
-			struct termios t;
-
-			setsid();
-			out = open(ptsname(fds[0]), O_RDWR);
-			if (out < 0)
-				_exit(127);
-			ioctl(out, TIOCSCTTY, 0);
-			if (!tcgetattr(out, &t)) {
-				t.c_oflag &= ~ONLCR;
-				t.c_lflag &= ~ECHO;
-				tcsetattr(out, TCSANOW, &t);
-			}
-			dup2(out, 0);
-		}
-		dup2(out, 1);
-		dup2(out, 2);
-		for (i = 0; args[i] && i < 12; i++)
-			argv[i + 1] = args[i];
-		if (launch) {	/* the job's parts on its other nodes */
-			argv[++i] = "--launch";
-			argv[++i] = (char *)launch;
-		}
-		argv[i + 1] = NULL;
-		execv(self, argv);
-		_exit(127);
-	}
-	if (fds[1] >= 0)
-		close(fds[1]);
-	c->fd = fds[0];
-	return 0;
-fail:
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
-	return -errno;
-}
-
-/* c did not run: it failed with msg as its output. */
-static void child_failed(struct ck_child *c, const char *msg)
-{
-	c->len = snprintf(c->out, sizeof(c->out), "%s\n", msg);
-	c->status = 1;
-	c->reported = false;
-	c->pid = 0;
-}
-
-/* Read what c printed (forwarding a restart's to the rank); reap it. */
-static void child_poll(struct dbg_session *s, uint32_t id, struct ck_child *c)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
-	char buf[4096];
-	ssize_t n;
-	int st;
-
-	while (c->fd >= 0 && poll(&p, 1, 0) > 0) {
-		n = read(c->fd, buf, sizeof(buf));
-		if (n <= 0) {
-			close(c->fd);
-			c->fd = -1;
-			break;
-		}
-		if (c->len + n >= CK_OUT_MAX) {
-			/* keep the tail: the last line is what matters */
-			size_t keep = CK_OUT_MAX / 2;
-
-			memmove(c->out, c->out + c->len - (c->len < keep ? c->len : keep),
-				c->len < keep ? c->len : keep);
-			c->len = c->len < keep ? c->len : keep;
-		}
-		memcpy(c->out + c->len, buf, n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2);
-		c->len += n < CK_OUT_MAX / 2 ? n : CK_OUT_MAX / 2;
-		c->out[c->len] = 0;
-		if (c->forward)
-			dbg_rank_output(s, id, buf, n);
-	}
-	if (c->pid > 0 && c->status < 0 && waitpid(c->pid, &st, WNOHANG) == c->pid) {
-		c->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-		c->pid = 0;
-	}
-}
-
-/* Read what c prints until it exits (a short command: verify, rm). */
-static void child_wait(struct dbg_session *s, uint32_t id, struct ck_child *c)
-{
-	while (c->status < 0) {
-		struct pollfd p = { .fd = c->fd, .events = POLLIN };
-
-		poll(&p, 1, 100);
-		child_poll(s, id, c);
-	}
-}
-
-/* The last non-empty line c printed. */
-static void child_last_line(const struct ck_child *c, char *buf, size_t len)
-{
-	size_t end = c->len, start;
-
-	while (end && (c->out[end - 1] == '\n' || c->out[end - 1] == '\r'))
-		end--;
-	start = end;
-	while (start && c->out[start - 1] != '\n')
-		start--;
-	snprintf(buf, len, "%.*s", (int)(end - start < 400 ? end - start : 400), c->out + start);
-	if (!buf[0])
-		snprintf(buf, len, "crdbg exited with status %d", c->status);
-}
-
-/* The child's last line without crdbg's "crdbg: COMMAND: " in front. */
-static void child_reason(const struct ck_child *c, char *buf, size_t len)
-{
-	static const char *const cmds[] = { "checkpoint: ", "restart: ", "verify: ", "rm: " };
-	char line[512], *p = line;
-
-	child_last_line(c, line, sizeof(line));
-	if (!strncmp(p, "crdbg: ", 7))
-		p += 7;
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strncmp(p, cmds[i], strlen(cmds[i])))
-			p += strlen(cmds[i]);
-	snprintf(buf, len, "%s", p);
-}
-
-/*
- * Wait until every rank of set has printed its "MPIR debug info)" line.
- * A rank whose child fails first, or that is silent for CK_WAIT_S, is
- * reported and dropped from set. For checkpoint children (pipes) the
- * child is also waited for, to get its handle.
- */
-static void wait_info_lines(struct dbg_ckpt *ck, struct sdm_idset *set, bool want_exit,
-			    bool keep_failed, const char *what)
-{
-	struct dbg_session *s = ck->s;
-	time_t end = time(NULL) + CK_WAIT_S;
-	char line[512];
+	struct sdm_idset *left = sdm_set_new();
 	sdm_id id;
 
-	for (;;) {
-		bool pending = false;
-		struct sdm_idset *failed = sdm_set_new();
-
-		dbg_pump_output(s, 100);
-		sdm_set_for_each(id, set) {
-			struct ck_child *c = child_of(ck, id);
-
-			child_poll(s, id, c);
-			if (c->status > 0) {
-				if (!c->reported && ck->mpir) {
-					child_reason(c, line, sizeof(line));
-					dbg_error(s, "%s: %s", what, line);
-				} else if (!c->reported) {
-					child_last_line(c, line, sizeof(line));
-					dbg_error(s, "%s: rank %u: %s", what, id, line);
-				}
-				c->reported = true;
-				if (keep_failed && !ck->rank[id].info_pid)
-					ck->rank[id].info_pid = ck->rank[id].pid;	/* still there, parked */
-				else if (!keep_failed && failed)
-					sdm_set_add_element(failed, id);
-				continue;
-			}
-			if (!ck->rank[id].info_pid || (want_exit && c->status < 0))
-				pending = true;
+	sdm_set_for_each(id, set)
+		if (left && !ck->rank[id].info_pid && sdm_set_add_element(left, id) < 0) {
+			sdm_set_free(left);
+			return NULL;
 		}
-		if (failed) {
-			sdm_set_for_each(id, failed)
-				sdm_set_remove_element(set, id);
-			sdm_set_free(failed);
-		}
-		if (!pending)
-			return;
-		if (time(NULL) > end) {
-			sdm_set_for_each(id, set) {
-				if (ck->rank[id].info_pid)
-					continue;
-				dbg_error(s, "%s: rank %u: no \"" CRS_DEBUG_INFO_PREFIX
-					  "\" line in %d s", what, id, CK_WAIT_S);
-				if (keep_failed)
-					ck->rank[id].info_pid = ck->rank[id].pid;
-			}
-			return;
-		}
+	if (left && sdm_set_is_empty(left)) {
+		sdm_set_free(left);
+		return NULL;
 	}
+	return left;
+}
+
+/* One line for the ranks of set still not parked, "" or why. */
+static void say_unparked(struct dbg_ckpt *ck, const struct sdm_idset *set, const char *what,
+			 const char *why)
+{
+	struct sdm_idset *left = unparked(ck, set);
+	char *l = left ? sdm_set_to_string(left) : NULL;
+
+	if (left)
+		dbg_error(ck->s, "%s: rank [%s]: no \"" CRS_DEBUG_INFO_PREFIX "\" line in %d s%s%s",
+			  what, l ? l : "?", CK_WAIT_S, *why ? ": " : "", why);
+	free(l);
+	sdm_set_free(left);
+}
+
+/*
+ * The parked ranks of set, one line per node: their markers are not
+ * shown (one a rank is a thousand lines at a thousand ranks).
+ */
+static void say_parked(struct dbg_ckpt *ck, const struct sdm_idset *set, const char *what)
+{
+	struct dbg_session *s = ck->s;
+	struct sdm_idset *todo = sdm_set_copy(set);
+	sdm_id id, first;
+
+	while (todo && sdm_set_find_next(todo, 0, &first)) {
+		const char *node = s->host && s->host[first] ? s->host[first] : "this host";
+		struct sdm_idset *here = sdm_set_new();
+		char *l;
+
+		sdm_set_for_each(id, todo) {
+			const char *n = s->host && s->host[id] ? s->host[id] : "this host";
+
+			if (here && !strcmp(n, node) && ck->rank[id].info_pid)
+				sdm_set_add_element(here, id);
+		}
+		sdm_set_for_each(id, todo)
+			if (!strcmp(s->host && s->host[id] ? s->host[id] : "this host", node))
+				sdm_set_remove_element(todo, id);
+		l = here && !sdm_set_is_empty(here) ? sdm_set_to_string(here) : NULL;
+		if (l)
+			dbg_info(s, "%s: [%s] parked for their debuggers on %s", what, l, node);
+		free(l);
+		sdm_set_free(here);
+	}
+	sdm_set_free(todo);
+}
+
+/*
+ * Until every rank of set has said on its output that it is parked
+ * ("MPIR debug info)", on_line), or CK_WAIT_S: the checkpoint's continue
+ * path, whose markers only the ranks print. The wait is on output.
+ */
+static void wait_output_markers(struct dbg_ckpt *ck, const struct sdm_idset *set,
+				const char *what)
+{
+	time_t end = time(NULL) + CK_WAIT_S;
+	struct sdm_idset *left;
+
+	while ((left = unparked(ck, set)) && time(NULL) < end) {
+		sdm_set_free(left);
+		dbg_pump_output(ck->s, 1000);
+	}
+	sdm_set_free(left);
+	say_unparked(ck, set, what, "");
 }
 
 /*
@@ -512,7 +357,7 @@ static void wait_info_lines(struct dbg_ckpt *ck, struct sdm_idset *set, bool wan
 static void release(struct dbg_session *s, const struct sdm_idset *set)
 {
 	if (sdm_set_size(set))
-		ranks_hook(s, set, NULL, "release");
+		ranks_hook(s, set, NULL, DBGP_HOOK_RELEASE, 0);
 }
 
 /*
@@ -683,27 +528,6 @@ fail:
 	sdm_set_free(set);
 	return NULL;
 }
-
-/* The handle a checkpoint child printed, or "" (reported) if it failed. */
-static void child_handle(struct dbg_session *s, struct ck_child *c, const char *who,
-			 char *h, size_t len)
-{
-	char line[512];
-
-	h[0] = 0;
-	for (char *p = strtok(c->out, "\n"); p; p = strtok(NULL, "\n"))
-		if (!crs_parse_checkpoint_handle(p, h, len))
-			break;
-	if (c->reported)
-		return;		/* failed, said so while waiting */
-	if (c->status || !h[0]) {
-		child_last_line(c, line, sizeof(line));
-		dbg_error(s, "checkpoint: %s%s", who, line);
-		c->reported = true;
-		h[0] = 0;
-	}
-}
-
 /*
  * A job checkpoint operation the console runs itself, over its servers:
  * each rank's server runs that rank's part on the rank's node
@@ -722,99 +546,101 @@ static void parts_opts(struct dbg_ckpt *ck, struct crs_job_opts *o)
 	};
 }
 
-/*
- * Wait until every rank of set has a process parked for the debugger:
- * its own "MPIR debug info)" line came through its output (on_line), or
- * its part saw the line (a restart's part prints one per process, and a
- * rank's own stderr may go where nobody reads). pid: per rank, the
- * process to wait for (NULL or 0: the rank's).
- */
-static void parked_ranks(struct dbg_ckpt *ck, const struct sdm_idset *set, const pid_t *pid,
-			 const char *what)
+/* The part of the job a target is: a rank, or (ranks NULL) mpirun's tree. */
+static void set_target(struct dbg_ckpt *ck, struct crs_job_target *t, sdm_id id, const char *ranks,
+		       FILE *what)
 {
-	struct sdm_idset *ask = sdm_set_copy(set);	/* their part may still say it */
-	time_t end = time(NULL) + CK_WAIT_S;
-	char err[512];
-	bool pending;
-	sdm_id id;
+	struct dbg_session *s = ck->s;
+	char here[CRS_NODE_MAX] = "localhost";
+	const char *node = s->host && s->host[id] ? s->host[id] : NULL;
 
-	do {
-		pending = false;
-		dbg_pump_output(ck->s, 100);
-		sdm_set_for_each(id, set) {
-			pid_t p = pid && pid[id] > 0 ? pid[id] : ck->rank[id].pid;
-			int r;
-
-			if (ck->rank[id].info_pid || p <= 0)
-				continue;
-			if (ask && sdm_set_contains(ask, id)) {
-				r = dbg_parts_wait_debug(ck->sdm_parts, id, p, 0, err, sizeof(err));
-				if (!r)
-					ck->rank[id].info_pid = p;
-				else if (r != -ETIMEDOUT)
-					sdm_set_remove_element(ask, id);
-			}
-			pending |= !ck->rank[id].info_pid;
-		}
-	} while (pending && time(NULL) < end);
-	sdm_set_for_each(id, set)
-		if (!ck->rank[id].info_pid)
-			dbg_error(ck->s, "%s: rank %u: no \"" CRS_DEBUG_INFO_PREFIX "\" line in %d s",
-				  what, id, CK_WAIT_S);
-	sdm_set_free(ask);
+	if (!node) {
+		gethostname(here, sizeof(here) - 1);
+		node = here;
+	}
+	snprintf(t->node, sizeof(t->node), "%s", node);
+	if (ranks)
+		snprintf(t->ranks, sizeof(t->ranks), "%s", ranks);
+	else
+		snprintf(t->ranks, sizeof(t->ranks), "%u", id);
+	t->pid = ranks ? dbg_mpir_pid(ck->mpir) : ck->rank[id].pid;
+	fprintf(what, "%s:%d:%s", node, t->pid, t->ranks);
 }
 
 /*
- * The ranks' checkpoint is one job checkpoint (<crdbg/job.h>) with a part
- * per rank, taken at one cut, each on its node, under one handle (into
- * handle, "" if it failed); a part that fails calls off every part (no
- * handle is left anywhere) and says which. Every rank stays parked.
+ * The job checkpoint's targets: a part per rank of live, or one part
+ * holding every rank, mpirun's tree. NULL (said) when it cannot be.
+ */
+static struct crs_job_target *job_targets(struct dbg_ckpt *ck, const struct sdm_idset *live,
+					  size_t *ret_n, char **ret_what)
+{
+	size_t n = ck->parts ? sdm_set_size(live) : 1, i = 0, len = 0;
+	struct crs_job_target *t = calloc(n, sizeof(*t));
+	char *ranks = ck->parts ? NULL : sdm_set_to_string(live);
+	FILE *f = open_memstream(ret_what, &len);
+	sdm_id id;
+
+	*ret_n = n;
+	if (!t || !f || (!ck->parts && (!ranks || strlen(ranks) >= CRS_RANKS_MAX))) {
+		dbg_error(ck->s, "checkpoint: %s", t && f && ranks ?
+			  "the ranks of mpirun's tree are too many runs to name in a manifest" :
+			  "out of memory");
+		goto fail;
+	}
+	sdm_set_for_each(id, live) {
+		if (i == n)
+			break;
+		if (i)
+			fputc(',', f);
+		set_target(ck, &t[i++], id, ranks, f);
+	}
+	if (fclose(f)) {
+		f = NULL;
+		dbg_error(ck->s, "checkpoint: out of memory");
+		goto fail;
+	}
+	free(ranks);
+	return t;
+fail:
+	if (f)
+		fclose(f);
+	free(*ret_what);
+	*ret_what = NULL;
+	free(ranks);
+	free(t);
+	return NULL;
+}
+
+/*
+ * The ranks' checkpoint is one job checkpoint (<crdbg/job.h>), taken at
+ * one cut, each part on its node, under one handle (into handle, "" if
+ * it failed); a part that fails calls off every part (no handle is left
+ * anywhere) and says which. Every rank stays parked.
  */
 static void checkpoint_parts(struct dbg_ckpt *ck, const struct sdm_idset *live,
 			     unsigned int flags, char *handle, size_t hlen)
 {
 	struct dbg_session *s = ck->s;
-	size_t n = sdm_set_size(live), i = 0, len = 0;
-	struct crs_job_target *t = calloc(n, sizeof(*t));
-	char here[CRS_NODE_MAX] = "localhost", err[1024], *what = NULL;
-	FILE *f = open_memstream(&what, &len);
+	char err[1024], *what = NULL;
+	struct crs_job_target *t;
 	struct crs_job_opts o;
+	size_t n;
 	sdm_id id;
 
 	handle[0] = 0;
-	gethostname(here, sizeof(here) - 1);
-	if (!t || !f) {
-		dbg_error(s, "checkpoint: out of memory");
-		goto out;
+	t = job_targets(ck, live, &n, &what);
+	if (t) {
+		parts_opts(ck, &o);
+		o.debug = true;		/* the ranks stay parked for their gdbs */
+		o.what = what;
+		o.full = flags & DBG_CKPT_FULL;
+		if (crs_job_checkpoint(&o, t, n, handle, hlen, err, sizeof(err))) {
+			handle[0] = 0;
+			dbg_error(s, "checkpoint: %s; nothing was kept, the job goes on", err);
+		}
 	}
-	sdm_set_for_each(id, live) {
-		const char *node = s->host && s->host[id] ? s->host[id] : here;
-
-		snprintf(t[i].node, sizeof(t[i].node), "%s", node);
-		snprintf(t[i].ranks, sizeof(t[i].ranks), "%u", id);
-		t[i].pid = ck->rank[id].pid;
-		fprintf(f, "%s%s:%d:%u", i ? "," : "", node, ck->rank[id].pid, id);
-		i++;
-	}
-	if (fclose(f) || !what) {
-		f = NULL;
-		dbg_error(s, "checkpoint: out of memory");
-		goto out;
-	}
-	f = NULL;
-	parts_opts(ck, &o);
-	o.debug = true;		/* the ranks stay parked for their gdbs */
-	o.what = what;
-	o.full = flags & DBG_CKPT_FULL;
-	if (crs_job_checkpoint(&o, t, n, handle, hlen, err, sizeof(err))) {
-		handle[0] = 0;
-		dbg_error(s, "checkpoint: %s; nothing was kept, the job goes on", err);
-	}
-out:
-	if (f)
-		fclose(f);
 	if (handle[0]) {
-		parked_ranks(ck, live, NULL, "checkpoint");
+		wait_output_markers(ck, live, "checkpoint");
 	} else {
 		/* thawed where they were parked: the debugger takes them back */
 		sdm_set_for_each(id, live)
@@ -825,15 +651,87 @@ out:
 }
 
 /*
+ * Part i of manifest j: its ranks (of the session) into r, and its
+ * server's rank (the first; a job taken outside a session names no
+ * ranks: rank i is part i). false if it holds no rank of the session.
+ */
+static bool part_ranks(const struct dbg_ckpt *ck, const struct crs_job *j, size_t i,
+		       struct sdm_idset *r, sdm_id *server)
+{
+	if (!strcmp(j->parts[i].ranks, "-")) {
+		if (i >= ck->n || sdm_set_add_element(r, (sdm_id)i) < 0)
+			return false;
+	} else if (sdm_set_parse(r, j->parts[i].ranks, NULL) < 0) {
+		return false;
+	}
+	return sdm_set_find_next(r, 0, server) && *server < ck->n;
+}
+
+/*
+ * Every part's processes parked: one wait per part on its server, all
+ * at once. A part of one rank parked its root (the manifest's pid: CRIU
+ * gives it back); mpirun's tree parked every rank's process.
+ */
+static void parked_parts(struct dbg_ckpt *ck, const struct crs_job *j,
+			 const struct sdm_idset *live)
+{
+	size_t np = j->nr_parts ? j->nr_parts : 1;
+	struct dbg_parked *w = calloc(np, sizeof(*w));
+	struct sdm_idset **r = calloc(np, sizeof(*r));
+	pid_t **pid = calloc(np, sizeof(*pid));
+	char why[512] = "";
+	sdm_id id;
+
+	for (size_t i = 0; w && r && pid && i < j->nr_parts; i++) {
+		r[i] = sdm_set_new();
+		if (!r[i] || !part_ranks(ck, j, i, r[i], &w[i].server) ||
+		    sdm_set_intersect(r[i], live) ||
+		    !(pid[i] = calloc(sdm_set_size(r[i]) + 1, sizeof(**pid))))
+			continue;
+		sdm_set_for_each(id, r[i])
+			pid[i][w[i].n++] = sdm_set_size(r[i]) == 1 ? j->parts[i].pid :
+					   ck->rank[id].pid;
+		w[i].pid = pid[i];
+		for (size_t q = 0; q < w[i].n; q++)
+			if (pid[i][q] <= 0)
+				w[i].n = 0;	/* its pids unknown: only the ranks' lines say it */
+	}
+	if (w && r && pid) {
+		dbg_parts_wait_parked(ck->sdm_parts, w, j->nr_parts, CK_WAIT_S * 1000u);
+		for (size_t i = 0; i < j->nr_parts; i++) {
+			size_t q = 0;
+
+			if (!pid[i])
+				continue;
+			sdm_set_for_each(id, r[i]) {
+				if (!w[i].rc && w[i].n)
+					ck->rank[id].info_pid = pid[i][q];
+				q++;
+			}
+			if (w[i].rc && !why[0])
+				snprintf(why, sizeof(why), "%s", w[i].why);
+		}
+	}
+	dbg_pump_output(ck->s, 100);	/* the ranks' own lines, mpirun's */
+	say_unparked(ck, live, "restart", why);
+	for (size_t i = 0; r && pid && i < j->nr_parts; i++) {
+		sdm_set_free(r[i]);
+		free(pid[i]);
+	}
+	free(r);
+	free(pid);
+	free(w);
+}
+
+/*
  * Restart the job checkpoint handle over the servers: every part is
  * restored on its rank's node and released at the barrier, its
  * processes parked for the debugger; the ranks whose part said so get
- * their info pid (the manifest's pid: CRIU gives it back).
+ * their info pid.
  */
 static void restart_parts(struct dbg_ckpt *ck, const char *handle, const struct sdm_idset *live)
 {
 	struct dbg_session *s = ck->s;
-	pid_t *pid = calloc(s->n, sizeof(*pid));
 	struct crs_job_opts o;
 	struct crs_job j;
 	char err[1024];
@@ -842,56 +740,16 @@ static void restart_parts(struct dbg_ckpt *ck, const char *handle, const struct 
 	parts_opts(ck, &o);
 	o.handle = handle;
 	o.debug = true;
-	if (!pid) {
-		dbg_error(s, "restart: out of memory");
-		return;
-	}
 	if (crs_job_restart(&o, &status, err, sizeof(err))) {
 		dbg_error(s, "restart: %s", err);
-		free(pid);
 		return;
 	}
-	if (!crs_job_load(crs_store_root(NULL), handle, &j, err, sizeof(err))) {
-		for (size_t i = 0; i < j.nr_parts; i++) {
-			struct sdm_idset *r = sdm_set_new();
-			sdm_id id;
-
-			if (!strcmp(j.parts[i].ranks, "-") && i < s->n)
-				pid[i] = j.parts[i].pid;	/* rank i is part i */
-			else if (r && sdm_set_parse(r, j.parts[i].ranks, NULL) >= 0)
-				sdm_set_for_each(id, r)
-					if (id < s->n)
-						pid[id] = j.parts[i].pid;
-			sdm_set_free(r);
-		}
-		crs_job_free(&j);
+	if (crs_job_load(crs_store_root(NULL), handle, &j, err, sizeof(err))) {
+		dbg_error(s, "restart: %s", err);
+		return;
 	}
-	parked_ranks(ck, live, pid, "restart");
-	free(pid);
-}
-
-/*
- * An MPIR job: one `crdbg checkpoint MPIRUN --debug` takes mpirun and all
- * its ranks, once our gdb has let go of mpirun; the ranks' info lines
- * come through mpirun's output. Returns whether mpirun was detached.
- */
-static bool checkpoint_job(struct dbg_ckpt *ck, unsigned int flags)
-{
-	char pid[16], err[256], *args[] = { "checkpoint", pid, "--debug", NULL, NULL };
-
-	if (flags & DBG_CKPT_FULL)
-		args[3] = "--full";
-
-	if (dbg_mpir_detach(ck->mpir, err, sizeof(err))) {
-		child_failed(&ck->job, err);
-		return false;
-	}
-	snprintf(pid, sizeof(pid), "%d", dbg_mpir_pid(ck->mpir));
-	if (child_start(&ck->job, false, args, ck->launch)) {
-		snprintf(err, sizeof(err), "cannot run crdbg: %s", strerror(errno));
-		child_failed(&ck->job, err);
-	}
-	return true;
+	parked_parts(ck, &j, live);
+	crs_job_free(&j);
 }
 
 /* A rank held in its exit (commands.c): its job is about to end. */
@@ -915,10 +773,8 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		.verb = DBGP_CLI, .arg = "info address crdbg_runtime_info" };
 	struct dbg_session *s = ck->s;
 	struct sdm_idset *live, *lacking;
-	char handles[4096] = "", h[256];
-	char park[64];
+	char h[CRS_HANDLE_MAX] = "", err[256];
 	bool mpirun_detached = false;
-	size_t hl = 0;
 	sdm_id id;
 
 	if (out && outlen)
@@ -949,12 +805,11 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		goto out;
 	}
 	sdm_set_free(lacking);
-	snprintf(park, sizeof(park), "park %llu",
-		 (unsigned long long)(CRDBG_HOOK_DEBUG_SET | CRDBG_CRS_STATE_PARK));
-	if (ranks_hook(s, live, NULL, park) ||
+	if (ranks_hook(s, live, NULL, DBGP_HOOK_PARK,
+		       CRDBG_HOOK_DEBUG_SET | CRDBG_CRS_STATE_PARK) ||
 	    ranks_cli(s, live, NULL, "set var MPIR_checkpoint_debug_gate = 0") ||
 	    ranks_cli(s, live, NULL, "set var MPIR_debug_with_checkpoint = 1")) {
-		ranks_hook(s, live, NULL, "unpark");
+		ranks_hook(s, live, NULL, DBGP_HOOK_UNPARK, 0);
 		dbg_error(s, "checkpoint: the ranks cannot be parked (is libcrdbg preloaded?)");
 		goto out;
 	}
@@ -962,25 +817,28 @@ int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t out
 		dbg_error(s, "checkpoint: a rank's gdb cannot detach");
 		goto out;
 	}
-	if (!ck->parts) {
-		mpirun_detached = checkpoint_job(ck, flags);
-		wait_info_lines(ck, live, true, true, "checkpoint");
-		child_handle(s, &ck->job, "", h, sizeof(h));
+	/* mpirun's tree is one image: our gdb lets go of mpirun first */
+	if (!ck->parts && dbg_mpir_detach(ck->mpir, err, sizeof(err))) {
+		dbg_error(s, "checkpoint: %s", err);
+		sdm_set_for_each(id, live)
+			ck->rank[id].info_pid = ck->rank[id].pid;	/* parked, still there */
 	} else {
+		mpirun_detached = !ck->parts;
 		checkpoint_parts(ck, live, flags, h, sizeof(h));
 	}
-	hl = snprintf(handles, sizeof(handles), "%s", h);
+	if (h[0] && !(flags & DBG_CKPT_QUIET))
+		say_parked(ck, live, "checkpoint");
 	attach_and_release(ck, live, "checkpoint", mpirun_detached);
-	if (hl) {
+	if (h[0]) {
 		if (!(flags & DBG_CKPT_QUIET))
-			dbg_info(s, CRS_HANDLE_PREFIX "%s", handles);
-		snprintf(ck->last, sizeof(ck->last), "%s", handles);
+			dbg_info(s, CRS_HANDLE_PREFIX "%s", h);
+		snprintf(ck->last, sizeof(ck->last), "%s", h);
 		if (out && outlen)
-			snprintf(out, outlen, "%s", handles);
+			snprintf(out, outlen, "%s", h);
 	}
 out:
 	sdm_set_free(live);
-	return hl ? 0 : -1;
+	return h[0] ? 0 : -1;
 }
 
 void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
@@ -990,30 +848,22 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck)
 
 int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size_t errlen)
 {
-	struct ck_child c = { .fd = -1, .status = -1 };
-	char *args[] = { "rm", (char *)handle, NULL };
+	const char *root = crs_store_root(NULL);
+	struct crs_job_opts o;
+	int r;
 
-	/* a job checkpoint of this session's ranks: its parts are on their nodes */
-	if (ck->parts && crs_job_exists(crs_store_root(NULL), handle)) {
-		struct crs_job_opts o;
-
+	/* a job checkpoint: its parts are on their nodes */
+	if (crs_job_exists(root, handle)) {
 		parts_opts(ck, &o);
 		o.handle = handle;
 		return crs_job_remove(&o, err, errlen);
 	}
-	if (child_start(&c, false, args, ck->launch)) {
-		snprintf(err, errlen, "cannot run crdbg rm: %s", strerror(errno));
-		return -errno;
-	}
-	child_wait(ck->s, 0, &c);
-	if (c.fd >= 0)
-		close(c.fd);
-	if (!c.status)
-		return 0;
-	child_reason(&c, err, errlen);
-	return -EIO;
+	/* a checkpoint of one process tree, in this node's store */
+	r = crs_store_remove(root, handle);
+	if (r)
+		crs_store_remove_why(root, handle, r, err, errlen);
+	return r;
 }
-
 /*
  * Kill the ranks of stopped, and those of live held in their exit
  * (commands.c): the job goes back, the exit never happened.
@@ -1033,65 +883,51 @@ static void kill_job_ranks(struct dbg_session *s, const struct sdm_idset *stoppe
 	sdm_set_free(held);
 }
 
-/* Up to 5 s for a killed process to be gone (its pid free for CRIU). */
+/*
+ * Up to CRS_RESTART_PID_WAIT_S for a killed process to be gone (its pid
+ * free for CRIU); crdbg restart waits as long again for one still dying.
+ */
 static void wait_gone(pid_t pid)
 {
-	for (int i = 0; i < 100 && pid > 0 && !kill(pid, 0); i++)
+	for (int i = 0; i < CRS_RESTART_PID_WAIT_S * 20 && pid > 0 && !kill(pid, 0); i++)
 		usleep(50 * 1000);
 }
 
 /*
- * Every part of the job's checkpoint is whole (crdbg verify), checked
- * before anything is killed or restored: a missing or damaged part
- * refuses the restart, naming its rank, and the session is untouched.
+ * Every part of the job's checkpoint is whole (crdbg-part verify on its
+ * node), checked before anything is killed or restored: a missing or
+ * damaged part refuses the restart, naming its rank, and the session is
+ * untouched.
  */
-static bool parts_intact(struct dbg_ckpt *ck, const struct sdm_idset *set, char **handle)
+static bool parts_intact(struct dbg_ckpt *ck, const char *handle)
 {
-	struct dbg_session *s = ck->s;
-	struct ck_child *c = &ck->job;
-	bool once = false;
+	struct crs_job_opts o;
 	char line[512];
-	sdm_id id;
 
-	if (ck->parts) {
-		struct crs_job_opts o;
-
-		sdm_set_for_each(id, set) {
-			parts_opts(ck, &o);
-			o.handle = handle[id];	/* one handle for the whole job */
-			if (!crs_job_verify(&o, line, sizeof(line)))
-				return true;
-			dbg_error(s, "restart: refused, nothing was changed: %s", line);
-			return false;
-		}
+	parts_opts(ck, &o);
+	o.handle = handle;
+	if (!crs_job_verify(&o, line, sizeof(line)))
 		return true;
-	}
-	sdm_set_for_each(id, set) {
-		char *args[] = { "verify", handle[id], NULL };
-
-		if (ck->mpir && once)
-			continue;	/* one handle for the whole job */
-		once = true;
-		if (child_start(c, false, args, ck->launch)) {
-			dbg_error(s, "restart: cannot run crdbg verify: %s", strerror(errno));
-			return false;
-		}
-		child_wait(s, id, c);
-		if (c->status) {
-			child_last_line(c, line, sizeof(line));
-			if (ck->parts)
-				child_reason(c, line, sizeof(line));
-			if (ck->mpir || ck->parts)
-				dbg_error(s, "restart: refused, nothing was changed: %s", line);
-			else
-				dbg_error(s, "restart: refused, nothing was changed: rank %u: %s", id,
-					  line);
-			return false;
-		}
-	}
-	return true;
+	dbg_error(ck->s, "restart: refused, nothing was changed: %s", line);
+	return false;
 }
 
+/* The one job handle of list (strtok'd); NULL (said) if it is not one. */
+static const char *job_handle(struct dbg_ckpt *ck, char *list)
+{
+	char *save = NULL, *h = strtok_r(list, ", \t", &save);
+
+	if (!h || !crs_job_exists(crs_store_root(NULL), h)) {
+		dbg_error(ck->s, "restart: %s is not a job checkpoint: the console restarts the job checkpoints it takes (one of a single process tree: crdbg restart %s from a shell)",
+			  h ? h : "-", h ? h : "HANDLE");
+		return NULL;
+	}
+	if (strtok_r(NULL, ", \t", &save)) {
+		dbg_error(ck->s, "restart: a job checkpoint has one handle, not one per rank");
+		return NULL;
+	}
+	return h;
+}
 /* Every rank of an mpirun job exited (none held in its exit) or lost. */
 static bool mpirun_job_ended(struct dbg_session *s)
 {
@@ -1106,8 +942,9 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 {
 	struct dbg_session *s = ck->s;
 	struct sdm_idset *live = NULL, *stopped = NULL;
-	char *list = strdup(*arg ? arg : ck->last), *save = NULL, **handle = NULL, *h;
-	const char *why;
+	char *list = strdup(*arg ? arg : ck->last);
+	const char *why, *h;
+	pid_t mpirun;
 	sdm_id id;
 
 	choose_mode(ck);
@@ -1131,44 +968,23 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		dbg_error(s, "restart: no handle given and no checkpoint taken yet");
 		goto out;
 	}
-	handle = calloc(s->n, sizeof(*handle));
-	if (!handle)
+	h = job_handle(ck, list);
+	if (!h)
 		goto out;
-	h = strtok_r(list, ", \t", &save);
-	/*
-	 * One job handle for every rank, or one image of mpirun's tree, or
-	 * (older) one handle per rank.
-	 */
-	if (ck->parts && ck->mpir && !(h && crs_job_exists(crs_store_root(NULL), h))) {
-		dbg_error(s, "restart: %s is not a job checkpoint: this job's ranks come back as the parts of one",
-			  h ? h : "-");
-		goto out;
-	}
 	if (ck->parts && ck->mpir && (why = dbg_mpir_restart_problem(ck->mpir))) {
 		dbg_error(s, "restart: refused, nothing was changed: %s", why);
 		goto out;
 	}
-	ck->parts = h && crs_job_exists(crs_store_root(NULL), h);
 	sdm_set_for_each(id, live) {
-		if (!h) {
-			dbg_error(s, "restart: no handle for rank %u (one per rank, in rank order)", id);
-			goto out;
-		}
-		handle[id] = h;
 		ck->rank[id].pid = rank_pid(s, id);
 		ck->rank[id].info_pid = 0;
-		if (!ck->mpir && !ck->parts)
-			h = strtok_r(NULL, ", \t", &save);
 	}
-	if ((ck->mpir || ck->parts) && strtok_r(NULL, ", \t", &save)) {
-		dbg_error(s, "restart: a job checkpoint has one handle, not one per rank");
-		goto out;
-	}
-	if (!parts_intact(ck, live, handle))
+	if (!parts_intact(ck, h))
 		goto out;
 	/* mpirun first: it must not see its ranks die and end the job. */
-	if (ck->mpir && dbg_mpir_pid(ck->mpir) > 0)
-		kill(dbg_mpir_pid(ck->mpir), SIGKILL);
+	mpirun = ck->mpir ? dbg_mpir_pid(ck->mpir) : 0;
+	if (mpirun > 0)
+		kill(mpirun, SIGKILL);
 	if (ck->mpir && ck->parts)
 		dbg_mpir_launcher_gone(ck->mpir);
 	/* Those that exited have nothing to kill (gdb would say so as an error). */
@@ -1176,35 +992,14 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	sdm_set_for_each(id, live)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);
-	if (ck->parts) {
-		/* We restore every part on its node and release them together. */
-		restart_parts(ck, h, live);
-	} else if (ck->mpir) {
-		char *args[] = { "restart", h, "--debug", NULL };
-
-		/*
-		 * A pipe, not a pty: mpirun's output comes back through our
-		 * gdb's FIFOs, and the ranks' stdout ptys mpirun made must get
-		 * their old indexes back.
-		 */
-		wait_gone(dbg_mpir_pid(ck->mpir));
-		if (child_start(&ck->job, false, args, ck->launch))
-			dbg_error(s, "restart: cannot run crdbg restart: %s", strerror(errno));
-	} else {
-		sdm_set_for_each(id, live) {
-			char *args[] = { "restart", handle[id], "--debug", NULL };
-
-			if (child_start(&ck->rank[id].child, true, args, NULL))
-				dbg_error(s, "restart: rank %u: cannot run crdbg restart: %s", id,
-					  strerror(errno));
-		}
-	}
 	if (!ck->parts)
-		wait_info_lines(ck, live, false, false, "restart");
+		wait_gone(mpirun);	/* its tree comes back with its pid */
+	/* We restore every part on its node and release them together. */
+	restart_parts(ck, h, live);
+	say_parked(ck, live, "restart");
 	/* mpirun's tree came back with the ranks: our gdb takes it again. */
 	attach_and_release(ck, live, "restart",
-			   ck->mpir && !ck->parts && dbg_mpir_pid(ck->mpir) > 0 &&
-			   !kill(dbg_mpir_pid(ck->mpir), 0));
+			   !ck->parts && mpirun > 0 && !kill(mpirun, 0));
 	/* Ranks that had exited are stopped again where the checkpoint was. */
 	sdm_set_for_each(id, live) {
 		struct sdm_idset *one = one_rank(id);
@@ -1213,8 +1008,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 			dbg_set_state(s, one, DBG_STOPPED);
 		sdm_set_free(one);
 	}
+	snprintf(ck->last, sizeof(ck->last), "%s", h);
 out:
-	free(handle);
 	free(list);
 	sdm_set_free(stopped);
 	sdm_set_free(live);
@@ -1285,27 +1080,10 @@ static void on_stop(void *priv)
 	sdm_set_free(all);
 }
 
-/* Forward what restarted ranks write on the terminals CRIU gave them. */
-static void on_pump(void *priv)
-{
-	struct dbg_ckpt *ck = priv;
-
-	for (uint32_t i = 0; i < ck->n; i++)
-		if (ck->rank[i].child.forward)
-			child_poll(ck->s, i, &ck->rank[i].child);
-}
-
 static const struct dbg_listener ckpt_listener = {
-	.pump = on_pump,
 	.line = on_line,
 	.stop = on_stop,
 };
-
-static void child_init(struct ck_child *c)
-{
-	c->fd = -1;
-	c->status = -1;
-}
 
 struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir)
 {
@@ -1319,9 +1097,6 @@ struct dbg_ckpt *dbg_ckpt_new(struct dbg_session *s, struct dbg_mpir *mpir)
 	ck->s = s;
 	ck->mpir = mpir;
 	ck->n = s->n;
-	child_init(&ck->job);
-	for (uint32_t i = 0; i < ck->n; i++)
-		child_init(&ck->rank[i].child);
 	ck->sdm_parts = dbg_parts_new(s);
 	if (!ck->sdm_parts || dbg_session_listen(s, &ckpt_listener, ck) < 0)
 		goto fail;
@@ -1350,11 +1125,6 @@ void dbg_ckpt_free(struct dbg_ckpt *ck)
 {
 	if (!ck)
 		return;
-	for (uint32_t i = 0; i < ck->n; i++)
-		if (ck->rank[i].child.fd >= 0)
-			close(ck->rank[i].child.fd);
-	if (ck->job.fd >= 0)
-		close(ck->job.fd);
 	free(ck->adopted);
 	dbg_parts_free(ck->sdm_parts);
 	free(ck->rank);

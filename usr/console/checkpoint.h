@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Checkpoint and restart of the whole job from the console (checkpoint.c):
- * ranks running with libcrdbg, on one node. The part registers with the
- * session: it watches every output line for the ranks' "MPIR debug info)"
- * announcements and forwards what restarted ranks write on the terminals
- * it gave them. An MPIR job goes through its mpirun (mpir.h).
+ * ranks running with libcrdbg, as one job checkpoint (<crdbg/job.h>) over
+ * the session's servers (parts-sdm.h). The part registers with the
+ * session: it takes every output line that is a rank's "MPIR debug info)"
+ * announcement as its own (not shown; said once per node). An MPIR job
+ * goes through its mpirun (mpir.h).
  */
 #ifndef CRDBG_CONSOLE_CHECKPOINT_H
 #define CRDBG_CONSOLE_CHECKPOINT_H
@@ -37,14 +38,14 @@ void dbg_ckpt_checkpoint(struct dbg_ckpt *ck);
 /*
  * The same, for the timeline (timeline.c): DBG_CKPT_FULL asks for full
  * images (crdbg checkpoint --full: a new incremental chain), DBG_CKPT_QUIET
- * leaves the handle lines out. The job's handles (comma-separated, rank
- * order) go to out. 0, or -1 when no complete checkpoint was kept (said).
+ * leaves the handle and parked lines out. The job checkpoint's handle
+ * goes to out. 0, or -1 when no complete checkpoint was kept (said).
  */
 #define DBG_CKPT_FULL	1u
 #define DBG_CKPT_QUIET	2u
 int dbg_ckpt_take(struct dbg_ckpt *ck, unsigned int flags, char *out, size_t outlen);
 /*
- * Remove job checkpoint handle, every part on its node (crdbg rm), for
+ * Remove job checkpoint handle, every part on its node (crdbg-part rm), for
  * the timeline's retention. 0, or -errno with the reason in err.
  */
 int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size_t errlen);
@@ -56,7 +57,7 @@ int dbg_ckpt_remove_job(struct dbg_ckpt *ck, const char *handle, char *err, size
  * when a rank did not come back (said).
  */
 int dbg_ckpt_adopt(struct dbg_ckpt *ck, const char *handle, char *launch);
-/* "restart [H,...]": default, the handles of the last checkpoint. */
+/* "restart [JOB]": default, the last checkpoint's; JOB must be a job checkpoint. */
 void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *handles);
 
 #endif /* CRDBG_CONSOLE_CHECKPOINT_H */

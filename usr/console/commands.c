@@ -69,6 +69,31 @@ static int fault_kind(const char *text, bool error)
 	return FAULT_NONE;
 }
 
+/*
+ * A stop at a breakpoint or watchpoint (the user's, not the exit point's
+ * hold, which is an exit): with stopall on it stops the others too.
+ */
+static bool breakpoint_stop(const char *text)
+{
+	static const char *const reasons[] = {
+		"breakpoint-hit", "watchpoint-trigger", "read-watchpoint-trigger",
+		"access-watchpoint-trigger",
+	};
+	const char *fields = dbgp_reply_fields(text);
+	struct dbgp_field f;
+
+	if (dbgp_reply_kind(text) != DBGP_REPLY_STOPPED)
+		return false;
+	while (fields && dbgp_next_field(&fields, &f)) {
+		if (!dbgp_field_is(&f, "reason"))
+			continue;
+		for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+			if (f.vlen == strlen(reasons[i]) && !memcmp(f.value, reasons[i], f.vlen))
+				return true;
+	}
+	return false;
+}
+
 /* Print one reply now, ahead of the run command's report. */
 static void announce(struct dbg_console *c, const char *display, uint8_t type,
 		     const struct sdm_idset *src, const char *text,
@@ -106,12 +131,51 @@ static bool held_exit(const char *text)
 }
 
 /*
+ * The group stop: a rank stopped at a breakpoint while others of the
+ * command run. The stops so far are printed now, in place of the
+ * report's first part (kept in early for the timeline); with stopall on
+ * the others are then stopped (true: interrupt them), with it off the
+ * command returns and they run on, their stops reported when they come.
+ */
+static bool group_stop(struct dbg_console *c, const char *display,
+		       struct sdm_fe_result *acc, struct sdm_fe_result *early,
+		       const struct sdm_idset *pending)
+{
+	struct dbg_session *s = c->s;
+	char *str = sdm_set_to_string(pending);
+
+	dbg_pump_output(s, 0);
+	dbg_flush_lines(s);
+	dbg_print_result(s, display, acc);
+	for (unsigned int i = 0; i < acc->nev; i++)
+		dbg_result_add(early, acc->ev[i].type, acc->ev[i].src,
+			       (const char *)acc->ev[i].payload);
+	sdm_fe_result_free(acc);
+	*acc = (struct sdm_fe_result){ 0 };
+	if (c->stopall)
+		dbg_info(s, "stopping the other ranks [%s] (stopall off leaves them running)",
+			 str ? str : "?");
+	else
+		dbg_info(s, "[%s] run on (stopall off): their stops are reported when they come",
+			 str ? str : "?");
+	free(str);
+	return c->stopall;
+}
+
+/*
  * A run-control command: send first (which names its wait slice), then
  * "wait" rounds to the ranks still running, printing their output in
  * between, until every rank stopped, the console's timeout passed or
  * ^C (then the running ranks are interrupted). A fault of a rank while
  * others run is printed when it comes (and stops the others, with
- * stopall on); the rest is one merged report. With stopall on, a rank
+ * stopall on); the rest is one merged report. A stop at a breakpoint
+ * while others run (not in the session's start) leaves them one more
+ * wait round to stop by themselves, and is then printed with the stops
+ * so far; with stopall on the others are stopped (as DDT and TotalView
+ * stop the group), with it off the command returns while they run on
+ * (after a fault too, at the end of its round).
+ * Either way it never waits for ranks that may be blocked waiting for
+ * the stopped one. With stopall on, a rank
  * that exits with a code other than 0 is held in its exit (s->exit_held)
  * until a run command, kill or detach names it, or the session ends: its
  * launcher would otherwise end the others while the user looks at them
@@ -121,12 +185,19 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 			const char *display, const struct dbgp_cmd *first, bool user)
 {
 	struct dbg_session *s = c->s;
-	struct sdm_fe_result acc = { 0 }, r;
+	struct sdm_fe_result acc = { 0 }, early = { 0 }, r;
 	/* held: the ranks this command's replies newly hold in their exit */
 	struct sdm_idset *pending = dbg_live(s, set), *held = sdm_set_new();
 	uint64_t deadline = s->wait_s ? now_ms() + s->wait_s * 1000ull : 0;
 	struct dbgp_cmd cmd = *first;
-	bool interrupting = false, stop_others = false;
+	/*
+	 * No group stop in the session's start, nor in wait: its ranks
+	 * stopped before it would end it at once, and waiting for every
+	 * rank is what the user asked for.
+	 */
+	bool interrupting = false, stop_others = false,
+	     grouped = first->verb == DBGP_START || first->verb == DBGP_WAIT;
+	int grace = -1;		/* rounds left before the group stop; -1: none */
 	int rc;
 
 	if (!pending || !held) {
@@ -171,13 +242,27 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 
 				announce(c, display, type, ev->src, text, pending, stop);
 				stop_others |= stop;
+				/* stopall off: the prompt back at the round's end */
+				if (fault == FAULT_STOP_OTHERS && !c->stopall && grace < 0)
+					grace = 0;
 				continue;
 			}
+			if (!error && !grouped && !interrupting && grace < 0 &&
+			    breakpoint_stop(text))
+				grace = 1;
 			/* Stops at breakpoints get the console's numbers. */
 			dbg_bp_renumber(c->bp, &acc, type, ev->src, text);
 		}
 		sdm_fe_result_free(&r);
 		dbg_pump_output(s, 0);
+		if (grace == 0 && !grouped && !interrupting && !sdm_set_is_empty(pending)) {
+			grouped = true;
+			if (!group_stop(c, display, &acc, &early, pending))
+				break;
+			stop_others = true;
+		} else if (grace > 0) {
+			grace--;
+		}
 		if ((deadline && now_ms() >= deadline) ||
 		    (s->terminate && *s->terminate))
 			break;
@@ -201,9 +286,13 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
 	sdm_set_free(held);
 	show_displays(c, set);
 	/* A stop the user's run command brought: the timeline's moment. */
+	for (unsigned int i = 0; i < early.nev; i++)
+		dbg_result_add(&acc, early.ev[i].type, early.ev[i].src,
+			       (const char *)early.ev[i].payload);
 	if (user)
 		dbg_tl_after_stop(c->tl, &acc);
 	sdm_fe_result_free(&acc);
+	sdm_fe_result_free(&early);
 	sdm_set_free(pending);
 }
 
@@ -211,8 +300,9 @@ static void run_control(struct dbg_console *c, const struct sdm_idset *set,
  * Between commands (at the prompt, or while piped commands are awaited):
  * ask the ranks that still run, without waiting, whether they stopped,
  * exited or are gone. Those that did are reported as "wait" would
- * report them; a fault among them is announced and, with stopall on,
- * stops the ones still running, exactly as during a run command.
+ * report them; a fault or a breakpoint among them is announced and, with
+ * stopall on, stops the ones still running, exactly as during a run
+ * command.
  */
 void dbg_watch(struct dbg_console *c)
 {
@@ -238,7 +328,8 @@ void dbg_watch(struct dbg_console *c)
 		if (!error && dbgp_reply_kind(text) == DBGP_REPLY_RUNNING)
 			continue;
 		sdm_set_union(changed, r.ev[i].src);
-		fault |= fault_kind(text, error) == FAULT_STOP_OTHERS;
+		fault |= fault_kind(text, error) == FAULT_STOP_OTHERS ||
+			 (!error && breakpoint_stop(text));
 	}
 	if (sdm_set_is_empty(changed))
 		goto out;
@@ -449,6 +540,7 @@ static void status(struct dbg_console *c, const struct sdm_idset *set,
 			s->host ? "node" : "", "gdb", "pid", "where");
 	sdm_set_for_each(id, set) {
 		struct dbgp_status st = { .where = "" };
+		char *where;
 
 		if (id >= s->n)
 			break;
@@ -457,7 +549,10 @@ static void status(struct dbg_console *c, const struct sdm_idset *set,
 				 state_word(s->state[id]));
 			st.where = row[id] ? row[id] : "";
 		}
-		status_row(s, id, st.state, st.gdb_pid, st.pid, st.where);
+		/* The console's breakpoint numbers, as everywhere else. */
+		where = dbg_bp_renumber_text(c->bp, id, st.where);
+		status_row(s, id, st.state, st.gdb_pid, st.pid, where ? where : st.where);
+		free(where);
 	}
 	fflush(s->out);
 out:
@@ -477,7 +572,7 @@ static size_t stack_frames(char *text, bool lines, const char **frames)
 {
 	size_t n = 0;
 
-	for (char *p = strtok(text, "\n"); p && n < CON_MAX_FRAMES; p = strtok(NULL, "\n")) {
+	for (char *p = strtok(text, "\n"); p && n < MERGE_MAX_FRAMES; p = strtok(NULL, "\n")) {
 		if (lines && *p == '#') {
 			p += strcspn(p, " ");
 			p += strspn(p, " ");
@@ -498,7 +593,7 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set, bool line
 {
 	struct sdm_idset *live = dbg_live(s, set);
 	struct dbgp_cmd cmd = { .verb = lines ? DBGP_BT : DBGP_STACK };
-	struct con_stacks *t = con_stacks_new();
+	struct merge_stacks *t = merge_stacks_new();
 	struct sdm_fe_result r = { 0 }, errs = { 0 };
 	sdm_id id;
 
@@ -510,7 +605,7 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set, bool line
 	}
 	for (unsigned int i = 0; i < r.nev; i++) {
 		const struct sdm_fe_event *ev = &r.ev[i];
-		const char *frames[CON_MAX_FRAMES];
+		const char *frames[MERGE_MAX_FRAMES];
 		size_t n = 0;
 		bool error;
 		char *copy;
@@ -526,13 +621,13 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set, bool line
 			continue;
 		n = stack_frames(copy, lines, frames);
 		sdm_set_for_each(id, ev->src)
-			con_stacks_add(t, id, frames, n);
+			merge_stacks_add(t, id, frames, n);
 		free(copy);
 	}
 	if (s->json) {
-		con_stacks_print_json(t, s->out);
+		merge_stacks_print_json(t, s->out);
 	} else {
-		con_stacks_print(t, s->out);
+		merge_stacks_print(t, s->out);
 	}
 	if (errs.nev)
 		dbg_print_result(s, "stacks", &errs);
@@ -540,7 +635,7 @@ static void stacks(struct dbg_session *s, const struct sdm_idset *set, bool line
 out:
 	sdm_fe_result_free(&r);
 	sdm_fe_result_free(&errs);
-	con_stacks_free(t);
+	merge_stacks_free(t);
 	sdm_set_free(live);
 }
 
@@ -720,7 +815,8 @@ static int cmd_stopall(struct dbg_console *c, const struct dbg_call *call)
 		c->stopall = !strcmp(call->arg, "on");
 	else if (*call->arg)
 		dbg_error(c->s, "stopall: on or off, not '%.40s'", call->arg);
-	dbg_info(c->s, "stopall: %s", c->stopall ? "on (a faulting rank stops the others)" :
+	dbg_info(c->s, "stopall: %s", c->stopall ?
+		 "on (a rank's breakpoint or fault stops the others)" :
 		 "off (the others run on)");
 	return 0;
 }
@@ -1047,10 +1143,16 @@ static int cmd_info(struct dbg_console *c, const struct dbg_call *call)
 		.display = call->display }, DBGP_CLI);
 }
 
+/* bt [N|-N]: gdb's count; bt full and other forms go to gdb as they are. */
 static int cmd_bt(struct dbg_console *c, const struct dbg_call *call)
 {
-	struct dbgp_cmd cmd = { .verb = DBGP_BT };
+	struct dbgp_cmd cmd = { .verb = DBGP_BT, .arg = call->arg };
+	char buf[DBGP_CMD_MAX + 1];
 
+	if (*call->arg && dbgp_encode(buf, sizeof(buf), &cmd) < 0)
+		return send_text(c, &(struct dbg_call){ .cmd = call->cmd, .set = call->set,
+			.prefixed = call->prefixed, .arg = call->display,
+			.display = call->display }, DBGP_CLI);
 	simple(c->s, call->set, call->display, &cmd);
 	return 0;
 }
@@ -1297,15 +1399,16 @@ static const struct dbg_command commands[] = {
 	  "or show MPI's own frames", cmd_mpi },
 	{ "interrupt", { NULL }, NULL, "stop the running ranks", cmd_interrupt },
 	{ "wait", { NULL }, NULL, "wait for running ranks to stop", cmd_wait },
-	{ "stopall", { NULL }, "[on|off]", "a rank's fault (signal, exit code) stops the others (on)",
-	  cmd_stopall },
+	{ "stopall", { NULL }, "[on|off]",
+	  "a rank's breakpoint or fault (signal, exit code) stops the others (on)", cmd_stopall },
 	{ "timeout", { NULL }, "SECONDS", "longest wait of a run command (0: no limit)",
 	  cmd_timeout },
 	{ "print", { "p" }, "EXPR", "evaluate EXPR; identical values are merged", cmd_print },
 	{ "display", { NULL }, "[/FMT] [EXPR]", "print EXPR now and after every stop; "
 	  "alone: the list, printed now", cmd_display },
 	{ "undisplay", { NULL }, "[N]", "forget display N, or all", cmd_undisplay },
-	{ "bt", { "backtrace", "where" }, NULL, "backtrace of each rank, merged", cmd_bt },
+	{ "bt", { "backtrace", "where" }, "[N|-N]",
+	  "backtrace of each rank, merged (N innermost, -N outermost frames)", cmd_bt },
 	{ "stacks", { NULL }, "[-l]", "merged stacks of all ranks as a tree; -l: with lines",
 	  cmd_stacks },
 	{ "status", { NULL }, "[-p]", "ranks merged by state and place; -p: one row per rank "

@@ -24,7 +24,6 @@
 #include "crdbg/dbgproto.h"
 #include "sdm/frontend.h"
 #include "sdm/idset.h"
-#include "sdm/lazylib.h"
 #include "sdm/message.h"
 #include "breakpoints.h"
 #include "checkpoint.h"
@@ -36,65 +35,6 @@
 #include "pstep.h"
 #include "session.h"
 #include "timeline.h"
-
-/*
- * GNU readline, loaded when the console first reads from a terminal
- * (sdm/lazylib.h): every other crdbg command starts without it. Where it
- * cannot be loaded the console reads the terminal line by line, as it
- * reads a pipe.
- */
-static struct {
-	__typeof__(readline) *readline;
-	__typeof__(rl_callback_handler_install) *callback_handler_install;
-	__typeof__(rl_callback_handler_remove) *callback_handler_remove;
-	__typeof__(rl_callback_read_char) *callback_read_char;
-	__typeof__(rl_clear_visible_line) *clear_visible_line;
-	__typeof__(rl_completion_matches) *completion_matches;
-	__typeof__(rl_crlf) *crlf;
-	__typeof__(rl_on_new_line) *on_new_line;
-	__typeof__(rl_redisplay) *redisplay;
-	__typeof__(rl_replace_line) *replace_line;
-	__typeof__(add_history) *add_history;
-	__typeof__(read_history) *read_history;
-	__typeof__(write_history) *write_history;
-	__typeof__(history_truncate_file) *history_truncate_file;
-	__typeof__(using_history) *using_history;
-	__typeof__(rl_point) *point;
-	__typeof__(rl_line_buffer) *line_buffer;
-	__typeof__(rl_attempted_completion_over) *attempted_completion_over;
-	__typeof__(rl_signal_event_hook) *signal_event_hook;
-	__typeof__(rl_readline_name) *readline_name;
-	__typeof__(rl_attempted_completion_function) *attempted_completion_function;
-} rl;
-
-#define RL_SYM(field, name) { name, (void **)&rl.field }
-static const struct lazylib_sym rl_syms[] = {
-	RL_SYM(readline, "readline"),
-	RL_SYM(callback_handler_install, "rl_callback_handler_install"),
-	RL_SYM(callback_handler_remove, "rl_callback_handler_remove"),
-	RL_SYM(callback_read_char, "rl_callback_read_char"),
-	RL_SYM(clear_visible_line, "rl_clear_visible_line"),
-	RL_SYM(completion_matches, "rl_completion_matches"),
-	RL_SYM(crlf, "rl_crlf"),
-	RL_SYM(on_new_line, "rl_on_new_line"),
-	RL_SYM(redisplay, "rl_redisplay"),
-	RL_SYM(replace_line, "rl_replace_line"),
-	RL_SYM(add_history, "add_history"),
-	RL_SYM(read_history, "read_history"),
-	RL_SYM(write_history, "write_history"),
-	RL_SYM(history_truncate_file, "history_truncate_file"),
-	RL_SYM(using_history, "using_history"),
-	RL_SYM(point, "rl_point"),
-	RL_SYM(line_buffer, "rl_line_buffer"),
-	RL_SYM(attempted_completion_over, "rl_attempted_completion_over"),
-	RL_SYM(signal_event_hook, "rl_signal_event_hook"),
-	RL_SYM(readline_name, "rl_readline_name"),
-	RL_SYM(attempted_completion_function, "rl_attempted_completion_function"),
-};
-
-#undef RL_SYM
-
-static struct lazylib libreadline = LAZYLIB_INIT("libreadline.so.8", rl_syms);
 
 #define DBG_BATCH_WAIT_S	120	/* batch: a run command waits at most this */
 #define DBG_LINE_BYTES		4096
@@ -170,7 +110,7 @@ static void ask_gdb(const char *line, int skip, int start)
 		live = dbg_live(s, all);
 	if (!live || !sdm_set_find_next(live, 0, &id) || sdm_set_add_element(one, id))
 		goto out;
-	snprintf(cmd, sizeof(cmd), "complete %.*s", (int)(*rl.point - skip), line + skip);
+	snprintf(cmd, sizeof(cmd), "complete %.*s", (int)(rl_point - skip), line + skip);
 	if (dbg_send(s, one, &c, DBG_CMD_TIMEOUT, &r) || !r.nev ||
 	    r.ev[0].type != SDM_MSG_REPLY)
 		goto out;
@@ -211,7 +151,7 @@ static void free_matches(void)
 
 static char **complete(const char *text, int start, int end)
 {
-	const char *line = *rl.line_buffer;
+	const char *line = rl_line_buffer;
 	char **found;
 	int i = 0, skip;
 
@@ -228,18 +168,18 @@ static char **complete(const char *text, int start, int end)
 	}
 	skip = i;	/* the command word: gdb gets the line from here */
 	if (i == start) {
-		*rl.attempted_completion_over = 1;
-		return rl.completion_matches(text, complete_command);
+		rl_attempted_completion_over = 1;
+		return rl_completion_matches(text, complete_command);
 	}
 	/* Arguments: symbols, files and locations from gdb, else file names. */
 	free_matches();
 	if (prompt_console)
 		ask_gdb(line, skip, start);
 	found = gdb_matches && gdb_matches[0] ?
-		rl.completion_matches(text, complete_gdb) : NULL;
+		rl_completion_matches(text, complete_gdb) : NULL;
 	free_matches();
 	if (found)
-		*rl.attempted_completion_over = 1;
+		rl_attempted_completion_over = 1;
 	return found;
 }
 
@@ -371,10 +311,10 @@ static int clear_line_on_sigint(void)
 	if (!interrupted)
 		return 0;
 	interrupted = 0;
-	rl.replace_line("", 0);
-	rl.crlf();
-	rl.on_new_line();
-	rl.redisplay();
+	rl_replace_line("", 0);
+	rl_crlf();
+	rl_on_new_line();
+	rl_redisplay();
 	return 0;
 }
 
@@ -386,7 +326,7 @@ static bool ask(const char *question)
 
 	for (;;) {
 		interrupted = 0;
-		answer = rl.readline(question);
+		answer = readline(question);
 		if (!answer || terminate)
 			return false;
 		yes = answer[0] == 'y' || answer[0] == 'Y';
@@ -407,17 +347,17 @@ static void take_line(char *line)
 {
 	typed = line;
 	typed_done = true;
-	rl.callback_handler_remove();
+	rl_callback_handler_remove();
 }
 
 /* What the session said while the prompt was up: above it, then redrawn. */
 static void show_above_prompt(const char *text, size_t len)
 {
-	rl.clear_visible_line();
+	rl_clear_visible_line();
 	fwrite(text, 1, len, stdout);
 	fflush(stdout);
-	rl.on_new_line();
-	rl.redisplay();
+	rl_on_new_line();
+	rl_redisplay();
 }
 
 /*
@@ -429,17 +369,17 @@ static char *read_watching(struct dbg_console *c, const char *prompt)
 {
 	typed = NULL;
 	typed_done = false;
-	rl.callback_handler_install(prompt, take_line);
+	rl_callback_handler_install(prompt, take_line);
 	while (!typed_done && !terminate) {
 		if (wait_input(c, STDIN_FILENO, show_above_prompt)) {
-			rl.callback_read_char();
+			rl_callback_read_char();
 			continue;
 		}
 		if (interrupted && !terminate)
 			clear_line_on_sigint();
 	}
 	if (!typed_done)
-		rl.callback_handler_remove();
+		rl_callback_handler_remove();
 	return typed;
 }
 
@@ -458,12 +398,12 @@ static void interactive(struct dbg_console *c)
 
 	c->confirm = ask;
 	prompt_console = c;
-	*rl.signal_event_hook = clear_line_on_sigint;
-	*rl.readline_name = "crdbg";
-	*rl.attempted_completion_function = complete;
+	rl_signal_event_hook = clear_line_on_sigint;
+	rl_readline_name = "crdbg";
+	rl_attempted_completion_function = complete;
 	history_path(hist, sizeof(hist));
-	rl.using_history();
-	rl.read_history(hist);
+	using_history();
+	read_history(hist);
 	for (;;) {
 		char *focus = sdm_set_to_string(s->focus);
 		bool all = sdm_set_size(s->focus) == s->n;
@@ -481,15 +421,15 @@ static void interactive(struct dbg_console *c)
 			break;
 		}
 		if (line[strspn(line, " \t")])
-			rl.add_history(line);
+			add_history(line);
 		if (dbg_execute(c, line)) {
 			free(line);
 			break;
 		}
 		free(line);
 	}
-	rl.write_history(hist);
-	rl.history_truncate_file(hist, 1000);
+	write_history(hist);
+	history_truncate_file(hist, 1000);
 }
 
 /* Every gdb loads the program; then all run to main. */
@@ -593,7 +533,12 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 		c->bp = dbg_bp_new(c->s);
 		return 0;
 	}
-	if (o->attach_pid || is_launcher(o->argv[0])) {
+	/*
+	 * -n N names copies of the program: an MPI program (Open MPI's
+	 * libopen-rte defines MPIR's symbols) is then no launcher.
+	 */
+	if (o->attach_pid || ((!o->nranks || named_like_launcher(o->argv[0])) &&
+			      is_launcher(o->argv[0]))) {
 		c->mpir = dbg_mpir_new(c->s);
 		rc = c->mpir ? dbg_mpir_start(c->mpir, o->attach_pid ? NULL : o->argv,
 					      o->attach_pid, o->bindir, err, sizeof(err))
@@ -609,7 +554,8 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 			"preloaded into the ranks\n", o->argv[0]);
 		return -1;
 	} else {
-		rc = dbg_session_start(c->s, o->nranks, o->bindir, NULL, err, sizeof(err));
+		rc = dbg_session_start(c->s, o->nranks ? o->nranks : 1, o->bindir, NULL, err,
+				       sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "crdbg: cannot start the debug session: %s\n",
 				err[0] ? err : strerror(-rc));
@@ -634,7 +580,6 @@ static int start_job(struct dbg_console *c, const struct dbg_opts *o)
 static void run_commands(struct dbg_console *c, const struct dbg_opts *o)
 {
 	struct dbg_session *s = c->s;
-	char why[256];
 	int quit = 0;
 
 	for (unsigned int i = 0; i < o->nex && !quit && !terminate; i++) {
@@ -660,14 +605,11 @@ static void run_commands(struct dbg_console *c, const struct dbg_opts *o)
 	if (quit || terminate)
 		return;
 	/* Like gdb: a session ended at the prompt exits 0. */
-	if (isatty(STDIN_FILENO) && !lazylib_load(&libreadline, why, sizeof(why))) {
+	if (isatty(STDIN_FILENO)) {
 		interactive(c);
 		s->errors = 0;
 		return;
 	}
-	if (isatty(STDIN_FILENO))
-		fprintf(stderr, "crdbg: no line editing (%s): commands are read line by line\n",
-			why);
 	run_file(c, stdin);
 }
 

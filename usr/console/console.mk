@@ -6,22 +6,18 @@
 
 CONSOLE_SRCS := usr/console/session.c usr/console/commands.c usr/console/console.c \
 		usr/console/mpir.c usr/console/mpir-probe.c usr/console/ranks.c usr/console/adopt.c \
-		usr/console/checkpoint.c usr/console/timeline.c usr/console/breakpoints.c usr/console/pstep.c usr/console/gate.c \
-		usr/console/pstep-model.c usr/console/pstep-view.c usr/console/parts-sdm.c
+		usr/console/checkpoint.c usr/console/timeline.c usr/console/stop-line.c usr/console/breakpoints.c usr/console/pstep.c usr/console/gate.c \
+		usr/console/pstep-model.c usr/console/pstep-view.c usr/console/parts-sdm.c \
+		usr/console/proctable.c usr/console/launcher-env.c
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(B)/%.o)
 
 $(CONSOLE_OBJS) $(B)/usr/cli/cmd-debug.o: USR_CFLAGS += -Isdm/include
 
 $(LIB_CONSOLE): $(CONSOLE_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-# usr/merge, usr/dbgproto and sdm/ fragments are read after this file:
-# name their libraries by path.
-CLI_LIBS   += $(LIB_CONSOLE) $(LIB_MERGE) $(LIB_DBGPROTO) \
-	      $(LIB_SDMNET) $(LIB_SDMCORE) $(LIB_GDBMI)
-# readline: loaded by console.c when it first reads a terminal (lazylib.h)
+CLI_LDLIBS += -lreadline
 
 ALL_TARGETS += $(LIB_CONSOLE)
 
@@ -29,7 +25,8 @@ ALL_TARGETS += $(LIB_CONSOLE)
 
 # End-to-end tests of `crdbg debug` and the program they debug (-g -O0).
 DEBUGGER_TDIR  := $(B)/tests/debug
-DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug $(DEBUGGER_TDIR)/test_console_jobs
+DEBUGGER_TESTS := $(DEBUGGER_TDIR)/test_debug $(DEBUGGER_TDIR)/test_console_jobs \
+		  $(DEBUGGER_TDIR)/test_console_late
 
 $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TDIR)/prog_vfork: $(DEBUGGER_TDIR)/%: tests/debug/%.c
 	@mkdir -p $(dir $@)
@@ -40,20 +37,30 @@ $(DEBUGGER_TESTS): $(DEBUGGER_TDIR)/%: tests/debug/%.c tests/lib/console_run.h |
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Itests/lib -MMD -MP -DCRDBG=\"$(B)/crdbg\" \
 		-DDEBUG_PROG=\"$(DEBUGGER_TDIR)/prog_debug\" \
-		-DNO_READLINE=\"$(DEBUGGER_TDIR)/no_readline.so\" \
 		-DMPIR_LAUNCHER=\"$(B)/tests/console/prog_mpir_launcher\" \
 		-DVFORK_PROG=\"$(DEBUGGER_TDIR)/prog_vfork\" \
 		-DCRDBG_RUNTIME=\"$(LIB_CRDBG)\" -o $@ $<
 
-# test_console_jobs preloads it into crdbg: no libreadline to be had
-$(DEBUGGER_TDIR)/no_readline.so: tests/debug/no_readline.c
+# A program that loads a library of its own late (pending breakpoints)
+$(DEBUGGER_TDIR)/prog_late: tests/debug/prog_late.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+	$(CC) -g -O0 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -ldl
 
-$(DEBUGGER_TESTS): | $(DEBUGGER_TDIR)/no_readline.so $(B)/tests/console/prog_mpir_launcher \
-		$(DEBUGGER_TDIR)/prog_vfork
+$(DEBUGGER_TDIR)/late_lib.so: tests/debug/late_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O0 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
 
-ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TDIR)/prog_vfork $(DEBUGGER_TESTS) $(DEBUGGER_TDIR)/no_readline.so
+# ...and stripped, as Debian ships libraries (frames gdb cannot name)
+$(DEBUGGER_TDIR)/late_lib_stripped.so: tests/debug/late_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -s -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+
+$(DEBUGGER_TESTS): | $(B)/tests/console/prog_mpir_launcher \
+		$(DEBUGGER_TDIR)/prog_vfork $(DEBUGGER_TDIR)/prog_late $(DEBUGGER_TDIR)/late_lib.so \
+		$(DEBUGGER_TDIR)/late_lib_stripped.so
+
+ALL_TARGETS += $(DEBUGGER_TDIR)/prog_debug $(DEBUGGER_TDIR)/prog_vfork $(DEBUGGER_TESTS) \
+		$(DEBUGGER_TDIR)/prog_late $(DEBUGGER_TDIR)/late_lib.so $(DEBUGGER_TDIR)/late_lib_stripped.so
 HOST_TESTS  += $(DEBUGGER_TESTS)
 -include $(DEBUGGER_TESTS:=.d)
 
@@ -119,6 +126,29 @@ ALL_TARGETS += $(B)/tests/console/test_pstep_model
 HOST_TESTS  += $(B)/tests/console/test_pstep_model
 -include $(B)/tests/console/test_pstep_model.d
 
+# The stop line of the timeline, on hand-made replies.
+$(B)/tests/console/test_stop_line: tests/console/test_stop_line.c usr/console/stop-line.c \
+		usr/console/stop-line.h $(B)/usr/libdbgproto.a $(B)/sdm/libsdmcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iusr/console -Isdm/include -fsanitize=address,undefined \
+		-fno-sanitize-recover=undefined -MMD -MP -o $@ $< usr/console/stop-line.c \
+		$(B)/usr/libdbgproto.a $(B)/sdm/libsdmcore.a
+
+ALL_TARGETS += $(B)/tests/console/test_stop_line
+HOST_TESTS  += $(B)/tests/console/test_stop_line
+-include $(B)/tests/console/test_stop_line.d
+
+# The launcher's process table read in bulk, from a child that lays one out.
+$(B)/tests/console/test_proctable: tests/console/test_proctable.c usr/console/proctable.c \
+		usr/console/proctable.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iusr/console -fsanitize=address,undefined \
+		-fno-sanitize-recover=undefined -MMD -MP -o $@ $< usr/console/proctable.c
+
+ALL_TARGETS += $(B)/tests/console/test_proctable
+HOST_TESTS  += $(B)/tests/console/test_proctable
+-include $(B)/tests/console/test_proctable.d
+
 ifneq ($(shell command -v mpicc.openmpi 2>/dev/null),)
 $(DEBUGGER_TDIR)/prog_pstep $(DEBUGGER_TDIR)/prog_pstep_cases: $(DEBUGGER_TDIR)/%: tests/debug/%.c
 	@mkdir -p $(dir $@)
@@ -176,16 +206,14 @@ $(B)/tests/console/test_mpir_probe: tests/console/test_mpir_probe.c usr/console/
 ALL_TARGETS += $(B)/tests/console/prog_mpir_launcher $(B)/tests/console/test_mpir_probe
 
 # libFuzzer target for the same ELF reader (clang only): make fuzz.
-MPIR_FUZZ_CC  ?= clang
 MPIR_FUZZER   := $(B)/tests/fuzz/mpir_fuzz_elf
 
 $(MPIR_FUZZER): tests/fuzz/mpir_fuzz_elf.c usr/console/mpir-probe.c usr/console/mpir-probe.h
 	@mkdir -p $(dir $@)
-	$(MPIR_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/console \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/console \
 		-o $@ tests/fuzz/mpir_fuzz_elf.c usr/console/mpir-probe.c
 
-ifneq ($(shell command -v $(MPIR_FUZZ_CC) 2>/dev/null),)
+ifneq ($(FUZZ_CC_FOUND),)
 ALL_TARGETS  += $(MPIR_FUZZER)
 FUZZ_TARGETS += $(MPIR_FUZZER)
 endif

@@ -22,6 +22,8 @@
 #include "sdm/idset.h"
 #include "sdm/message.h"
 #include "gate.h"
+#include "launcher-env.h"
+#include "mpir-probe.h"
 #include "session.h"
 
 #define GATE_TIMEOUT_MS	180000	/* every rank held: a bound, the host is busy */
@@ -54,7 +56,7 @@ struct dbg_gate *dbg_gate_new(struct dbg_session *s)
 }
 
 /* "crdbg-mpi: hold rank R of N pid P exe PATH" */
-static void on_line(void *priv, uint32_t id, const char *line, size_t len)
+static void gate_line(void *priv, uint32_t id, const char *line, size_t len)
 {
 	struct dbg_gate *g = priv;
 	char buf[PATH_MAX + 128];
@@ -84,6 +86,13 @@ static void on_line(void *priv, uint32_t id, const char *line, size_t len)
 		g->seen++;
 	g->rank[r].pid = pid;
 	snprintf(g->rank[r].exe, sizeof(g->rank[r].exe), "%s", buf + off);
+}
+
+/* Every launcher line; the gate's are shown as they are. */
+static bool on_line(void *priv, uint32_t id, const char *line, size_t len)
+{
+	gate_line(priv, id, line, len);
+	return false;
 }
 
 static void pump(void *priv)
@@ -220,6 +229,42 @@ static int attach(struct dbg_gate *g)
 	return one ? rc : -ENOMEM;
 }
 
+/*
+ * argv with --preload's library given to the ranks by the launcher's own
+ * option (launcher-env.h) after its name, in *ret (free it and *ret_made);
+ * 0, -ENOTSUP (no such option known: err says so), -ENOMEM.
+ */
+static int preload_argv(char *const *argv, const char *lib, char ***ret, char **ret_made,
+			char *err, size_t errlen)
+{
+	const char *env[DBG_LAUNCHER_ENV_MAX_ARGS];
+	struct mpir_probe p = { .family = MPIR_FAMILY_OTHER };
+	size_t n = 0;
+	char **v;
+	int k;
+
+	mpir_probe_program(argv[0], &p);
+	k = dbg_launcher_preload_args(p.family, lib, env, ret_made);
+	if (k <= 0) {
+		if (!k)
+			snprintf(err, errlen, "--preload: %s has no option crdbg knows that gives the ranks alone LD_PRELOAD (mpirun, srun and mpiexec.hydra have): preload the library with the launcher's own option instead",
+				 argv[0]);
+		return k ? k : -ENOTSUP;
+	}
+	while (argv[n])
+		n++;
+	v = calloc(n + 1 + (size_t)k, sizeof(*v));
+	if (!v) {
+		free(*ret_made);
+		return -ENOMEM;
+	}
+	v[0] = argv[0];
+	memcpy(v + 1, env, (size_t)k * sizeof(*v));
+	memcpy(v + 1 + k, argv + 1, n * sizeof(*v));	/* with the NULL */
+	*ret = v;
+	return 0;
+}
+
 int dbg_gate_start(struct dbg_gate *g, char *const *argv, const char *bindir,
 		   char *err, size_t errlen)
 {
@@ -232,9 +277,22 @@ int dbg_gate_start(struct dbg_gate *g, char *const *argv, const char *bindir,
 	/* What the launcher says itself is labelled with its name. */
 	snprintf(g->s->launcher_name, sizeof(g->s->launcher_name), "%.31s",
 		 strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
-	rc = dbg_session_listen(g->s, &gate_listener, g);
-	if (!rc)
-		rc = spawn(g, argv);
+	if (g->s->preload) {
+		char **v = NULL, *made = NULL;
+
+		rc = preload_argv(argv, g->s->preload, &v, &made, err, errlen);
+		if (rc)
+			return rc;
+		rc = dbg_session_listen(g->s, &gate_listener, g);
+		if (!rc)
+			rc = spawn(g, v);
+		free(v);
+		free(made);
+	} else {
+		rc = dbg_session_listen(g->s, &gate_listener, g);
+		if (!rc)
+			rc = spawn(g, argv);
+	}
 	if (!rc)
 		rc = wait_holds(g);
 	if (rc) {

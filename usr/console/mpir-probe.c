@@ -177,6 +177,9 @@ static enum mpir_family family_of(const char *path)
 		return MPIR_FAMILY_ORTE;
 	if (!strncmp(base, "libslurmfull.so", 15))
 		return MPIR_FAMILY_SLURM;
+	/* the executable's real file: mpiexec and mpirun.mpich are links to it */
+	if (!strcmp(base, "mpiexec.hydra"))
+		return MPIR_FAMILY_HYDRA;
 	return MPIR_FAMILY_OTHER;
 }
 

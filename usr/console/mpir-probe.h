@@ -24,6 +24,7 @@ enum mpir_family {
 	MPIR_FAMILY_OTHER,
 	MPIR_FAMILY_ORTE,	/* Open MPI's mpirun: libopen-rte */
 	MPIR_FAMILY_SLURM,	/* srun: tasks stopped at exec */
+	MPIR_FAMILY_HYDRA,	/* MPICH's mpiexec.hydra, whatever it is called */
 };
 
 struct mpir_probe {

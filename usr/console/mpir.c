@@ -48,13 +48,13 @@
 #include "sdm/idset.h"
 #include "sdm/message.h"
 #include "mpir.h"
+#include "launcher-env.h"
 #include "mpir-probe.h"
+#include "proctable.h"
 #include "ranks.h"
 #include "session.h"
 
 #define MPIR_TIMEOUT_MS		180000
-#define MPIR_DESC_SIZE		24
-#define MPIR_MAX_RANKS		4096
 #define MPIR_PATH_MAX		1024
 #define MPIR_EXEC_WAIT_MS	10000
 #define MPIR_HOST_MAX		64
@@ -75,6 +75,7 @@ struct dbg_mpir {
 	struct sdm_idset *inside;	/* ...and in it */
 	char label_buf[4096];		/* a partial labelled line */
 	size_t label_len;
+	char changed[768];		/* what crdbg changed about the launch, for its errors */
 };
 
 static long read_long(struct mi_driver *d, const char *expr, int *ret_err)
@@ -180,47 +181,34 @@ static int launch(struct dbg_mpir *m, char *err, size_t errlen)
 			     err, errlen);
 }
 
-static int read_proctable(struct mi_driver *d, struct dbg_proc **ret, long *ret_n,
-			  char *err, size_t errlen)
+/*
+ * The job's processes: MPIR_proctable's size and address from gdb, the
+ * table itself from the launcher's memory in bulk (proctable.c).
+ */
+static int read_proctable(struct mi_driver *d, pid_t launcher, struct dbg_proc **ret,
+			  long *ret_n, char *err, size_t errlen)
 {
-	char expr[160];
 	struct dbg_proc *p;
-	long n;
+	long n, addr;
 	int rc;
 
 	n = read_long(d, "*(int *)&MPIR_proctable_size", &rc);
 	if (rc)
 		return fail(d, rc, err, errlen, "cannot read MPIR_proctable_size");
-	if (n <= 0 || n > MPIR_MAX_RANKS) {
-		snprintf(err, errlen, "MPIR_proctable_size is %ld (no job, or "
-			 "more than %d ranks)", n, MPIR_MAX_RANKS);
+	addr = read_long(d, "*(long *)&MPIR_proctable", &rc);
+	if (rc)
+		return fail(d, rc, err, errlen, "cannot read MPIR_proctable");
+	if (n <= 0 || n > MPIR_PROCTABLE_MAX) {
+		snprintf(err, errlen, "MPIR_proctable_size is %ld (no job, or not a size)", n);
 		return -ERANGE;
 	}
-	p = calloc(n, sizeof(*p));
+	p = calloc((size_t)n, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	for (long i = 0; i < n; i++) {
-		snprintf(expr, sizeof(expr),
-			 "*(int *)(*(char **)&MPIR_proctable + %ld)",
-			 i * MPIR_DESC_SIZE + 16);
-		p[i].pid = read_long(d, expr, &rc);
-		if (!rc) {
-			snprintf(expr, sizeof(expr),
-				 "*(char **)(*(char **)&MPIR_proctable + %ld)",
-				 i * MPIR_DESC_SIZE + 8);
-			rc = read_string(d, expr, p[i].exe, sizeof(p[i].exe));
-		}
-		if (!rc) {
-			snprintf(expr, sizeof(expr),
-				 "*(char **)(*(char **)&MPIR_proctable + %ld)",
-				 i * MPIR_DESC_SIZE);
-			rc = read_string(d, expr, p[i].host, sizeof(p[i].host));
-		}
-		if (rc || p[i].pid <= 0) {
-			free(p);
-			return fail(d, rc ? rc : -EBADMSG, err, errlen,
-				    "cannot read MPIR_proctable");
-		}
+	rc = mpir_proctable_read(launcher, (uint64_t)addr, n, p, err, errlen);
+	if (rc) {
+		free(p);
+		return rc;
 	}
 	*ret = p;
 	*ret_n = n;
@@ -341,44 +329,83 @@ static int place_servers(struct dbg_mpir *m, const struct dbg_proc *p, long n,
 	return where->launcher ? 1 : -ENOMEM;
 }
 
+/* Append text to m->changed, "; "-separated. */
+static void note_change(struct dbg_mpir *m, const char *text)
+{
+	size_t len = strlen(m->changed);
+
+	snprintf(m->changed + len, sizeof(m->changed) - len, "%s%s", len ? "; " : "", text);
+}
+
 /*
  * The launcher's command line with what we need added after its name:
  * rank labels on the ranks' output, and the preload library for the
- * ranks only (not the launcher). NULL on ENOMEM.
+ * ranks only, in each launcher's own option for the ranks' environment
+ * (never the launcher's: mpirun and mpiexec start their daemons with it,
+ * through srun in an allocation). NULL on ENOMEM.
  */
 static char **launcher_argv(struct dbg_mpir *m, char *const *argv,
 			    const char *lib, char **ret_made)
 {
+	const char *env[DBG_LAUNCHER_ENV_MAX_ARGS];
 	size_t n = 0, k = 1;
-	char **v, *made = NULL;
+	char **v, note[sizeof(m->changed)] = "added";
+	int nenv = 0;
 
+	*ret_made = NULL;
 	while (argv[n])
 		n++;
-	v = calloc(n + 4, sizeof(*v));
+	v = calloc(n + 2 + DBG_LAUNCHER_ENV_MAX_ARGS, sizeof(*v));
 	if (!v)
 		return NULL;
 	v[0] = argv[0];
-	switch (m->probe.family) {
-	case MPIR_FAMILY_ORTE:
+	if (m->probe.family == MPIR_FAMILY_ORTE)
 		v[k++] = "--tag-output";
-		if (lib && asprintf(&made, "LD_PRELOAD=%s", lib) > 0) {
-			v[k++] = "-x";
-			v[k++] = made;
-		}
-		m->tagged = true;
-		break;
-	case MPIR_FAMILY_SLURM:
+	else if (m->probe.family == MPIR_FAMILY_SLURM)
 		v[k++] = "--label";
-		if (lib && asprintf(&made, "--export=ALL,LD_PRELOAD=%s", lib) > 0)
-			v[k++] = made;
-		m->tagged = true;
-		break;
-	default:
-		break;
+	m->tagged = k > 1;
+	if (lib)
+		nenv = dbg_launcher_preload_args(m->probe.family, lib, env, ret_made);
+	if (nenv < 0) {
+		free(v);
+		return NULL;
 	}
+	for (int i = 0; i < nenv; i++)
+		v[k++] = (char *)env[i];
+	for (size_t i = 1; i < k; i++) {
+		size_t len = strlen(note);
+
+		snprintf(note + len, sizeof(note) - len, " %s", v[i]);
+	}
+	if (k > 1)
+		note_change(m, note);
+	if (lib && !nenv)
+		note_change(m, "no option of this launcher's passes --preload to the ranks only: not passed");
 	memcpy(v + k, argv + 1, n * sizeof(*v));	/* with the NULL */
-	*ret_made = made;
 	return v;
+}
+
+/*
+ * Inside a Slurm allocation a launcher starts its daemons on the nodes
+ * with srun (Open MPI's orted, hydra's proxies), which must reach the
+ * controller: no network namespace of its own there.
+ */
+static bool in_allocation(void)
+{
+	const char *id = getenv("SLURM_JOB_ID");
+
+	if (!id || !*id)
+		id = getenv("SLURM_JOBID");
+	return id && *id;
+}
+
+/* err, then what crdbg changed about the launch, if anything. */
+static void say_changes(const struct dbg_mpir *m, char *err, size_t errlen)
+{
+	size_t len = strlen(err);
+
+	if (m->changed[0] && len + 1 < errlen)
+		snprintf(err + len, errlen - len, " (crdbg changed the launch: %s)", m->changed);
 }
 
 static void ranks_do(struct dbg_session *s, const struct sdm_idset *set,
@@ -569,10 +596,15 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 		 * job has a network namespace of its own so that a restored
 		 * launcher can bind its ports again. srun must reach its
 		 * controller and nodes, and is no part of the image (its
-		 * tasks are, each on its node): it keeps the network.
+		 * tasks are, each on its node): it keeps the network. So
+		 * does a launcher in an allocation (in_allocation()).
 		 */
 		o.fifo = true;
-		o.own_netns = geteuid() == 0 && m->probe.family != MPIR_FAMILY_SLURM;
+		note_change(m, "its stdio on FIFOs");
+		o.own_netns = geteuid() == 0 && m->probe.family != MPIR_FAMILY_SLURM &&
+			      !in_allocation();
+		if (o.own_netns)
+			note_change(m, "ran it in a network namespace of its own (root, outside an allocation)");
 	}
 	rc = mi_driver_start(&o, &m->launcher);
 	free(made);
@@ -581,6 +613,7 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 		m->launcher = NULL;
 		snprintf(err, errlen, "cannot start gdb for the launcher: %s",
 			 strerror(-rc));
+		say_changes(m, err, errlen);
 		return rc;
 	}
 	if (getenv("CRDBG_DEBUG_FILE_DIR"))
@@ -589,6 +622,8 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 	if (launching) {
 		m->job_launched = true;
 		rc = launch(m, err, errlen);
+		if (rc)
+			say_changes(m, err, errlen);
 		m->launcher_pid = mi_driver_inferior_pid(m->launcher);
 	} else {
 		rc = mi_attach(m->launcher, pid);
@@ -596,8 +631,9 @@ int dbg_mpir_start(struct dbg_mpir *m, char *const *argv, int pid,
 			fail(m->launcher, rc, err, errlen, "cannot attach to the launcher");
 		m->launcher_pid = pid;
 	}
-	if (!rc)
-		rc = read_proctable(m->launcher, &procs, &n, err, errlen);
+	if (!rc && (rc = read_proctable(m->launcher, m->launcher_pid, &procs, &n, err,
+					errlen)) && launching)
+		say_changes(m, err, errlen);
 	if (!rc)
 		rc = place_servers(m, procs, n, &where, err, errlen);
 	if (rc < 0) {

@@ -4,7 +4,7 @@
  * transport of <crdbg/job.h> that runs part K on the server of the rank
  * it holds (the "part" command of <crdbg/dbgproto.h>, usr/server/
  * part-run.c). The console runs the job-level sequence (the cut, the
- * restart barrier: usr/crs/job-checkpoint.c, job-restart.c) over it;
+ * restart barrier: usr/job/checkpoint.c, restart.c) over it;
  * every step is one command to every part's rank, and identical answers
  * come back merged.
  */
@@ -26,12 +26,27 @@ void dbg_parts_free(struct dbg_parts *p);
 const struct crs_job_transport *dbg_parts_transport(struct dbg_parts *p);
 
 /*
- * Until rank id's part said that process pid waits for a debugger
- * ("MPIR debug info)"), up to timeout_ms: 0; -EPIPE when the part ended
- * without saying it, -ETIMEDOUT, or another -errno; why in err.
+ * The processes a restart part parked for their debuggers: the part rank
+ * server's server runs (a job's part is on the server of its first
+ * rank), and the pids it restored that are to say "MPIR debug info)".
  */
-int dbg_parts_wait_debug(struct dbg_parts *p, sdm_id id, pid_t pid, uint32_t timeout_ms, char *err,
-			 size_t errlen);
+struct dbg_parked {
+	sdm_id server;
+	const pid_t *pid;
+	size_t n;
+	/* 0: every one is parked; -EPIPE: the part ended first; -ETIMEDOUT... */
+	int rc;
+	char why[256];		/* ...and why */
+};
+
+/*
+ * Up to timeout_ms for every w[i]: one "part wait MS debug PID,..."
+ * request per part (its set, a command's worth at a time), every
+ * request under way at once, each answered by its server when the last
+ * of its processes is parked. Nothing polls.
+ */
+void dbg_parts_wait_parked(struct dbg_parts *p, struct dbg_parked *w, size_t n,
+			   uint32_t timeout_ms);
 
 /*
  * Up to timeout_ms for every restart part still running to end, once its

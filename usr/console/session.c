@@ -387,7 +387,7 @@ static void note_state(struct dbg_session *s, const struct sdm_idset *src,
 void dbg_json_str(FILE *f, const char *str)
 {
 	/* Valid JSON whatever bytes gdb or the program sent. */
-	con_json_string(f, str, strlen(str));
+	merge_json_string(f, str, strlen(str));
 }
 
 static void message(struct dbg_session *s, const char *type,
@@ -457,12 +457,12 @@ static void json_stop(struct dbg_session *s, const char *ranks, bool exited,
 		if (dbgp_field_is(&f, "held"))
 			continue;
 		fputc(',', s->out);
-		con_json_string(s->out, f.key, f.klen);
+		merge_json_string(s->out, f.key, f.klen);
 		fputc(':', s->out);
 		if (json_number(f.key, f.klen, f.value, f.vlen))
 			fwrite(f.value, 1, f.vlen, s->out);
 		else
-			con_json_string(s->out, f.value, f.vlen);
+			merge_json_string(s->out, f.value, f.vlen);
 	}
 	fputs("}\n", s->out);
 }
@@ -523,35 +523,35 @@ static void json_result(struct dbg_session *s, const char *cmd,
 }
 
 void dbg_print_merge(struct dbg_session *s, const char *cmd,
-		     const struct con_merge *m, const struct sdm_fe_result *r)
+		     const struct merge *m, const struct sdm_fe_result *r)
 {
 	if (s->json)
 		json_result(s, cmd, r);
 	else
-		con_merge_print(m, s->out);
+		merge_print(m, s->out);
 	fflush(s->out);
 }
 
 /* Stops merge on their text alone: ranks may stop at different pcs. */
-static void merge_human(struct con_merge *m, const struct sdm_idset *src,
+static void merge_human(struct merge *m, const struct sdm_idset *src,
 			const char *text)
 {
 	char *t;
 
 	if (!dbgp_reply_fields(text)) {
-		con_merge_add_set(m, src, text);
+		merge_add_set(m, src, text);
 		return;
 	}
 	t = strndup(text, dbgp_reply_text_len(text));
 	if (t)
-		con_merge_add_set(m, src, t);
+		merge_add_set(m, src, t);
 	free(t);
 }
 
 void dbg_print_result(struct dbg_session *s, const char *cmd,
 		      const struct sdm_fe_result *r)
 {
-	struct con_merge *m = con_merge_new();
+	struct merge *m = merge_new();
 	bool failed = false;
 
 	for (unsigned int i = 0; i < r->nev; i++) {
@@ -571,7 +571,7 @@ void dbg_print_result(struct dbg_session *s, const char *cmd,
 		s->errors++;
 	if (m)
 		dbg_print_merge(s, cmd, m, r);
-	con_merge_free(m);
+	merge_free(m);
 }
 
 static void emit_line(struct dbg_session *s, sdm_id id, int stream,
@@ -614,12 +614,16 @@ static bool gdb_tty_warning(const char *line, size_t len)
 	return len >= sizeof(w) - 1 && !memcmp(line, w, sizeof(w) - 1);
 }
 
-static void tell_line(struct dbg_session *s, sdm_id id, const char *line,
+/* Every listener hears the line; whether one of them took it as its own. */
+static bool tell_line(struct dbg_session *s, sdm_id id, const char *line,
 		      size_t len)
 {
+	bool taken = false;
+
 	for (unsigned int i = 0; i < s->nlisteners; i++)
 		if (s->listener[i].ops->line)
-			s->listener[i].ops->line(s->listener[i].priv, id, line, len);
+			taken |= s->listener[i].ops->line(s->listener[i].priv, id, line, len);
+	return taken;
 }
 
 static void take_output(struct dbg_session *s, sdm_id id, int stream,
@@ -639,8 +643,8 @@ static void take_output(struct dbg_session *s, sdm_id id, int stream,
 		if (buf[i] == '\r')
 			continue;
 		if (buf[i] == '\n' || lb->len == DBG_LINE_MAX) {
-			tell_line(s, id, lb->buf, lb->len);
-			if (!gdb_tty_warning(lb->buf, lb->len))
+			if (!tell_line(s, id, lb->buf, lb->len) &&
+			    !gdb_tty_warning(lb->buf, lb->len))
 				emit_line(s, id, stream, lb->buf, lb->len);
 			lb->len = 0;
 			if (buf[i] == '\n')

@@ -25,7 +25,7 @@
 struct sdm_fe;
 struct sdm_idset;
 struct sdm_fe_result;
-struct con_merge;
+struct merge;
 struct dbgp_cmd;
 
 enum dbg_rank_state {
@@ -52,8 +52,11 @@ struct dbg_listener {
 	 * (mpirun's gdb, a restarted rank's terminal) to dbg_rank_output().
 	 */
 	void (*pump)(void *priv);
-	/* A complete output line of rank id, or of the launcher (DBG_MPIRUN). */
-	void (*line)(void *priv, uint32_t id, const char *line, size_t len);
+	/*
+	 * A complete output line of rank id, or of the launcher (DBG_MPIRUN).
+	 * true: the line is this part's to say (a marker), not shown as is.
+	 */
+	bool (*line)(void *priv, uint32_t id, const char *line, size_t len);
 	/* The session ends; the SDM tree is still up. Last registered first. */
 	void (*stop)(void *priv);
 	/* ...and after the SDM tree is down. Last registered first. */
@@ -221,7 +224,7 @@ const char *dbg_event_text(struct dbg_session *s, uint8_t type,
  * dbg_print_result counts a command with an error reply in s->errors.
  */
 void dbg_print_merge(struct dbg_session *s, const char *cmd,
-		     const struct con_merge *m, const struct sdm_fe_result *r);
+		     const struct merge *m, const struct sdm_fe_result *r);
 void dbg_print_result(struct dbg_session *s, const char *cmd,
 		      const struct sdm_fe_result *r);
 /*

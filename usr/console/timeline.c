@@ -42,6 +42,7 @@
 #include "sdm/idset.h"
 #include "checkpoint.h"
 #include "session.h"
+#include "stop-line.h"
 #include "timeline.h"
 
 #define TL_KEEP_DEFAULT	8
@@ -573,37 +574,13 @@ void dbg_tl_checkpoint(struct dbg_timeline *tl)
 	take(tl, false);
 }
 
-/* "[0-1] breakpoint 2, step at t.c:9; [2] ...": where the report says the ranks are. */
-static void stop_text(const struct sdm_fe_result *r, char *buf, size_t len)
-{
-	static const char st[] = DBGP_STOPPED;
-	size_t l = 0;
-
-	buf[0] = 0;
-	for (unsigned int i = 0; r && i < r->nev && l < len; i++) {
-		const char *t = (const char *)r->ev[i].payload;
-		size_t tlen = t ? dbgp_reply_text_len(t) : 0;
-		char *ranks = sdm_set_to_string(r->ev[i].src);
-
-		if (tlen >= sizeof(st) - 1 && !strncmp(t, st, sizeof(st) - 1)) {
-			t += sizeof(st) - 1;
-			tlen -= sizeof(st) - 1;
-		}
-		l += snprintf(buf + l, len - l, "%s[%s] %.*s", l ? "; " : "",
-			      ranks ? ranks : "?", (int)tlen, t ? t : "");
-		free(ranks);
-	}
-	if (!buf[0])
-		snprintf(buf, len, "after a parallel step");
-}
-
 void dbg_tl_after_stop(struct dbg_timeline *tl, const struct sdm_fe_result *stops)
 {
 	bool alive;
 
 	if (!tl)
 		return;
-	stop_text(stops, tl->stop, sizeof(tl->stop));
+	dbg_stop_line(stops, tl->stop, sizeof(tl->stop));
 	tl->moved = true;
 	if (!tl->autockpt)
 		return;

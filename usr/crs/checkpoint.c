@@ -36,16 +36,19 @@
 #include <unistd.h>
 
 #include "chain.h"
-#include "clock.h"
 #include "error.h"
 #include "held.h"
+#include "listen-ports.h"
 #include "resume.h"
 #include "criu.h"
 #include "criu-opts.h"
 #include "pre-dump.h"
 #include "proc.h"
+#include "stages.h"
 #include "store.h"
+#include "shell-job.h"
 #include "tree-stdio.h"
+#include "wfiles.h"
 #include <crdbg/mpir-checkpoint.h>
 
 #define REQUEST_TIMEOUT_S 60
@@ -54,8 +57,7 @@
  * Ask pid's designated thread to prepare; wait for its answer, which
  * carries the address of its struct crdbg_rt_info (*ret_addr).
  */
-static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, uint64_t *ret_addr,
-			      char *err, size_t errlen)
+static int request_checkpoint_as(pid_t pid, uint64_t *ret_addr, char *err, size_t errlen)
 {
 	union sigval v = { .sival_int = CRDBG_RT_REQ_CHECKPOINT };
 	struct timespec ts = { .tv_sec = 1 };
@@ -85,6 +87,30 @@ static int request_checkpoint(pid_t pid, struct crdbg_rt_info *info, uint64_t *r
 				    pid, REQUEST_TIMEOUT_S);
 	}
 	*ret_addr = (uint64_t)(uintptr_t)si.si_value.sival_ptr;
+	return 0;
+}
+
+/*
+ * The request, for owner (the service's caller, or our own uid). The
+ * target answers with a signal, which a user's process may send only to
+ * a process whose real or saved uid is the user's: root taking the
+ * checkpoint for a user takes the user's uid as its real uid meanwhile,
+ * its effective uid (all it acts with) staying root's.
+ */
+static int request_checkpoint(pid_t pid, uid_t owner, struct crdbg_rt_info *info,
+			      uint64_t *ret_addr, char *err, size_t errlen)
+{
+	bool as_owner = geteuid() == 0 && getuid() == 0 && owner != 0;
+	int r;
+
+	if (as_owner && setresuid(owner, (uid_t)-1, (uid_t)-1))
+		return crs_fail(err, errlen, -errno, "cannot take uid %u to hear pid %d: %s",
+				(unsigned int)owner, pid, strerror(errno));
+	r = request_checkpoint_as(pid, ret_addr, err, errlen);
+	if (as_owner && setresuid(0, (uid_t)-1, (uid_t)-1))
+		abort();	/* root's real uid cannot be had back: never go on as another */
+	if (r)
+		return r;
 	r = crs_proc_read(pid, *ret_addr, info, sizeof(*info));
 	if (r)
 		return crs_fail(err, errlen, r, "cannot read libcrdbg's state in pid %d: %s", pid,
@@ -126,7 +152,7 @@ static int record_threads(struct freeze_backend *b, struct crs_meta *m, pid_t pi
 		th = calloc(max, sizeof(*th));
 		if (!th)
 			return crs_fail(err, errlen, -ENOMEM, "out of memory");
-		n = query_process(b, pid, th, max, msg, sizeof(msg));
+		n = freeze_query(b, pid, th, max, msg, sizeof(msg));
 		if (n < 0) {
 			free(th);
 			return crs_fail(err, errlen, n, "cannot query pid %d: %s", pid, msg);
@@ -242,7 +268,7 @@ static int hand_over_to_group_stop(struct freeze_backend *b, const struct crs_me
 		if (kill(m->procs[i].pid, SIGSTOP))
 			return crs_fail(err, errlen, -errno, "cannot stop pid %d: %s", m->procs[i].pid,
 				    strerror(errno));
-		r = thaw_process(b, m->procs[i].pid, msg, sizeof(msg));
+		r = freeze_thaw(b, m->procs[i].pid, msg, sizeof(msg));
 		if (r)
 			return crs_fail(err, errlen, r, "cannot hand pid %d over to a stop: %s",
 				    m->procs[i].pid, msg);
@@ -275,7 +301,7 @@ static void thaw_all(const struct crs_meta *m, enum freeze_backend_kind kind)
 			/* a stopped one stays so: ptrace's thaw would end its stop */
 			if (p->zombie || p->stopped)
 				continue;
-			thaw_process(b, p->pid, msg, sizeof(msg));
+			freeze_thaw(b, p->pid, msg, sizeof(msg));
 		}
 		freeze_backend_close(b);
 	}
@@ -399,262 +425,425 @@ static void say_without_libcrdbg(const struct crs_checkpoint_opts *o, const stru
 			fprintf(o->log, "crdbg: pid %d does not use libcrdbg: checkpointing it without the MPIR protocol (no detach marker, no CRS hook)\n",
 				m->procs[i].pid);
 }
-int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
-		   char *err, size_t errlen)
-{
-	const char *root = crs_store_root(o->store);
-	struct freeze_backend *b = NULL;
-	struct crs_pending pend = { 0 };
-	struct crs_criu_dump dump = { 0 };
-	struct crs_meta m;
-	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
-	pid_t *pids = NULL;
-	size_t nr = 0, i, frozen = 0;
-	bool criu_kills = false, in_stop = false, called_off = false;
-	double t0 = crs_clock_ms(), t_req = 0, t_frozen = 0, t_dumped = 0, t_released = 0;
-	double t_exited = 0, t_asked = 0, t_pre = 0, t_merged = 0;
-	struct crs_pre_dump_merged merged = { 0 };
-	bool early = false, pre = false;
+/* ---- the pipeline ---- */
+
+/* A checkpoint's stages, in their order (ckpt_stages[]: their names and functions). */
+enum ckpt_stage {
+	CKPT_REQUEST,		/* the tree read, its libcrdbg processes prepared, the store begun */
+	CKPT_PRE_DUMP,		/* most pages copied while the tree runs (pre-dump.h) */
+	CKPT_CRIU_START,	/* criu dump up, held at the dump gate */
+	CKPT_FREEZE,		/* every thread frozen, its pc recorded */
+	CKPT_DUMP,		/* criu dump let go: the images written */
+	CKPT_RELEASE,		/* the tree continued, stopped or left frozen for its kill */
+	CKPT_CRIU_EXIT,		/* criu's exit, when the tree was released before it */
+	CKPT_MERGE,		/* the pre-dump's pages merged into the dump's images */
+	CKPT_STORE,		/* checksums and metadata: the checkpoint stored */
+	CKPT_NR_STAGES,
+};
+
+/*
+ * A checkpoint on its way. Each stage adds to it what it did; the undo
+ * (ckpt_undo()) reads it and takes back what a failure leaves, in
+ * reverse.
+ */
+struct ckpt {
+	const struct crs_checkpoint_opts *o;
+	const char *root;		/* the store's */
+	char *err;
+	size_t errlen;
 	char msg[256];
+	struct crs_meta m;
+	pid_t *pids;			/* the tree, as read first */
+	size_t nr;
+	struct freeze_backend *b;	/* open from the request to the release */
+	enum freeze_backend_kind kind;	/* its real kind */
+	struct crs_pending pend;
+	bool pending;			/* pend's temporary directory exists */
+	struct crs_criu_dump dump;
+	bool criu;			/* criu dump runs (not reaped) */
+	bool criu_kills;		/* --kill with TCP connections: criu kills the tree */
+	bool pre;			/* the dump takes pages from a pre-dump */
+	bool thaw;			/* a failure thaws the tree (thaw_all()) */
+	bool in_stop;			/* kmod's freeze handed over to a group stop */
+	bool early;			/* released before criu's exit */
+	bool called_off;		/* by the job, once dumped */
+	struct crs_pre_dump_merged merged;
+	struct crs_timing t;
+};
+
+/* Ask every libcrdbg process of the tree to prepare; record the tree. */
+static int ckpt_request_procs(struct ckpt *c)
+{
+	const struct crs_checkpoint_opts *o = c->o;
 	sigset_t set;
+	size_t i;
 	int r;
-
-	crs_meta_init(&m);
-	if (o->pid <= 0)
-		return crs_fail(err, errlen, -EINVAL, "invalid pid %d", o->pid);
-	if (kill(o->pid, 0)) {
-		if (errno == ESRCH)
-			return crs_fail(err, errlen, -ESRCH, "no process with pid %d", o->pid);
-		return crs_fail(err, errlen, -errno, "cannot checkpoint pid %d: %s%s", o->pid,
-			    strerror(errno), errno == EPERM ? " (another user's process)" : "");
-	}
-	r = crs_proc_tree(o->pid, o->descendants, &pids, &nr);
-	if (r)
-		return crs_fail(err, errlen, r, "cannot read the process tree of pid %d: %s", o->pid,
-			    strerror(-r));
-	m.root = o->pid;
-	m.time = time(NULL);
-	if (o->cid) {
-		snprintf(m.cid, sizeof(m.cid), "%s", o->cid);
-		m.cid_parts = o->cid_parts;
-		m.cid_index = o->cid_index;
-	}
-	crs_proc_exe(o->pid, m.program, sizeof(m.program));
-	if (crs_criu_version(m.criu_version, sizeof(m.criu_version))) {
-		r = crs_fail(err, errlen, -ENOENT, "cannot run %s --version: is CRIU installed?",
-			 crs_criu_path());
-		goto out;
-	}
-
-	/* Know the backend's real kind before doing anything. */
-	r = freeze_backend_open(o->backend, &b, msg, sizeof(msg));
-	if (r) {
-		r = crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
-		goto out;
-	}
-	kind = freeze_backend_kind(b);
-	snprintf(m.backend, sizeof(m.backend), "%s", freeze_backend_name(b));
 
 	sigemptyset(&set);
 	sigaddset(&set, CRDBG_RT_SIGNAL);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < c->nr; i++) {
+		pid_t pid = c->pids[i];
 		struct crs_proc p;
 
-		if (crs_proc_ids(pids[i], &p))
+		if (crs_proc_ids(pid, &p))
 			continue;	/* exited meanwhile */
-		p.zombie = crs_proc_zombie(pids[i]);
-		p.stopped = !p.zombie && crs_proc_stopped(pids[i]);
-		if (crs_proc_tracer(pids[i]))
-			m.debugger = true;
+		p.zombie = crs_proc_zombie(pid);
+		p.stopped = !p.zombie && crs_proc_stopped(pid);
+		if (crs_proc_tracer(pid))
+			c->m.debugger = true;
 		/*
 		 * A process in a group stop cannot answer a request (its
 		 * designated thread is stopped too) and gets no hook: it is
 		 * taken as a program without libcrdbg and stays stopped.
 		 */
-		p.mpir = !p.zombie && !p.stopped && crs_proc_maps(pids[i], CRDBG_RT_LIBNAME);
+		p.mpir = !p.zombie && !p.stopped && crs_proc_maps(pid, CRDBG_RT_LIBNAME);
 		if (p.mpir) {
 			struct crdbg_rt_info info;
 			int dwc = 0;
 
-			r = request_checkpoint(pids[i], &info, &p.rt_info, err, errlen);
+			r = request_checkpoint(pid, c->m.owner_uid, &info, &p.rt_info, c->err,
+					       c->errlen);
 			if (r)
-				goto out;
+				return r;
 			p.trampoline = info.trampoline;
 			p.hook_entry = info.hook_entry;
-			if (!crs_proc_read(pids[i], info.debug_with_checkpoint, &dwc, sizeof(dwc)) &&
-			    pids[i] == o->pid)
-				m.debug_with_checkpoint = dwc;
-			if (pids[i] == o->pid)
-				m.mpir = true;
+			if (!crs_proc_read(pid, info.debug_with_checkpoint, &dwc, sizeof(dwc)) &&
+			    pid == o->pid)
+				c->m.debug_with_checkpoint = dwc;
+			if (pid == o->pid)
+				c->m.mpir = true;
 		} else if (o->log && p.stopped) {
 			fprintf(o->log, "crdbg: pid %d is stopped: checkpointing it without the MPIR protocol; it stays stopped\n",
-				pids[i]);
+				pid);
 		}
-		r = crs_meta_add_proc(&m, &p);
-		if (r) {
-			r = crs_fail(err, errlen, r, "too many processes");
-			goto out;
-		}
+		r = crs_meta_add_proc(&c->m, &p);
+		if (r)
+			return crs_fail(c->err, c->errlen, r, "too many processes");
 	}
-	say_without_libcrdbg(o, &m);
-	m.shell_job = !self_contained(&m);
-	r = crs_stdio_record(pids, nr, &m);
-	if (r) {
-		r = crs_fail(err, errlen, r, "cannot record the tree's stdio: %s", strerror(-r));
-		goto out;
-	}
-	r = add_criu_opts(o, pids, nr, &m, err, errlen);
-	if (r)
-		goto out;
+	return 0;
+}
 
-	r = crs_store_begin(root, o->pid, &pend, err, errlen);
-	if (r)
-		goto out;
-	crs_chain_begin(root, &m, o->full, o->log);	/* before the freeze: it reads the store */
-	t_asked = crs_clock_ms();
-	pre = pre_dump(o, &m, pend.dir);
-	t_pre = crs_clock_ms();
-	/* CRIU starts up now, while the tree runs, and waits for the freeze. */
-	criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
-	r = crs_criu_dump_start(o->pid, pend.dir, &m, !criu_kills, pre ? CRS_PRE_DUMP_DIR : NULL,
-				&dump, msg, sizeof(msg));
-	if (r) {
-		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
-		crs_store_abort(&pend);
-		goto out;
-	}
-	t_req = crs_clock_ms();
+/*
+ * The tree and what CRIU needs of it, every libcrdbg process prepared
+ * (its debugger detached), the store's temporary directory made.
+ */
+static int ckpt_request(void *state)
+{
+	struct ckpt *c = state;
+	const struct crs_checkpoint_opts *o = c->o;
+	int r;
 
-	/* Freeze: from here on no thread of the tree runs a user instruction. */
-	for (i = 0; i < m.nr_procs; i++) {
-		if (m.procs[i].zombie)
+	if (o->pid <= 0)
+		return crs_fail(c->err, c->errlen, -EINVAL, "invalid pid %d", o->pid);
+	if (kill(o->pid, 0)) {
+		if (errno == ESRCH)
+			return crs_fail(c->err, c->errlen, -ESRCH, "no process with pid %d", o->pid);
+		return crs_fail(c->err, c->errlen, -errno, "cannot checkpoint pid %d: %s%s", o->pid,
+				strerror(errno), errno == EPERM ? " (another user's process)" : "");
+	}
+	r = crs_proc_tree(o->pid, o->descendants, &c->pids, &c->nr);
+	if (r)
+		return crs_fail(c->err, c->errlen, r, "cannot read the process tree of pid %d: %s",
+				o->pid, strerror(-r));
+	r = crs_shell_job_dumpable(c->pids, c->nr, c->err, c->errlen);
+	if (r)
+		return r;
+	c->m.root = o->pid;
+	c->m.time = time(NULL);
+	if (o->cid) {
+		snprintf(c->m.cid, sizeof(c->m.cid), "%s", o->cid);
+		c->m.cid_parts = o->cid_parts;
+		c->m.cid_index = o->cid_index;
+	}
+	c->m.has_owner = true;
+	c->m.owner_uid = o->owner_given ? o->owner_uid : getuid();
+	c->m.owner_gid = o->owner_given ? o->owner_gid : getgid();
+	crs_proc_exe(o->pid, c->m.program, sizeof(c->m.program));
+	if (crs_criu_version(c->m.criu_version, sizeof(c->m.criu_version)))
+		return crs_fail(c->err, c->errlen, -ENOENT,
+				"cannot run %s --version: is CRIU installed?", crs_criu_path());
+
+	/* Know the backend's real kind before doing anything. */
+	r = freeze_backend_open(o->backend, &c->b, c->msg, sizeof(c->msg));
+	if (r)
+		return crs_fail(c->err, c->errlen, r, "cannot open the freeze backend: %s", c->msg);
+	c->kind = freeze_backend_kind(c->b);
+	snprintf(c->m.backend, sizeof(c->m.backend), "%s", freeze_backend_name(c->b));
+
+	r = ckpt_request_procs(c);
+	if (r)
+		return r;
+	say_without_libcrdbg(o, &c->m);
+	c->m.shell_job = !self_contained(&c->m);
+	r = crs_stdio_record(c->pids, c->nr, &c->m);
+	if (r)
+		return crs_fail(c->err, c->errlen, r, "cannot record the tree's stdio: %s",
+				strerror(-r));
+	r = add_criu_opts(o, c->pids, c->nr, &c->m, c->err, c->errlen);
+	if (r)
+		return r;
+
+	r = crs_store_begin(c->root, o->pid, &c->pend, c->err, c->errlen);
+	if (r)
+		return r;
+	c->pending = true;
+	crs_chain_begin(c->root, &c->m, o->full, o->log);	/* before the freeze: it reads the store */
+	return 0;
+}
+
+static int ckpt_pre_dump(void *state)
+{
+	struct ckpt *c = state;
+
+	c->pre = pre_dump(c->o, &c->m, c->pend.dir);
+	return 0;
+}
+
+/* CRIU starts up now, while the tree runs, and waits for the freeze. */
+static int ckpt_criu_start(void *state)
+{
+	struct ckpt *c = state;
+	const struct crs_checkpoint_opts *o = c->o;
+	int r;
+
+	c->criu_kills = o->after == CRS_AFTER_KILL && crs_criu_needs_network(o->pid);
+	r = crs_criu_dump_start(o->pid, c->pend.dir, &c->m, !c->criu_kills,
+				c->pre ? CRS_PRE_DUMP_DIR : NULL, &c->dump, c->msg, sizeof(c->msg));
+	if (r)
+		return crs_fail(c->err, c->errlen, r, "criu dump of pid %d failed: %s", o->pid,
+				c->msg);
+	c->criu = true;
+	return 0;
+}
+
+/* From here on no thread of the tree runs a user instruction. */
+static int ckpt_freeze(void *state)
+{
+	struct ckpt *c = state;
+	struct crs_meta *m = &c->m;
+	size_t i;
+	int r;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		if (m->procs[i].zombie)
 			continue;	/* nothing runs; CRIU dumps it as a zombie */
-		if (m.procs[i].stopped && kind == FREEZE_BACKEND_KMOD) {
-			r = record_stopped(&m, m.procs[i].pid, err, errlen);
+		if (m->procs[i].stopped && c->kind == FREEZE_BACKEND_KMOD) {
+			r = record_stopped(m, m->procs[i].pid, c->err, c->errlen);
 			if (r)
-				goto out_thaw;
+				return r;
 			continue;
 		}
-		r = freeze_process(b, m.procs[i].pid, FREEZE_F_PERSIST, msg, sizeof(msg));
-		if (r) {
-			r = crs_fail(err, errlen, r, "cannot freeze pid %d: %s", m.procs[i].pid, msg);
-			goto out_thaw;
-		}
-		frozen++;
-		r = record_threads(b, &m, m.procs[i].pid, err, errlen);
+		r = freeze_process(c->b, m->procs[i].pid, FREEZE_F_PERSIST, c->msg, sizeof(c->msg));
 		if (r)
-			goto out_thaw;
-	}
-	record_sigconts(&m);	/* before any group stop discards them */
-	if (o->verbose && o->log)
-		for (i = 0; i < m.nr_threads; i++)
-			fprintf(o->log, "crdbg: checkpoint pid %d tid %d pc 0x%llx\n",
-				m.threads[i].pid, m.threads[i].tid,
-				(unsigned long long)m.threads[i].pc);
-	if (kind == FREEZE_BACKEND_KMOD && !all_parked(b, &m)) {
-		if (o->log)
-			fprintf(o->log, "crdbg: a thread of the tree has not parked: handing the tree to CRIU in a group stop\n");
-		r = hand_over_to_group_stop(b, &m, err, errlen);
+			return crs_fail(c->err, c->errlen, r, "cannot freeze pid %d: %s",
+					m->procs[i].pid, c->msg);
+		c->thaw = true;
+		r = record_threads(c->b, m, m->procs[i].pid, c->err, c->errlen);
 		if (r)
-			goto out_thaw;
-		in_stop = true;
+			return r;
 	}
-	if (kind != FREEZE_BACKEND_KMOD) {
-		freeze_backend_close(b);	/* hands over to a group stop itself */
-		b = NULL;
+	record_sigconts(m);	/* before any group stop discards them */
+	if (c->o->verbose && c->o->log)
+		for (i = 0; i < m->nr_threads; i++)
+			fprintf(c->o->log, "crdbg: checkpoint pid %d tid %d pc 0x%llx\n",
+				m->threads[i].pid, m->threads[i].tid,
+				(unsigned long long)m->threads[i].pc);
+	if (c->kind == FREEZE_BACKEND_KMOD && !all_parked(c->b, m)) {
+		if (c->o->log)
+			fprintf(c->o->log, "crdbg: a thread of the tree has not parked: handing the tree to CRIU in a group stop\n");
+		r = hand_over_to_group_stop(c->b, m, c->err, c->errlen);
+		if (r)
+			return r;
+		c->in_stop = true;
 	}
-	t_frozen = crs_clock_ms();
-	if (o->frozen && o->frozen(o->frozen_arg)) {
-		r = crs_fail(err, errlen, -ECANCELED, "the job's checkpoint was called off");
-		goto out_thaw;
+	if (c->kind != FREEZE_BACKEND_KMOD) {
+		freeze_backend_close(c->b);	/* hands over to a group stop itself */
+		c->b = NULL;
 	}
+	return 0;
+}
 
-	r = run_dump(&dump, kind == FREEZE_BACKEND_KMOD && !in_stop ? b : NULL, &m,
-		     o->after == CRS_AFTER_CONTINUE, &early, msg, sizeof(msg));
-	if (r) {
-		r = crs_fail(err, errlen, r, "criu dump of pid %d failed: %s", o->pid, msg);
-		goto out_thaw;
-	}
+/* The job's cut first (every part frozen), then CRIU dumps. */
+static int ckpt_dump(void *state)
+{
+	struct ckpt *c = state;
+	const struct crs_checkpoint_opts *o = c->o;
+	int r;
 
-	t_dumped = crs_clock_ms();
-	/* A part of a job: released only once every part of the job is dumped. */
-	called_off = o->dumped && o->dumped(o->frozen_arg);
-	if (o->after == CRS_AFTER_STOP && kind == FREEZE_BACKEND_KMOD && !in_stop) {
-		r = hand_over_to_group_stop(b, &m, msg, sizeof(msg));
+	if (o->frozen && o->frozen(o->frozen_arg))
+		return crs_fail(c->err, c->errlen, -ECANCELED, "the job's checkpoint was called off");
+	/* the files as the frozen tree left them, before anything of it runs again */
+	r = crs_wfiles_record(&c->m, c->pend.dir, c->root, o->verbose ? o->log : NULL, c->err,
+			      c->errlen);
+	if (!r)
+		r = crs_listen_ports_record(&c->m, c->pend.dir, c->err, c->errlen);
+	if (r)
+		return r;
+	r = run_dump(&c->dump, c->kind == FREEZE_BACKEND_KMOD && !c->in_stop ? c->b : NULL, &c->m,
+		     o->after == CRS_AFTER_CONTINUE, &c->early, c->msg, sizeof(c->msg));
+	if (r)
+		return crs_fail(c->err, c->errlen, r, "criu dump of pid %d failed: %s", o->pid,
+				c->msg);
+	c->criu = c->early;	/* else criu's exit was collected */
+	return 0;
+}
+
+/*
+ * The tree goes on as --continue, --stop or --kill says: from here on a
+ * failure leaves it so (only one to store it gives back a tree left
+ * stopped or frozen for its kill, ckpt_store()). A part of a job is
+ * released only once every part of the job is dumped.
+ */
+static int ckpt_release(void *state)
+{
+	struct ckpt *c = state;
+	const struct crs_checkpoint_opts *o = c->o;
+	int r;
+
+	c->thaw = false;
+	c->called_off = o->dumped && o->dumped(o->frozen_arg);
+	if (o->after == CRS_AFTER_STOP && c->kind == FREEZE_BACKEND_KMOD && !c->in_stop) {
+		r = hand_over_to_group_stop(c->b, &c->m, c->msg, sizeof(c->msg));
 		if (r && o->log)
-			fprintf(o->log, "crdbg: warning: %s\n", msg);
+			fprintf(o->log, "crdbg: warning: %s\n", c->msg);
 	}
-	freeze_backend_close(b);
-	b = NULL;
+	freeze_backend_close(c->b);
+	c->b = NULL;
 	if (o->after == CRS_AFTER_CONTINUE) {
-		r = crs_resume(&m, kind, hook_arg(o->debug, CRDBG_CRS_STATE_CONTINUE), "resume",
-			       o->log, o->verbose, msg, sizeof(msg));
+		r = crs_resume(&c->m, c->kind, hook_arg(o->debug, CRDBG_CRS_STATE_CONTINUE),
+			       "resume", o->log, o->verbose, c->msg, sizeof(c->msg));
 		if (r && o->log)
-			fprintf(o->log, "crdbg: warning: %s\n", msg);
+			fprintf(o->log, "crdbg: warning: %s\n", c->msg);
 	}
-	t_released = crs_clock_ms();
-	if (early) {
-		/* released before criu's exit: its status decides the checkpoint */
-		r = crs_criu_dump_finish(&dump, msg, sizeof(msg));
-		if (r) {
-			r = crs_fail(err, errlen, r, "criu dump of pid %d failed after the release: %s",
-				     o->pid, msg);
-			crs_store_abort(&pend);
-			goto out;
-		}
-	}
-	t_exited = crs_clock_ms();
-	if (called_off) {
-		crs_store_abort(&pend);
-		r = crs_fail(err, errlen, -ECANCELED, "the job's checkpoint was called off");
-		goto out;
-	}
-	if (pre) {
-		r = crs_pre_dump_merge(pend.dir, &merged, msg, sizeof(msg));
-		if (r) {
-			crs_store_abort(&pend);
-			r = crs_fail(err, errlen, r, "checkpoint of pid %d failed: %s", o->pid, msg);
-			goto out;
-		}
-	}
-	t_merged = crs_clock_ms();
-	r = crs_store_commit(&pend, &m, err, errlen);
-	if (o->verbose && o->log && !r)
-		fprintf(o->log, "crdbg: checkpoint took %.0f ms: request %.0f, pre-dump %.0f, criu start-up %.0f, freeze %.0f, criu dump %.0f, release %.0f (stopped %.0f), criu's exit after the release %.0f, pre-dump merged %.0f (%u in place, %u copied), checksums and metadata %.0f\n",
-			crs_clock_ms() - t0, t_asked - t0, t_pre - t_asked, t_req - t_pre,
-			t_frozen - t_req, t_dumped - t_frozen, t_released - t_dumped,
-			t_released - t_req, t_exited - t_released, t_merged - t_exited,
-			merged.in_place, merged.copied, crs_clock_ms() - t_merged);
-	if (r) {
-		crs_store_abort(&pend);
-		if (criu_kills) {
-			snprintf(msg, sizeof(msg), "%s", err);
-			r = crs_fail(err, errlen, r, "criu dump killed pid %d and its tree, but %s",
-				 o->pid, msg);
-		} else if (o->after != CRS_AFTER_CONTINUE) {
-			thaw_all(&m, kind);
-		}
-		goto out;
-	}
-	crs_chain_commit(root, &m);
-	if (o->after == CRS_AFTER_KILL && !criu_kills)
-		for (i = 0; i < m.nr_procs; i++)
-			kill(m.procs[i].pid, SIGKILL);
-	snprintf(ret_handle, handle_len, "%s", pend.handle);
-	r = 0;
-	goto out;
+	return 0;
+}
 
-out_thaw:
-	crs_criu_dump_cancel(&dump);
-	freeze_backend_close(b);
-	b = NULL;
-	if (frozen)
-		thaw_all(&m, kind);
-	crs_store_abort(&pend);
+/* Released before criu's exit: its status decides the checkpoint. */
+static int ckpt_criu_exit(void *state)
+{
+	struct ckpt *c = state;
+	int r;
+
+	if (!c->early)
+		return 0;
+	r = crs_criu_dump_finish(&c->dump, c->msg, sizeof(c->msg));
+	c->criu = false;
+	if (r)
+		return crs_fail(c->err, c->errlen, r,
+				"criu dump of pid %d failed after the release: %s", c->o->pid,
+				c->msg);
+	return 0;
+}
+
+static int ckpt_merge(void *state)
+{
+	struct ckpt *c = state;
+	int r;
+
+	if (c->called_off)
+		return crs_fail(c->err, c->errlen, -ECANCELED, "the job's checkpoint was called off");
+	if (!c->pre)
+		return 0;
+	r = crs_pre_dump_merge(c->pend.dir, &c->merged, c->msg, sizeof(c->msg));
+	if (r)
+		return crs_fail(c->err, c->errlen, r, "checkpoint of pid %d failed: %s", c->o->pid,
+				c->msg);
+	return 0;
+}
+
+/*
+ * The images' checksums and the metadata, the directory renamed to its
+ * handle. A tree criu killed is gone whatever happens here; one left
+ * stopped, or frozen for its kill, is given back if it cannot be stored.
+ */
+static int ckpt_store(void *state)
+{
+	struct ckpt *c = state;
+	int r;
+
+	c->thaw = c->o->after != CRS_AFTER_CONTINUE && !c->criu_kills;
+	r = crs_store_commit(&c->pend, &c->m, c->err, c->errlen);
+	if (!r) {
+		c->pending = false;
+		c->thaw = false;
+		return 0;
+	}
+	if (c->criu_kills) {
+		snprintf(c->msg, sizeof(c->msg), "%s", c->err);
+		r = crs_fail(c->err, c->errlen, r, "criu dump killed pid %d and its tree, but %s",
+			     c->o->pid, c->msg);
+	}
+	return r;
+}
+
+static const struct crs_stage ckpt_stages[CKPT_NR_STAGES] = {
+	[CKPT_REQUEST]		= { "request", ckpt_request },
+	[CKPT_PRE_DUMP]		= { "pre-dump", ckpt_pre_dump },
+	[CKPT_CRIU_START]	= { "criu start-up", ckpt_criu_start },
+	[CKPT_FREEZE]		= { "freeze", ckpt_freeze },
+	[CKPT_DUMP]		= { "criu dump", ckpt_dump },
+	[CKPT_RELEASE]		= { "release", ckpt_release },
+	[CKPT_CRIU_EXIT]	= { "criu's exit after the release", ckpt_criu_exit },
+	[CKPT_MERGE]		= { "pre-dump merged", ckpt_merge },
+	[CKPT_STORE]		= { "checksums and metadata", ckpt_store },
+};
+
+/* What a failure leaves, taken back in the reverse of the stages that did it. */
+static void ckpt_undo(struct ckpt *c)
+{
+	if (c->criu)
+		crs_criu_dump_cancel(&c->dump);	/* CRIU gives up, or is reaped */
+	c->criu = false;
+	freeze_backend_close(c->b);
+	c->b = NULL;
+	if (c->thaw)
+		thaw_all(&c->m, c->kind);
+	c->thaw = false;
+	if (c->pending)
+		crs_store_abort(&c->pend);
+	c->pending = false;
+}
+
+/* -v: where the checkpoint's time went. */
+static void ckpt_print_timing(struct ckpt *c)
+{
+	struct crs_timing *t = &c->t;
+
+	crs_timing_note(t, CKPT_RELEASE, "(stopped %.0f)",
+			t->end[CKPT_RELEASE] - t->end[CKPT_CRIU_START]);
+	crs_timing_note(t, CKPT_MERGE, "(%u in place, %u copied)", c->merged.in_place,
+			c->merged.copied);
+	crs_timing_print(t, c->o->log, "checkpoint took");
+}
+
+int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
+		   char *err, size_t errlen)
+{
+	struct ckpt c = {
+		.o = o, .root = crs_store_root(o->store), .err = err, .errlen = errlen,
+		.kind = FREEZE_BACKEND_AUTO,
+	};
+	size_t i;
+	int r;
+
+	crs_meta_init(&c.m);
+	crs_timing_start(&c.t, ckpt_stages, CKPT_NR_STAGES);
+	r = crs_stages_run(&c.t, &c);
+	if (r) {
+		ckpt_undo(&c);
+		goto out;
+	}
+	if (o->verbose && o->log)
+		ckpt_print_timing(&c);
+	crs_chain_commit(c.root, &c.m);
+	if (o->after == CRS_AFTER_KILL && !c.criu_kills)
+		for (i = 0; i < c.m.nr_procs; i++)
+			kill(c.m.procs[i].pid, SIGKILL);
+	snprintf(ret_handle, handle_len, "%s", c.pend.handle);
 out:
-	freeze_backend_close(b);
-	crs_meta_free(&m);
-	free(pids);
+	freeze_backend_close(c.b);
+	crs_meta_free(&c.m);
+	free(c.pids);
 	return r;
 }

@@ -24,6 +24,7 @@
 #include "store.h"
 #include "tmpfs.h"
 #include "tree-stdio.h"
+#include <crdbg/criu-gate.h>
 
 /* Distinct terminals of one tree dumped as external (more: CRIU refuses). */
 #define MAX_EXTERNAL_TTYS 4
@@ -258,10 +259,30 @@ int crs_criu_version(char *buf, size_t len)
  * What a user can do about a refusal CRIU words in its own terms; NULL
  * for none.
  */
+static const struct {
+	const char *says, *hint;
+} criu_hints[] = {
+	{ "doesn't live in IPC ns",
+	  "CRIU takes SysV shared memory only with an IPC namespace of the tree's own: start the job under `unshare --ipc`, or without SysV segments (MPICH over UCX: UCX_TLS=^sysv)" },
+	{ "outside of its pid namespace",
+	  "its session has no leader in its PID namespace: start the job under setsid(1) or from a login shell" },
+	{ "Address already in use",
+	  "a port of the job's is still taken (by the killed original's sockets, which linger a few seconds, or by another program): restart again in a moment, or run the job in a network namespace of its own" },
+	{ "has bad size",
+	  "a file the program had open changed size since the checkpoint: put it back as it was, or move it aside if the program may start it anew" },
+	{ "on restore: No such file or directory",
+	  "a file the program had open is gone: put it back at that path (without the leading /)" },
+	{ "Don't have tty to inherit session from",
+	  "the tree is a shell job on a terminal: restart from a terminal, or hand one in with --terminal-fd N" },
+	{ "without correspond master peer",
+	  "a terminal of the tree has its master outside it: start the job from a shell (a shell job) or under setsid on its terminal" },
+};
+
 static const char *criu_error_hint(const char *e)
 {
-	if (strstr(e, "doesn't live in IPC ns"))
-		return "CRIU takes SysV shared memory only with an IPC namespace of the tree's own: start the job under `unshare --ipc`, or without SysV segments (MPICH over UCX: UCX_TLS=^sysv)";
+	for (size_t i = 0; i < sizeof(criu_hints) / sizeof(criu_hints[0]); i++)
+		if (strstr(e, criu_hints[i].says))
+			return criu_hints[i].hint;
 	return NULL;
 }
 
@@ -303,9 +324,10 @@ void crs_criu_log_error(const char *log, char *out, size_t len)
 		return;
 	hint = criu_error_hint(first);
 	if (hint)
-		snprintf(out, len, "%s; %s (see %s)", first, hint, log);
+		snprintf(out, len, "%s; %s (CRIU's log: %s)", first, hint, log);
 	else
-		snprintf(out, len, "%s (see %s)", first, log);
+		snprintf(out, len, "%s (CRIU's log: %s; CRDBG_CRIU_VERBOSITY=4 makes it say more)",
+			 first, log);
 }
 
 /*
@@ -363,7 +385,8 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
  * libcrs and written out here for each dump, loaded with --libdir and
  * preloaded) holds CRIU at its first seize of the root, the first thing
  * it does to the tree (at its start, where the preload did not take),
- * until crdbg has frozen the tree and writes "go" into the gate FIFO;
+ * until crdbg has frozen the tree and writes "go" into the gate FIFO
+ * (the words and files are <crdbg/criu-gate.h>'s);
  * end of file instead makes it fail and CRIU give up before touching
  * anything. It says "ready" when it waits and, once every image
  * is written and closed, "dumped" (or "failed") into the status FIFO,
@@ -374,8 +397,6 @@ static int add_recorded(char **argv, int i, const struct crs_meta *m)
  * actions, the post-dump one while the tree is stopped.
  */
 extern const char crs_gate_plugin[], crs_gate_plugin_end[];
-
-#define GATE_PLUGIN "crdbg-gate.so"
 
 static int write_file(const char *path, const char *buf, size_t len)
 {
@@ -407,7 +428,7 @@ static void link_installed_plugins(const char *gatedir)
 		size_t len = strlen(de->d_name);
 
 		if (len < 4 || strcmp(de->d_name + len - 3, ".so") ||
-		    !strcmp(de->d_name, GATE_PLUGIN))
+		    !strcmp(de->d_name, CRDBG_GATE_PLUGIN))
 			continue;
 		snprintf(from, sizeof(from), "%s/%s", dir && *dir ? dir : "/usr/lib/criu",
 			 de->d_name);
@@ -442,7 +463,7 @@ static int gate_make(struct crs_criu_gate *g, const char *dir)
 		g->dir[0] = '\0';
 		return -errno;
 	}
-	snprintf(so, sizeof(so), "%s/%s", g->dir, GATE_PLUGIN);
+	snprintf(so, sizeof(so), "%s/%s", g->dir, CRDBG_GATE_PLUGIN);
 	return write_file(so, crs_gate_plugin, (size_t)(crs_gate_plugin_end - crs_gate_plugin));
 }
 
@@ -457,10 +478,10 @@ static int gate_equip(struct crs_criu_gate *g)
 	if (g->status_fd >= 0)
 		return 0;
 	link_installed_plugins(g->dir);
-	g->gate_fd = gate_fifo(g, "gate");
+	g->gate_fd = gate_fifo(g, CRDBG_GATE_FIFO);
 	if (g->gate_fd < 0)
 		return g->gate_fd == -1 ? -errno : g->gate_fd;
-	g->status_fd = gate_fifo(g, "status");
+	g->status_fd = gate_fifo(g, CRDBG_GATE_STATUS);
 	if (g->status_fd < 0)
 		return g->status_fd == -1 ? -errno : g->status_fd;
 	return 0;
@@ -533,7 +554,8 @@ static int gate_wait_for(struct crs_criu_gate *g, const char *word, int ms)
 		while ((nl = strchr(g->said, '\n'))) {
 			bool match = (size_t)(nl - g->said) == strlen(word) &&
 				     !strncmp(g->said, word, strlen(word));
-			bool failed = !strncmp(g->said, "failed\n", 7);
+			bool failed = !strncmp(g->said, CRDBG_GATE_LINE(CRDBG_GATE_FAILED),
+					       strlen(CRDBG_GATE_LINE(CRDBG_GATE_FAILED)));
 
 			memmove(g->said, nl + 1, strlen(nl + 1) + 1);
 			if (match)
@@ -559,7 +581,9 @@ static int gate_wait_for(struct crs_criu_gate *g, const char *word, int ms)
 /* "go": CRIU goes on from where the plugin holds it. */
 static int gate_go(struct crs_criu_gate *g)
 {
-	return write(g->gate_fd, "go\n", 3) == 3 ? 0 : -errno;
+	static const char go[] = CRDBG_GATE_LINE(CRDBG_GATE_GO);
+
+	return write(g->gate_fd, go, sizeof(go) - 1) == (ssize_t)sizeof(go) - 1 ? 0 : -errno;
 }
 
 #define GATE_TIMEOUT_MS 60000
@@ -569,7 +593,7 @@ static int wait_at_gate(struct crs_criu_dump *d, char *err, size_t errlen)
 {
 	struct crs_criu_gate *g = &d->g;
 	char log[4200];
-	int r = gate_wait_for(g, "ready", GATE_TIMEOUT_MS);
+	int r = gate_wait_for(g, CRDBG_GATE_READY, GATE_TIMEOUT_MS);
 
 	if (r == 1)
 		return 0;
@@ -650,9 +674,9 @@ int crs_criu_dump_start(pid_t pid, const char *dir, const struct crs_meta *m, bo
 	for (k = 0; k < nr_ext && k < 2 * MAX_EXTERNAL_TTYS; k++)
 		argv[i++] = ext[k];
 	argv[i] = NULL;
-	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", d->g.dir);
-	snprintf(seize, sizeof(seize), "CRDBG_GATE_SEIZE=%d", (int)pid);
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", d->g.dir, GATE_PLUGIN);
+	snprintf(gate, sizeof(gate), CRDBG_GATE_ENV "=%s", d->g.dir);
+	snprintf(seize, sizeof(seize), CRDBG_GATE_SEIZE_ENV "=%d", (int)pid);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", d->g.dir, CRDBG_GATE_PLUGIN);
 	d->g.child = spawn_env(argv, -1, env);
 	crs_stdio_args_free(ext, nr_ext);
 	if (d->g.child < 0) {
@@ -692,7 +716,7 @@ int crs_criu_dump_go(struct crs_criu_dump *d, char *err, size_t errlen)
 
 int crs_criu_dump_wait_written(struct crs_criu_dump *d)
 {
-	int r = gate_wait_for(&d->g, "dumped", -1);
+	int r = gate_wait_for(&d->g, CRDBG_GATE_DUMPED, -1);
 
 	if (r == 1)
 		return 1;
@@ -861,12 +885,12 @@ static pid_t keeper_spawn(struct crs_criu_restore *rs, char **argv, char **inher
 	for (size_t k = 1; room && k < nr_inherit; k += 2)
 		if (sscanf(inherit[k], "fd[%d]", &fd) == 1)
 			room = add_fd(fds, targets, &n, fd, fd);
-	snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, GATE_PLUGIN);
+	snprintf(gate, sizeof(gate), CRDBG_GATE_ENV "=%s", rs->g.dir);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, CRDBG_GATE_PLUGIN);
 	if (rs->g.dir[0]) {
 		env[e++] = gate;
 		env[e++] = preload;
-		env[e++] = "CRDBG_GATE_DETACH=1";
+		env[e++] = CRDBG_GATE_DETACH_ENV "=1";
 	}
 	pid = room ? crs_lineage_spawn(rs->g.keeper, argv, env, fds, targets, n) : -E2BIG;
 	close(log_fd);
@@ -955,11 +979,11 @@ static void exec_restore(char **argv, const struct crs_criu_restore *rs, const c
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (rs->g.dir[0]) {
 		/* preloaded: CRIU's detach is the plugin's (children first) */
-		snprintf(gate, sizeof(gate), "CRDBG_GATE=%s", rs->g.dir);
-		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, GATE_PLUGIN);
+		snprintf(gate, sizeof(gate), CRDBG_GATE_ENV "=%s", rs->g.dir);
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/%s", rs->g.dir, CRDBG_GATE_PLUGIN);
 		putenv(gate);
 		putenv(preload);
-		putenv("CRDBG_GATE_DETACH=1");
+		putenv(CRDBG_GATE_DETACH_ENV "=1");
 	}
 	if (config_fd >= 0) {
 		snprintf(config, sizeof(config), "CRIU_CONFIG_FILE=/proc/self/fd/%d", config_fd);
@@ -1228,7 +1252,7 @@ static int restore_said(struct crs_criu_restore *rs, const char *word, int ms, i
 
 int crs_criu_restore_held(struct crs_criu_restore *rs, int ms, int *ret_st)
 {
-	return restore_said(rs, "held", ms, ret_st);
+	return restore_said(rs, CRDBG_GATE_HELD, ms, ret_st);
 }
 
 int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, size_t len,
@@ -1237,7 +1261,7 @@ int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, si
 	char path[sizeof(rs->g.dir) + 16];
 	int r;
 
-	snprintf(path, sizeof(path), "%s/release", rs->g.dir);
+	snprintf(path, sizeof(path), "%s/" CRDBG_GATE_ORDERS, rs->g.dir);
 	r = write_file(path, orders, len);
 	if (!r)
 		r = gate_go(&rs->g);
@@ -1249,7 +1273,7 @@ int crs_criu_restore_release(struct crs_criu_restore *rs, const char *orders, si
 
 int crs_criu_restore_released(struct crs_criu_restore *rs, int ms, int *ret_st)
 {
-	return restore_said(rs, "released", ms, ret_st);
+	return restore_said(rs, CRDBG_GATE_RELEASED, ms, ret_st);
 }
 
 void crs_criu_restore_report(struct crs_criu_restore *rs, crs_criu_report_fn *fn, void *arg)
@@ -1259,14 +1283,14 @@ void crs_criu_restore_report(struct crs_criu_restore *rs, crs_criu_report_fn *fn
 	int pid, tid;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/report", rs->g.dir);
+	snprintf(path, sizeof(path), "%s/" CRDBG_GATE_REPORT, rs->g.dir);
 	f = fopen(path, "re");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "pc %d %d %llx", &pid, &tid, &v) == 3)
+		if (sscanf(line, CRDBG_GATE_REPORT_PC, &pid, &tid, &v) == 3)
 			fn(arg, pid, tid, v, 0);
-		else if (sscanf(line, "fail %d %d %llu", &pid, &tid, &v) == 3)
+		else if (sscanf(line, CRDBG_GATE_REPORT_FAIL, &pid, &tid, &v) == 3)
 			fn(arg, pid, tid, 0, v ? (int)v : EIO);
 	}
 	fclose(f);

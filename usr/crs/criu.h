@@ -17,15 +17,18 @@
 
 #define CRS_CRIU_DUMP_LOG	"dump.log"
 #define CRS_CRIU_RESTORE_LOG	"restore.log"
+/* The store's directory of failed restores' logs, HANDLE.restore.log. */
+#define CRS_CRIU_LOG_DIR	".logs"
 #define CRS_CRIU_LAZY_LOG	"lazy-pages.log"
 
 /*
  * crdbg's CRIU plugin (usr/crs/gate/criu-gate.c), seen from crdbg: a
  * private directory holding the plugin (criu runs with --libdir there)
  * and two FIFOs, "gate" (crdbg -> plugin: "go") and "status" (plugin ->
- * crdbg: "ready", "dumped", "failed", "held", "released"), both held open read-write
- * here so that the plugin's opens never block and crdbg's death is an
- * end of file at the gate.
+ * crdbg: "ready", "dumped", "failed", "held", "released"; the contract is
+ * <crdbg/criu-gate.h>), both held open read-write here so that the
+ * plugin's opens never block and crdbg's death is an end of file at the
+ * gate.
  */
 struct crs_criu_gate {
 	pid_t child;		/* criu */
@@ -234,5 +237,14 @@ void crs_criu_dump_cancel(struct crs_criu_dump *d);
  * crdbg knows, for a one-line message.
  */
 void crs_criu_log_error(const char *log, char *out, size_t len);
+
+/*
+ * A restore of handle failed after CRIU ran in work: its log is copied
+ * into the store (root) as CRS_CRIU_LOG_DIR/HANDLE.restore.log, and err,
+ * which named the work directory's, names that one instead and says what
+ * to do. Nothing changes when the copy cannot be made.
+ */
+void crs_criu_keep_restore_log(const char *root, const char *handle, const char *work,
+			       char *err, size_t errlen);
 
 #endif /* CRDBG_CRS_CRIU_H */

@@ -7,14 +7,12 @@ CRS_OBJS := $(CRS_SRCS:%.c=$(B)/%.o)
 
 # The AVX2 digest is only called on a CPU that has AVX2 (xxh128.c).
 $(B)/usr/crs/xxh128-avx2.o: USR_CFLAGS += -mavx2
-# sha256.c loads libcrypto through sdm/lazylib.h.
-$(B)/usr/crs/sha256.o: USR_CFLAGS += -Isdm/include
 
 # The dump gate, a CRIU plugin (usr/crs/gate/criu-gate.c): built as a
 # shared object and carried inside libcrs (gate/blob.S); criu.c writes it
 # out for each dump. CRIU's plugin header comes with the criu package.
 CRS_GATE_SO := $(B)/usr/crs/gate/criu-gate.so
-$(CRS_GATE_SO): usr/crs/gate/criu-gate.c
+$(CRS_GATE_SO): usr/crs/gate/criu-gate.c usr/include/crdbg/criu-gate.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USR_CFLAGS) -fPIC -shared -s -o $@ $<
 
@@ -23,10 +21,9 @@ $(B)/usr/crs/gate/blob.o: usr/crs/gate/blob.S $(CRS_GATE_SO)
 	$(CC) -c -DGATE_SO='"$(CRS_GATE_SO)"' -o $@ $<
 
 $(LIB_CRS): $(CRS_OBJS) $(B)/usr/crs/gate/blob.o
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-# sdm's core after libcrs: sha256.c's lazylib_load()
-CLI_LIBS += $(LIB_CRS) $(LIB_SDMCORE)
+CLI_LDLIBS += -lcrypto
 ALL_TARGETS += $(LIB_CRS)
 
 # Host tests (kselftest harness, run from the repo root).
@@ -38,56 +35,34 @@ $(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(LIB_CRDBG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< -ldl -pthread
 
-$(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS) $(LIB_SDMCORE)
+$(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) $(LIB_SDMCORE)
+	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto
 
 ALL_TARGETS += $(CRS_TESTS)
 HOST_TESTS += $(CRS_TESTS)
 -include $(CRS_OBJS:.o=.d)
 
-# The dump gate's stand-in criu (tests/crs/test_gate.c).
-$(B)/tests/crs/prog_seize: tests/crs/prog_seize.c
+# The programs the tests and benchmarks run: the dump gate's stand-in
+# criu (test_gate.c), the checkpoint group's program (prog_ckpt), a
+# terminal of its own (test_terminal.sh), srun's layout of a node's tasks
+# without Slurm (test_lineage.sh), a pair of terminals, and the
+# incremental checkpoint tests' and benchmark's program (prog_incr).
+CRS_PROGS := $(addprefix $(B)/tests/crs/,prog_seize prog_ckpt prog_pty prog_lineage \
+	     prog_ttypair prog_incr)
+CRS_PROG_OPT := -O1
+
+$(CRS_PROGS): $(B)/tests/crs/%: tests/crs/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
+	$(CC) $(USR_CFLAGS) $(CRS_PROG_OPT) -g -o $@ $< $(CRS_PROG_LIBS)
+
+$(B)/tests/crs/prog_ckpt: CRS_PROG_LIBS := -pthread -ldl
+$(B)/tests/crs/prog_incr: CRS_PROG_LIBS := -pthread
+$(B)/tests/crs/prog_incr: CRS_PROG_OPT := -O2
 
 $(B)/tests/crs/test_gate: CRS_TEST_CFLAGS += -DPROG_SEIZE=\"$(B)/tests/crs/prog_seize\"
 $(B)/tests/crs/test_gate: $(B)/tests/crs/prog_seize
-ALL_TARGETS += $(B)/tests/crs/prog_seize
-
-# Guest group "checkpoint" and the program it checkpoints.
-$(B)/tests/crs/prog_ckpt: tests/crs/prog_ckpt.c
-	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $< -pthread -ldl
-
-ALL_TARGETS += $(B)/tests/crs/prog_ckpt
-
-# A terminal of its own for a test program (test_terminal.sh).
-$(B)/tests/crs/prog_pty: tests/crs/prog_pty.c
-	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
-
-ALL_TARGETS += $(B)/tests/crs/prog_pty
-
-# srun's layout of a node's tasks, without Slurm (test_lineage.sh).
-$(B)/tests/crs/prog_lineage: tests/crs/prog_lineage.c
-	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
-
-ALL_TARGETS += $(B)/tests/crs/prog_lineage
-
-$(B)/tests/crs/prog_ttypair: tests/crs/prog_ttypair.c
-	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -O1 -g -o $@ $<
-
-ALL_TARGETS += $(B)/tests/crs/prog_ttypair
-
-# The incremental checkpoint tests' and benchmark's program.
-$(B)/tests/crs/prog_incr: tests/crs/prog_incr.c
-	@mkdir -p $(dir $@)
-	$(CC) $(USR_CFLAGS) -O2 -g -o $@ $< -pthread
-
-ALL_TARGETS += $(B)/tests/crs/prog_incr
+ALL_TARGETS += $(CRS_PROGS)
 GUEST_GROUPS += checkpoint cheapckpt
 BENCH_CMDS += tests/crs/bench.sh tests/crs/bench-job.sh
 
@@ -111,27 +86,45 @@ ALL_TARGETS += $(B)/tests/crs/prog_mpi_mpich
 endif
 
 # libFuzzer target for the metadata and job manifest decoders (clang only).
-CRS_FUZZ_CC  ?= clang
 CRS_FUZZER   := $(B)/tests/fuzz/crs_fuzz_records
-CRS_FUZZ_SRC := usr/crs/meta.c usr/crs/job-manifest.c usr/crs/sealed.c usr/crs/sha256.c usr/crs/sha256-small.c usr/crs/error.c \
-		usr/crs/file-chunks.c usr/crs/criu-pagemap.c usr/crs/fdio.c sdm/lazylib.c
+CRS_FUZZ_SRC := usr/crs/meta.c usr/job/manifest.c usr/crs/sealed.c usr/crs/sha256.c usr/crs/error.c \
+		usr/crs/file-chunks.c usr/crs/criu-pagemap.c usr/crs/fdio.c usr/crs/seal-key.c \
+		usr/crs/criu-opts.c
 
 $(CRS_FUZZER): tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
 	@mkdir -p $(dir $@)
-	$(CRS_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/crs \
-		-Ikmod/uapi -Isdm/include -o $@ tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include -Iusr/crs -Ikmod/uapi \
+		-o $@ tests/fuzz/crs_fuzz_records.c $(CRS_FUZZ_SRC) -lcrypto
 
 # ... and for the lineage keeper's request decoder.
 CRS_LINEAGE_FUZZER := $(B)/tests/fuzz/crs_fuzz_lineage
 
 $(CRS_LINEAGE_FUZZER): tests/fuzz/crs_fuzz_lineage.c usr/crs/lineage-wire.c
 	@mkdir -p $(dir $@)
-	$(CRS_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/crs \
-		-Ikmod/uapi -o $@ $^
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include -Iusr/crs -Ikmod/uapi -o $@ $^
 
-ifneq ($(shell command -v $(CRS_FUZZ_CC) 2>/dev/null),)
-ALL_TARGETS  += $(CRS_FUZZER) $(CRS_LINEAGE_FUZZER)
-FUZZ_TARGETS += $(CRS_FUZZER) $(CRS_LINEAGE_FUZZER)
+# ... and for the record of the files a tree writes.
+CRS_WFILES_FUZZER := $(B)/tests/fuzz/crs_fuzz_wfiles
+
+$(CRS_WFILES_FUZZER): tests/fuzz/crs_fuzz_wfiles.c usr/crs/wfiles-record.c usr/crs/error.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include -Iusr/crs -Ikmod/uapi -o $@ $^
+
+# ... and for the record of the ports it listens on.
+CRS_PORTS_FUZZER := $(B)/tests/fuzz/crs_fuzz_listen_ports
+
+$(CRS_PORTS_FUZZER): tests/fuzz/crs_fuzz_listen_ports.c usr/crs/listen-ports-record.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include -Iusr/crs -Ikmod/uapi -o $@ $^
+
+# ... and for the core images' credentials, which the service checks at restart.
+CRS_CREDS_FUZZER := $(B)/tests/fuzz/crs_fuzz_creds
+
+$(CRS_CREDS_FUZZER): tests/fuzz/crs_fuzz_creds.c usr/crs/criu-creds.c usr/crs/error.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include -Iusr/crs -Ikmod/uapi -o $@ $^
+
+ifneq ($(FUZZ_CC_FOUND),)
+ALL_TARGETS  += $(CRS_FUZZER) $(CRS_LINEAGE_FUZZER) $(CRS_CREDS_FUZZER) $(CRS_WFILES_FUZZER) $(CRS_PORTS_FUZZER)
+FUZZ_TARGETS += $(CRS_FUZZER) $(CRS_LINEAGE_FUZZER) $(CRS_CREDS_FUZZER) $(CRS_WFILES_FUZZER) $(CRS_PORTS_FUZZER)
 endif

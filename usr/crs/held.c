@@ -13,7 +13,7 @@ bool crs_proc_parked(struct freeze_backend *b, pid_t pid)
 	char msg[256];
 	int n, j;
 
-	n = query_process(b, pid, th, 256, msg, sizeof(msg));
+	n = freeze_query(b, pid, th, 256, msg, sizeof(msg));
 	if (n < 0 || n > 256)
 		return false;
 	for (j = 0; j < n; j++)

@@ -181,6 +181,7 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 	char *buf = NULL;
 	size_t len = 0, i;
 	FILE *f;
+	int r;
 
 	if (!crs_handle_valid(m->handle) || strchr(m->program, '\n') ||
 	    (m->cid[0] && (!cid_valid(m->cid) || m->cid_index >= m->cid_parts)))
@@ -210,6 +211,8 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		fprintf(f, "track-mem 1\n");
 	if (m->cid[0])
 		fprintf(f, "cid %s %u %u\n", m->cid, m->cid_parts, m->cid_index);
+	if (m->has_owner)
+		fprintf(f, "owner %u %u\n", (unsigned int)m->owner_uid, (unsigned int)m->owner_gid);
 	for (i = 0; i < m->nr_procs; i++) {
 		const struct crs_proc *p = &m->procs[i];
 
@@ -279,8 +282,9 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 		fprintf(f, "chunk-xxh128 %.32s %" PRIu64 " %" PRIu64 " %s\n", hex, c->off, c->len,
 			c->name);
 	}
-	if (crs_sealed_close(f, &buf, &len))
-		return -ENOMEM;
+	r = crs_sealed_close(f, &buf, &len);
+	if (r)
+		return r;
 	*ret_buf = buf;
 	*ret_len = len;
 	return 0;
@@ -422,6 +426,11 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		snprintf(m->cid, sizeof(m->cid), "%s", f[0]);
 		m->cid_parts = (uint32_t)v;
 		m->cid_index = (uint32_t)w;
+	} else if (!strcmp(line, "owner") && n == 2 && !m->has_owner &&
+		   parse_i64(f[0], 0, UINT32_MAX - 1, &v) && parse_i64(f[1], 0, UINT32_MAX - 1, &w)) {
+		m->has_owner = true;
+		m->owner_uid = (uid_t)v;
+		m->owner_gid = (gid_t)w;
 	} else if (!strcmp(line, "process") && n == 7) {
 		struct crs_proc p = { 0 };
 
@@ -471,6 +480,11 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 				    lineno);
 		t->sigcont = true;
 	} else if (!strcmp(line, "criu-opt") && n == 1) {
+		char why[256];
+
+		/* the allow-list again: a sealed file is only as good as whoever sealed it */
+		if (crs_criu_opt_check(f[0], why, sizeof(why)))
+			return crs_fail(err, errlen, -EPERM, "metadata line %u: %s", lineno, why);
 		if (crs_meta_add_criu_opt(m, f[0]))
 			return crs_fail(err, errlen, -EBADMSG, "metadata line %u: bad criu-opt", lineno);
 	} else if (!strcmp(line, "thread") && n == 4) {

@@ -33,14 +33,20 @@
 #include "error.h"
 #include "held.h"
 #include "lineage.h"
+#include "listen-ports.h"
 #include "page-check.h"
 #include "page-server.h"
 #include "resume.h"
 #include "criu.h"
+#include "criu-creds.h"
 #include "proc.h"
+#include "restart-check.h"
+#include "stages.h"
 #include "store.h"
 #include "tree-stdio.h"
+#include "shell-job.h"
 #include "tty-relay.h"
+#include "wfiles.h"
 #include <crdbg/job.h>
 #include <crdbg/mpir-checkpoint.h>
 
@@ -215,10 +221,14 @@ static int verify_before_restore(const char *root, const char *handle, const cha
 {
 	const char *env = getenv("CRDBG_VERIFY");
 
+	int r;
+
 	*pages_later = !(env && !strcmp(env, "first")) && !crs_criu_restore_reaches_out(dir, m);
-	return crs_store_verify_chain_part(root, handle, m,
-					   *pages_later ? CRS_VERIFY_STRUCTURE : CRS_VERIFY_ALL,
-					   err, errlen);
+	r = crs_store_verify_chain_part(root, handle, m,
+					*pages_later ? CRS_VERIFY_STRUCTURE : CRS_VERIFY_ALL,
+					err, errlen);
+	/* the images verified: now whether they give the owner's tree back as theirs */
+	return r ? r : crs_criu_creds_owner_check(dir, m, err, errlen);
 }
 
 /*
@@ -487,6 +497,7 @@ static int await_release(const struct crs_meta *m, struct crs_criu_restore *rs,
 static int restart_allowed(const struct crs_restart_opts *o, const struct crs_meta *m,
 			   enum freeze_backend_kind *kind, char *err, size_t errlen)
 {
+	time_t deadline = time(NULL) + CRS_RESTART_PID_WAIT_S;
 	struct freeze_backend *b;
 	char msg[512];
 	size_t i;
@@ -497,11 +508,11 @@ static int restart_allowed(const struct crs_restart_opts *o, const struct crs_me
 		return crs_fail(err, errlen, r, "cannot open the freeze backend: %s", msg);
 	*kind = freeze_backend_kind(b);
 	freeze_backend_close(b);
-	for (i = 0; i < m->nr_procs; i++)
-		if (kill(m->procs[i].pid, 0) == 0 || errno == EPERM)
-			return crs_fail(err, errlen, -EBUSY,
-					"pid %d is in use: the checkpointed process (or another) still runs; stop it first",
-					m->procs[i].pid);
+	for (i = 0; i < m->nr_procs; i++) {
+		r = crs_pid_wait_free(m->procs[i].pid, deadline, err, errlen);
+		if (r)
+			return r;
+	}
 	return 0;
 }
 
@@ -530,9 +541,16 @@ static int verify_while_criu_starts(const struct crs_restart_opts *o, const char
 		return crs_fail(err, errlen, -EOPNOTSUPP,
 				"checkpoint %s was taken from a program without libcrdbg: --debug needs the MPIR protocol",
 				o->handle);
+	/* every file the program wrote can be put back, or nothing goes on */
+	r = crs_wfiles_check(dir, o->handle, m, err, errlen);
+	if (r)
+		return r;
 	if (o->hold && o->hold(o->hold_arg, m, CRS_HOLD_VERIFIED))
 		return crs_fail(err, errlen, -ECANCELED, "the job's restart was called off");
-	return 0;
+	/* the tree's pids are free: its sockets are closing, its files no longer written */
+	r = crs_listen_ports_wait(dir, o->handle, time(NULL) + CRS_RESTART_PID_WAIT_S, err,
+				  errlen);
+	return r ? r : crs_wfiles_restore(dir, o->handle, m, o->log, err, errlen);
 }
 
 /*
@@ -600,56 +618,98 @@ static void start_criu_early(struct crs_criu_restore *rs, const char *dir, char 
 		crs_criu_restore_prestart(rs, dir, work);
 }
 
-int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
-{
-	const char *root = crs_store_root(o->store);
-	struct crs_criu_restore rs = CRS_CRIU_RESTORE_INIT;
-	struct crs_page_check pc = { .started = false };
-	struct crs_page_server ps = { .m = NULL };
-	struct crs_tty_relay tty = CRS_TTY_RELAY_INIT;
-	struct crs_lineage lin = CRS_LINEAGE_INIT;
-	int terminal = -1;
-	time_t deadline;
-	enum freeze_backend_kind kind = FREEZE_BACKEND_AUTO;
-	char dir[PATH_MAX], work[PATH_MAX] = "", log[PATH_MAX + 32], msg[512];
+/* ---- the pipeline ---- */
+
+/* A restart's stages up to the release, in their order (rst_stages[]). */
+enum rst_stage {
+	RST_READ,		/* the metadata read, its pids free, the lineage and gate ready */
+	RST_VERIFY_FIRST,	/* without the gate: verified before criu starts */
+	RST_CRIU_START,		/* criu (and criu lazy-pages) started */
+	RST_VERIFY,		/* with the gate: verified while criu starts, criu let go */
+	RST_RESTORE,		/* the tree restored, held (frozen or stopped) */
+	RST_PAGES,		/* the pages' digests known good */
+	RST_RELEASE,		/* the job's go-ahead, the CRS hook pushed, the tree released */
+	RST_NR_STAGES,
+};
+
+/*
+ * A restart on its way. Each stage adds to it what it did; the undo
+ * (rst_undo()) and the clean-up after every restart (rst_free()) read
+ * it.
+ */
+struct rst {
+	const struct crs_restart_opts *o;
+	const char *root;		/* the store's */
+	char *err;
+	size_t errlen;
+	char msg[512];
 	struct crs_meta m;
-	uint64_t arg;
-	pid_t criu = 0, lazy = 0;
-	double t0 = crs_clock_ms(), t_forked, t_verified, t_restored, t_pages = 0, t_go;
-	bool pages_later = false, served = false, released = false, ahead = false;
-	int r, st = 0;
+	enum freeze_backend_kind kind;
+	char dir[PATH_MAX];		/* the checkpoint's */
+	char work[PATH_MAX];		/* criu's work directory, "" until made */
+	char log[PATH_MAX + 32];	/* criu restore's log in it */
+	struct crs_criu_restore rs;
+	struct crs_page_check pc;
+	struct crs_page_server ps;
+	struct crs_tty_relay tty;
+	struct crs_lineage lin;
+	pid_t criu;
+	pid_t lazy;			/* criu lazy-pages, until reaped or given up */
+	uint64_t arg;			/* the CRS hook's */
+	bool refused;			/* the checkpoint refused: nothing restored */
+	bool pages_later;		/* the pages' digests checked beside criu restore */
+	bool served;			/* a lazy restart's pages served by crdbg */
+	bool ahead;			/* the orders handed before criu held the tree */
+	bool released;
+	bool terminal_stdin;		/* a shell job's terminal put on our fd 0 */
+	double t_pages;			/* the pages' digests known good, ahead */
+	int st;				/* criu's (or the root's) wait status */
+	struct crs_timing t;
+};
+
+/*
+ * The checkpoint read and what needs no image checked. A lone restart
+ * starts criu before it reads the checkpoint (start_criu_early()); a
+ * job's part once its lineage is known.
+ */
+static int rst_read(void *state)
+{
+	struct rst *s = state;
+	const struct crs_restart_opts *o = s->o;
+	int r;
 
 	if (o->expect_meta_sha) {
 		uint8_t sha[32];
 
-		crs_meta_init(&m);
-		r = crs_job_part_digest(root, o->handle, sha, err, errlen);
+		r = crs_store_meta_digest(s->root, o->handle, sha, s->err, s->errlen);
 		if (r)
 			return r;
 		if (memcmp(sha, o->expect_meta_sha, sizeof(sha)))
-			return crs_fail(err, errlen, -EBADMSG,
+			return crs_fail(s->err, s->errlen, -EBADMSG,
 					"checkpoint %s is not the part its job recorded: its metadata changed",
 					o->handle);
 	}
-	/*
-	 * A lone restart starts criu before it reads the checkpoint
-	 * (start_criu_early()); a job's part once its lineage is known.
-	 */
-	if (!crs_store_path(root, o->handle, dir, sizeof(dir)) && !o->node_roots && !o->lazy)
-		start_criu_early(&rs, dir, work, sizeof(work));
-	crs_meta_init(&m);
-	r = crs_store_load(root, o->handle, &m, err, errlen);
-	if (r)
-		goto out_refused;
-	r = restart_allowed(o, &m, &kind, err, errlen);
-	if (r)
-		goto out_refused;
-	if (!work[0]) {
-		r = make_work_dir(work, sizeof(work), err, errlen);
-		if (r)
-			goto out;
+	if (!crs_store_path(s->root, o->handle, s->dir, sizeof(s->dir)) && !o->node_roots &&
+	    !o->lazy)
+		start_criu_early(&s->rs, s->dir, s->work, sizeof(s->work));
+	r = crs_store_load(s->root, o->handle, &s->m, s->err, s->errlen);
+	if (!r && o->for_owner && (!s->m.has_owner || s->m.owner_uid != o->owner_uid))
+		r = crs_fail(s->err, s->errlen, -EPERM, "checkpoint %s is not yours (uid %u): refused",
+			     o->handle, (unsigned int)o->owner_uid);
+	if (!r)
+		r = restart_allowed(o, &s->m, &s->kind, s->err, s->errlen);
+	if (!r)
+		r = crs_shell_job_terminal(o, &s->m, &s->terminal_stdin, s->err, s->errlen);
+	if (r) {
+		s->refused = true;
+		return r;
 	}
-	snprintf(log, sizeof(log), "%s/%s", work, CRS_CRIU_RESTORE_LOG);
+	if (!s->work[0]) {
+		r = make_work_dir(s->work, sizeof(s->work), s->err, s->errlen);
+		if (r)
+			return r;
+	}
+	snprintf(s->log, sizeof(s->log), "%s/%s", s->work, CRS_CRIU_RESTORE_LOG);
 	/*
 	 * Not lazy: criu starts up now, held at crdbg's plugin until the
 	 * checkpoint is verified; with crdbg.ko the plugin also holds the
@@ -660,196 +720,309 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	 */
 	/* the stand-ins it forks close what they inherit (a criu started ahead's gate) */
 	if (!o->lazy)
-		keep_lineage(o, &m, &lin);
-	if (!o->lazy && !rs.gated && crs_criu_restore_gate(&rs, work, msg, sizeof(msg)) &&
-	    o->log)
+		keep_lineage(o, &s->m, &s->lin);
+	if (!o->lazy && !s->rs.gated &&
+	    crs_criu_restore_gate(&s->rs, s->work, s->msg, sizeof(s->msg)) && o->log)
 		fprintf(o->log, "crdbg: %s: criu starts once the checkpoint is verified and restores the tree stopped\n",
-			msg);
-	if (lin.fd >= 0)
-		rs.g.keeper = &lin;	/* criu.h: criu runs under the keeper */
-	if (!rs.gated) {
-		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
-					     err, errlen);
-		if (r)
-			goto out_refused;
-	}
+			s->msg);
+	if (s->lin.fd >= 0)
+		s->rs.g.keeper = &s->lin;	/* criu.h: criu runs under the keeper */
+	return 0;
+}
+
+/* Without the gate, criu starts only once the checkpoint is verified. */
+static int rst_verify_first(void *state)
+{
+	struct rst *s = state;
+	int r;
+
+	if (s->rs.gated)
+		return 0;
+	r = verify_while_criu_starts(s->o, s->root, s->dir, &s->m, &s->pc, &s->ps,
+				     &s->pages_later, &s->served, s->err, s->errlen);
+	s->refused = r != 0;
+	return r;
+}
+
+static int rst_criu_start(void *state)
+{
+	struct rst *s = state;
+	const struct crs_restart_opts *o = s->o;
+	int terminal = -1, r;
+
 	/* Orphans of the restored tree come to us (or the keeper), not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (o->lazy) {
-		lazy = crs_criu_lazy_pages_start(dir, work,
-						 served ? crs_page_server_peer(&ps) : -1, msg,
-						 sizeof(msg));
-		crs_page_server_peer_close(&ps);
-		if (lazy < 0) {
-			r = crs_fail(err, errlen, lazy, "cannot start criu lazy-pages: %s", msg);
-			goto out;
+		s->lazy = crs_criu_lazy_pages_start(s->dir, s->work,
+						    s->served ? crs_page_server_peer(&s->ps) : -1,
+						    s->msg, sizeof(s->msg));
+		crs_page_server_peer_close(&s->ps);
+		if (s->lazy < 0) {
+			r = crs_fail(s->err, s->errlen, s->lazy, "cannot start criu lazy-pages: %s",
+				     s->msg);
+			s->lazy = 0;
+			return r;
 		}
 	}
-	if (lazy > 0 && o->verbose && o->log)
+	if (s->lazy > 0 && o->verbose && o->log)
 		fprintf(o->log, "crdbg: lazy restore: pages on demand from criu lazy-pages (pid %d)%s\n",
-			(int)lazy, served ? ", served by crdbg, each chunk checked before its pages go" :
-			"");
+			(int)s->lazy,
+			s->served ? ", served by crdbg, each chunk checked before its pages go" : "");
 	/* A terminal of its own for a tree that had one (tty-relay.h). */
-	if (crs_stdio_needs_terminal(&m) && o->has_terminal) {
+	if (crs_stdio_needs_terminal(&s->m) && o->has_terminal) {
 		terminal = o->terminal_fd;
-	} else if (crs_stdio_needs_terminal(&m)) {
-		r = crs_tty_relay_open(&tty, o->relay_stdin ? 0 : -1, 1, err, errlen);
+	} else if (crs_stdio_needs_terminal(&s->m)) {
+		r = crs_tty_relay_open(&s->tty, o->relay_stdin ? 0 : -1, 1, s->err, s->errlen);
 		if (r)
-			goto out_lazy;
-		terminal = tty.slave;
+			return r;
+		/* the owner's tree gets a terminal of the owner's, never one of root's */
+		if (s->m.has_owner && s->m.owner_uid && !geteuid() &&
+		    fchown(s->tty.slave, s->m.owner_uid, (gid_t)-1))
+			return crs_fail(s->err, s->errlen, -errno,
+					"cannot give the restored processes their terminal: %s",
+					strerror(errno));
+		terminal = s->tty.slave;
+	} else if (s->terminal_stdin) {
+		terminal = 0;	/* not the stdin a criu started ahead has */
 	}
-	r = crs_criu_restore_start(&rs, dir, work, &m, o->lazy, terminal, err, errlen);
+	r = crs_criu_restore_start(&s->rs, s->dir, s->work, &s->m, o->lazy, terminal, s->err,
+				   s->errlen);
 	if (r)
-		goto out_lazy;
-	t_forked = crs_clock_ms();
-	criu = rs.g.child;
-	if (o->verbose && o->log && rs.ahead)
+		return r;
+	s->criu = s->rs.g.child;
+	if (o->verbose && o->log && s->rs.ahead)
 		fprintf(o->log, "crdbg: restart: criu (pid %d) started before the checkpoint was read, its options given once known\n",
-			(int)criu);
-	if (rs.gated) {
-		r = verify_while_criu_starts(o, root, dir, &m, &pc, &ps, &pages_later, &served,
-					     err, errlen);
-		if (r) {
-			crs_criu_restore_cancel(&rs);	/* it gives up: nothing restored */
-			goto out_refused;
-		}
-		r = crs_criu_restore_go(&rs, err, errlen);	/* cancels it on failure */
-		if (r)
-			goto out;
+			(int)s->criu);
+	return 0;
+}
+
+/* With the gate, the checkpoint is verified while criu starts up, then criu goes on. */
+static int rst_verify(void *state)
+{
+	struct rst *s = state;
+	int r;
+
+	if (!s->rs.gated)
+		return 0;
+	r = verify_while_criu_starts(s->o, s->root, s->dir, &s->m, &s->pc, &s->ps,
+				     &s->pages_later, &s->served, s->err, s->errlen);
+	if (r) {
+		crs_criu_restore_cancel(&s->rs);	/* it gives up: nothing restored */
+		s->refused = true;
+		return r;
 	}
-	t_verified = crs_clock_ms();
-	arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
-	if (release_ahead(o, &rs)) {
-		r = check_pages_ahead(&pc, &rs, &m, err, errlen);
+	return crs_criu_restore_go(&s->rs, s->err, s->errlen);	/* cancels it on failure */
+}
+
+/* Until the restored tree is held: the orders handed first when nothing else waits. */
+static int rst_restore(void *state)
+{
+	struct rst *s = state;
+	const struct crs_restart_opts *o = s->o;
+	time_t deadline;
+	int r;
+
+	s->arg = CRDBG_CRS_STATE_RESTART | (o->debug ? CRDBG_HOOK_DEBUG_SET : CRDBG_HOOK_DEBUG_CLEAR);
+	if (release_ahead(o, &s->rs)) {
+		r = check_pages_ahead(&s->pc, &s->rs, &s->m, s->err, s->errlen);
 		if (r)
-			goto out;
-		t_pages = crs_clock_ms();
-		r = hand_orders(&m, &rs, arg, o, err, errlen);
+			return r;
+		s->t_pages = crs_clock_ms();
+		r = hand_orders(&s->m, &s->rs, s->arg, o, s->err, s->errlen);
 		if (r) {
-			refuse_before_hold(&rs, &m);
-			goto out;
+			refuse_before_hold(&s->rs, &s->m);
+			return r;
 		}
-		ahead = true;
+		s->ahead = true;
 	}
 	deadline = time(NULL) + RESTORE_TIMEOUT_S;
-	if (rs.gated) {
-		r = crs_criu_restore_held(&rs, RESTORE_TIMEOUT_S * 1000, &st);
-		if (r == -ECHILD) {
-			r = criu_failed(st, &st, log, err, errlen);
-			goto out_lazy;
-		}
-		if (r) {
-			kill(criu, SIGKILL);
-			r = crs_fail(err, errlen, r, "criu restore did not finish restoring in %d s (see %s)",
-				     RESTORE_TIMEOUT_S, log);
-			goto out_lazy;
-		}
-	} else {
-		r = wait_restored(&m, &rs, log, deadline, &st, err, errlen);
-		if (r)
-			goto out_lazy;
+	if (!s->rs.gated)
+		return wait_restored(&s->m, &s->rs, s->log, deadline, &s->st, s->err, s->errlen);
+	r = crs_criu_restore_held(&s->rs, RESTORE_TIMEOUT_S * 1000, &s->st);
+	if (r == -ECHILD)
+		return criu_failed(s->st, &s->st, s->log, s->err, s->errlen);
+	if (r) {
+		kill(s->criu, SIGKILL);
+		return crs_fail(s->err, s->errlen, r,
+				"criu restore did not finish restoring in %d s (see %s)",
+				RESTORE_TIMEOUT_S, s->log);
 	}
-	t_restored = crs_clock_ms();
-	/* the pages are checked before the job's part says it is restored */
-	r = ahead ? 0 : check_pages_before_release(&pc, &ps, &m, criu, lazy, err, errlen);
+	return 0;
+}
+
+/* The pages are checked before the job's part says it is restored. */
+static int rst_pages(void *state)
+{
+	struct rst *s = state;
+	int r;
+
+	if (s->ahead)
+		return 0;
+	r = check_pages_before_release(&s->pc, &s->ps, &s->m, s->criu, s->lazy, s->err,
+				       s->errlen);
 	if (r)
-		goto out;
-	if (!ahead)
-		t_pages = crs_clock_ms();
-	if (o->hold && o->hold(o->hold_arg, &m, CRS_HOLD_RESTORED)) {
-		r = crs_fail(err, errlen, -ECANCELED,
+		s->lazy = 0;	/* killed with the tree and criu */
+	return r;
+}
+
+/* The job's go-ahead, then the tree runs, each thread through the CRS hook. */
+static int rst_release(void *state)
+{
+	struct rst *s = state;
+	const struct crs_restart_opts *o = s->o;
+	int r = 0;
+
+	if (o->hold && o->hold(o->hold_arg, &s->m, CRS_HOLD_RESTORED)) {
+		r = crs_fail(s->err, s->errlen, -ECANCELED,
 			     "the job's restart was called off: the restored processes were killed before they ran");
-		kill_tree(&m);
-		if (rs.gated)
-			crs_criu_restore_cancel(&rs);	/* the plugin kills what is left */
-		wait_done(&m, &ps, criu, lazy, work, &lin, &st, msg, sizeof(msg));
-		goto out;
+		kill_tree(&s->m);
+		if (s->rs.gated)
+			crs_criu_restore_cancel(&s->rs);	/* the plugin kills what is left */
+		wait_done(&s->m, &s->ps, s->criu, s->lazy, s->work, &s->lin, &s->st, s->msg,
+			  sizeof(s->msg));
+		s->lazy = 0;
+		return r;
 	}
 
-	released = true;
-	if (rs.gated) {
-		if (!ahead)
-			r = hand_orders(&m, &rs, arg, o, err, errlen);
+	s->released = true;
+	if (s->rs.gated) {
+		if (!s->ahead)
+			r = hand_orders(&s->m, &s->rs, s->arg, o, s->err, s->errlen);
 		if (!r)
-			r = await_release(&m, &rs, o, log, &st, err, errlen);
+			r = await_release(&s->m, &s->rs, o, s->log, &s->st, s->err, s->errlen);
 		if (r) {
-			kill_tree(&m);
-			goto out;
+			kill_tree(&s->m);
+			return r;
 		}
 	} else {
-		r = crs_resume(&m, kind, arg, "restart", o->log, o->verbose, msg, sizeof(msg));
-		if (r && lazy_lost_at_release(&m, &ps, &lazy, work, err, errlen)) {
-			kill_tree(&m);
-			wait_done(&m, &ps, criu, 0, work, &lin, &st, msg, sizeof(msg));
-			r = -EIO;
-			goto out;
+		r = crs_resume(&s->m, s->kind, s->arg, "restart", o->log, o->verbose, s->msg,
+			       sizeof(s->msg));
+		if (r && lazy_lost_at_release(&s->m, &s->ps, &s->lazy, s->work, s->err, s->errlen)) {
+			kill_tree(&s->m);
+			wait_done(&s->m, &s->ps, s->criu, 0, s->work, &s->lin, &s->st, s->msg,
+				  sizeof(s->msg));
+			s->lazy = 0;
+			return -EIO;
 		}
 		if (r && o->log)
-			fprintf(o->log, "crdbg: warning: %s\n", msg);
+			fprintf(o->log, "crdbg: warning: %s\n", s->msg);
 	}
 	if (o->debug)
-		announce_parked(&m, stderr, o->log);
-	if (o->verbose && o->log && pages_later)
+		announce_parked(&s->m, stderr, o->log);
+	return 0;
+}
+
+static const struct crs_stage rst_stages[RST_NR_STAGES] = {
+	[RST_READ]		= { "read and checks", rst_read },
+	[RST_VERIFY_FIRST]	= { "verify before criu", rst_verify_first },
+	[RST_CRIU_START]	= { "criu start", rst_criu_start },
+	[RST_VERIFY]		= { "verify while criu starts", rst_verify },
+	[RST_RESTORE]		= { "criu restore", rst_restore },
+	[RST_PAGES]		= { "wait for the page digests", rst_pages },
+	[RST_RELEASE]		= { "hook and release", rst_release },
+};
+
+/* -v: where the restart's time went, up to the release. */
+static void rst_print_timing(struct rst *s)
+{
+	const struct crs_restart_opts *o = s->o;
+	const struct crs_timing *t = &s->t;
+	struct timespec now;
+	double ago;
+
+	if (s->pages_later)
 		fprintf(o->log, "crdbg: restart: the memory pages' digests were checked beside criu restore, done %.0f ms after the start\n",
-			pc.done_ms ? pc.done_ms - t0 : ps.eager_ms ? ps.eager_ms - t0 : t_verified - t0);
+			s->pc.done_ms ? s->pc.done_ms - t->start :
+			s->ps.eager_ms ? s->ps.eager_ms - t->start :
+			t->end[RST_VERIFY] - t->start);
 	/* ahead, the pages usually passed before criu held the tree */
-	t_go = t_pages > t_restored ? t_pages : t_restored;
-	if (o->verbose && o->log && ahead)
+	if (s->ahead)
 		fprintf(o->log, "crdbg: restart: crdbg's orders handed to criu %.0f ms after the start, before it held the tree\n",
-			t_pages - t0);
-	if (o->verbose && o->log)
-		fprintf(o->log, "crdbg: restart released after %.0f ms: criu started at %.0f, verify %.0f, criu restore %.0f, wait for the page digests %.0f, hook and release %.0f\n",
-			crs_clock_ms() - t0, t_forked - t0, t_verified - t0, t_restored - t_verified,
-			t_go - t_restored, crs_clock_ms() - t_go);
-	if (o->verbose && o->log) {
-		struct timespec now;
-		double ago;
+			s->t_pages - t->start);
+	crs_timing_print(t, o->log, "restart released after");
+	/* For a benchmark's own clock: what lies before and after these. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	ago = (crs_clock_ms() - t->start) / 1e3;
+	fprintf(o->log, "crdbg: restart began at %.6f, released at %.6f (CLOCK_REALTIME)\n",
+		now.tv_sec + now.tv_nsec / 1e9 - ago, now.tv_sec + now.tv_nsec / 1e9);
+}
 
-		/* For a benchmark's own clock: what lies before and after these. */
-		clock_gettime(CLOCK_REALTIME, &now);
-		ago = (crs_clock_ms() - t0) / 1e3;
-		fprintf(o->log, "crdbg: restart began at %.6f, released at %.6f (CLOCK_REALTIME)\n",
-			now.tv_sec + now.tv_nsec / 1e9 - ago, now.tv_sec + now.tv_nsec / 1e9);
-	}
-	crs_criu_restore_close(&rs);
+/* criu waits for the root and exits with its status: the program's, for us. */
+static int rst_wait(struct rst *s, int *ret_status)
+{
+	int r;
 
-	/* criu waits for the root and exits with its status. */
-	r = wait_done(&m, &ps, criu, lazy, work, &lin, &st, err, errlen);
-	crs_page_server_stop(&ps);	/* lazy-pages is gone: so is its session */
-	if (o->verbose && o->log && served)
-		fprintf(o->log, "crdbg: lazy restore: crdbg served %" PRIu64 " pages and checked %" PRIu64 " chunks\n",
-			ps.served_pages, ps.chunks_checked);
+	crs_criu_restore_close(&s->rs);
+	r = wait_done(&s->m, &s->ps, s->criu, s->lazy, s->work, &s->lin, &s->st, s->err,
+		      s->errlen);
+	s->lazy = 0;
+	crs_page_server_stop(&s->ps);	/* lazy-pages is gone: so is its session */
+	if (s->o->verbose && s->o->log && s->served)
+		fprintf(s->o->log, "crdbg: lazy restore: crdbg served %" PRIu64 " pages and checked %" PRIu64 " chunks\n",
+			s->ps.served_pages, s->ps.chunks_checked);
 	if (r)
-		goto out;
-	*ret_status = st;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		crs_rmtree(AT_FDCWD, work);
-	goto out;
-out_refused:
-	/* refused before anything was restored: nothing of this restart stays */
-	crs_criu_restore_close(&rs);	/* a criu started ahead is killed first */
-	if (work[0])
-		crs_rmtree(AT_FDCWD, work);
-	goto out;
-out_lazy:
-	if (lazy > 0) {
-		kill(lazy, SIGKILL);
-		waitpid(lazy, NULL, 0);
+		return r;
+	*ret_status = s->st;
+	if (WIFEXITED(s->st) && WEXITSTATUS(s->st) == 0)
+		crs_rmtree(AT_FDCWD, s->work);
+	return 0;
+}
+
+/* What a failure leaves that the clean-up (rst_free()) does not take back. */
+static void rst_undo(struct rst *s)
+{
+	if (s->lazy > 0) {
+		kill(s->lazy, SIGKILL);
+		waitpid(s->lazy, NULL, 0);
 	}
-out:
+	s->lazy = 0;
+	if (s->refused) {
+		/* refused before anything was restored: nothing of this restart stays */
+		crs_criu_restore_close(&s->rs);	/* a criu started ahead is killed first */
+		if (s->work[0])
+			crs_rmtree(AT_FDCWD, s->work);
+	}
+}
+
+/* After every restart, r its result. */
+static void rst_free(struct rst *s, int r)
+{
 	/* everything the tree wrote on its terminal is out before we end */
-	crs_tty_relay_finish(&tty);
-	page_check_after_failure(&pc, r, err, errlen);
+	crs_tty_relay_finish(&s->tty);
+	page_check_after_failure(&s->pc, r, s->err, s->errlen);
 	/*
 	 * A chunk the page server refused explains a failure best too: when
 	 * the copy behind reaches it before the release, the tree it killed
 	 * fails criu restore.
 	 */
-	if (r && served)
-		served_failure(&ps, err, errlen);
-	crs_page_server_stop(&ps);
-	crs_criu_restore_close(&rs);
-	crs_lineage_close(&lin, released);	/* made by us: until the node's trees end */
-	crs_meta_free(&m);
+	if (r && s->served)
+		served_failure(&s->ps, s->err, s->errlen);
+	crs_page_server_stop(&s->ps);
+	crs_criu_restore_close(&s->rs);
+	crs_lineage_close(&s->lin, s->released);	/* made by us: until the node's trees end */
+	crs_meta_free(&s->m);
+}
+
+int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen)
+{
+	struct rst s = {
+		.o = o, .root = crs_store_root(o->store), .err = err, .errlen = errlen,
+		.kind = FREEZE_BACKEND_AUTO, .rs = CRS_CRIU_RESTORE_INIT,
+		.tty = CRS_TTY_RELAY_INIT, .lin = CRS_LINEAGE_INIT,
+	};
+	int r;
+
+	crs_meta_init(&s.m);
+	crs_timing_start(&s.t, rst_stages, RST_NR_STAGES);
+	r = crs_stages_run(&s.t, &s);
+	if (!r && o->verbose && o->log)
+		rst_print_timing(&s);
+	if (!r)
+		r = rst_wait(&s, ret_status);
+	if (r)
+		rst_undo(&s);
+	if (r && !s.refused && s.work[0])
+		crs_criu_keep_restore_log(s.root, o->handle, s.work, err, errlen);
+	rst_free(&s, r);
 	return r;
 }

@@ -23,6 +23,7 @@
 
 #include "proc.h"
 #include "resume.h"
+#include <crdbg/criu-gate.h>
 
 static uint64_t checkpoint_pc(const struct crs_meta *m, pid_t tid, bool *found)
 {
@@ -58,7 +59,7 @@ static void show_pcs(struct freeze_backend *b, const struct crs_meta *m, pid_t p
 	char msg[256];
 	int n, i;
 
-	n = query_process(b, pid, th, 256, msg, sizeof(msg));
+	n = freeze_query(b, pid, th, 256, msg, sizeof(msg));
 	if (n < 0) {
 		fprintf(log, "crdbg: cannot query pid %d: %s\n", pid, msg);
 		return;
@@ -91,7 +92,7 @@ void crs_wait_parked(struct freeze_backend *b, pid_t pid)
 	for (tries = 0; tries < 500; tries++) {
 		bool all = true;
 
-		n = query_process(b, pid, th, 256, msg, sizeof(msg));
+		n = freeze_query(b, pid, th, 256, msg, sizeof(msg));
 		if (n < 0)
 			return;
 		for (i = 0; i < n && i < 256 && all; i++)
@@ -185,7 +186,7 @@ int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen)
 		return r;
 	r = tell_sigconts(pt, m, pid, err, errlen);
 	if (!r)
-		r = thaw_process(pt, pid, err, errlen);
+		r = freeze_thaw(pt, pid, err, errlen);
 	freeze_backend_close(pt);
 	return r;
 }
@@ -244,7 +245,7 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 		}
 		if (verbose && log)
 			show_pcs(b, m, p->pid, what, log);
-		r = push_hook(b, p->pid, 0, addr, arg, msg, sizeof(msg));
+		r = freeze_push_hook(b, p->pid, 0, addr, arg, msg, sizeof(msg));
 		if (r) {
 			if (!ret) {
 				snprintf(err, errlen, "cannot push the CRS hook on pid %d: %s",
@@ -293,7 +294,7 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 				 msg);
 			ret = r;
 		}
-		r = thaw_process(b, p->pid, msg, sizeof(msg));
+		r = freeze_thaw(b, p->pid, msg, sizeof(msg));
 		if (r && hooked && hooked[i] && !ret) {
 			snprintf(err, errlen, "cannot release pid %d: %s", p->pid, msg);
 			ret = r;
@@ -325,20 +326,21 @@ int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char *
 			continue;
 		/* CRIU stops it again; listed to be let go before its parent */
 		if (p->stopped) {
-			fprintf(f, "stopped %d\n", p->pid);
+			fprintf(f, CRDBG_GATE_ORDER_STOPPED, p->pid);
 			continue;
 		}
 		if (p->mpir && p->trampoline)
-			fprintf(f, "hook %d %" PRIx64 " %" PRIx64 "\n", p->pid, p->trampoline, arg);
+			fprintf(f, CRDBG_GATE_ORDER_HOOK, p->pid, (unsigned long long)p->trampoline,
+				(unsigned long long)arg);
 		else if (p->mpir && log)
 			fprintf(log, "crdbg: pid %d: libcrdbg has no hook trampoline; threads resume without the CRS hook\n",
 				p->pid);
 		if (p->sigcont)
-			fprintf(f, "sigcont %d 0\n", p->pid);
+			fprintf(f, CRDBG_GATE_ORDER_SIGCONT, p->pid, 0);
 		for (j = 0; j < m->nr_threads; j++)
 			if (m->threads[j].pid == p->pid && m->threads[j].sigcont)
-				fprintf(f, "sigcont %d %d\n", p->pid, m->threads[j].tid);
-		fprintf(f, "cont %d\n", p->pid);
+				fprintf(f, CRDBG_GATE_ORDER_SIGCONT, p->pid, m->threads[j].tid);
+		fprintf(f, CRDBG_GATE_ORDER_CONT, p->pid);
 	}
 	if (fclose(f) || !*buf) {
 		free(*buf);

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include <crdbg/crs.h>
 #include "error.h"
+#include "seal-key.h"
 #include "sealed.h"
 #include "sha256.h"
 
@@ -17,6 +20,7 @@ int crs_sealed_close(FILE *f, char **buf, size_t *len)
 {
 	uint8_t d[CRS_SHA256_LEN];
 	char hex[CRS_SHA256_HEX];
+	int r;
 
 	if (fflush(f)) {
 		fclose(f);
@@ -24,7 +28,13 @@ int crs_sealed_close(FILE *f, char **buf, size_t *len)
 		*buf = NULL;
 		return -ENOMEM;
 	}
-	crs_sha256(*buf, *len, d);
+	r = crs_seal(*buf, *len, d);
+	if (r) {
+		fclose(f);
+		free(*buf);
+		*buf = NULL;
+		return r;
+	}
 	crs_sha256_hex(d, hex);
 	fprintf(f, "end %s\n", hex);
 	if (fclose(f)) {
@@ -83,8 +93,11 @@ int crs_sealed_parse(const struct crs_sealed_form *form, const char *buf, size_t
 		return crs_fail(err, errlen, -ENODATA, "%s truncated: no end line", form->what);
 	if (off != len)
 		return crs_fail(err, errlen, -EBADMSG, "%s has data after its end line", form->what);
-	crs_sha256(buf, end_off, got);
-	if (memcmp(want, got, sizeof(got)))
+	r = crs_seal(buf, end_off, got);
+	if (r)
+		return crs_fail(err, errlen, r, "%s cannot be checked: the seal key %s is unusable: %s",
+				form->what, CRS_SEAL_KEY_PATH, strerror(-r));
+	if (CRYPTO_memcmp(want, got, sizeof(got)))
 		return crs_fail(err, errlen, -EBADMSG, "%s checksum mismatch", form->what);
 	return 0;
 }

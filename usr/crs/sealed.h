@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Sealed text files: a magic first line, records one per line, and a
- * last line "end <SHA-256 of every byte before it>". A checkpoint's
- * metadata (meta.c) and a job manifest (job-manifest.c) are two forms of
+ * last line "end <seal of every byte before it>" (seal-key.h: an
+ * HMAC-SHA-256 under the node's key, or a SHA-256 where there is none). A checkpoint's
+ * metadata (meta.c) and a job manifest (usr/job/manifest.c) are two forms of
  * it; this is their writing of the seal and their reading of the lines.
  */
 #ifndef CRDBG_CRS_SEALED_H

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SHA-256 of files over OpenSSL's libcrypto (already a dependency of the
- * SDM's authentication), whose SHA-NI/AVX2 code matters on gigabytes of
- * pages; one buffer in memory: sha256-small.c. libcrypto is loaded on
- * first use (sdm/lazylib.h): only checkpoints whose files were digested
- * with SHA-256 (before XXH3-128, or with CRDBG_DIGEST=sha256) need it.
+ * SHA-256 over OpenSSL's libcrypto (also the SDM's HMAC): one buffer
+ * (the sealed metadata and job manifests) or a file read in chunks
+ * (checkpoint images digested with SHA-256 rather than XXH3-128).
  */
 #include <errno.h>
 #include <string.h>
@@ -13,28 +11,16 @@
 
 #include "file-chunks.h"
 #include <crdbg/crs.h>
-#include <sdm/lazylib.h>
 #include "sha256.h"
 
-static struct {
-	__typeof__(EVP_sha256) *sha256;
-	__typeof__(EVP_MD_CTX_new) *ctx_new;
-	__typeof__(EVP_MD_CTX_free) *ctx_free;
-	__typeof__(EVP_DigestInit_ex) *init;
-	__typeof__(EVP_DigestUpdate) *update;
-	__typeof__(EVP_DigestFinal_ex) *final;
-} ossl;
+void crs_sha256(const void *data, size_t len, uint8_t out[CRS_SHA256_LEN])
+{
+	unsigned int dlen = 0;
 
-static const struct lazylib_sym ossl_syms[] = {
-	{ "EVP_sha256", (void **)&ossl.sha256 },
-	{ "EVP_MD_CTX_new", (void **)&ossl.ctx_new },
-	{ "EVP_MD_CTX_free", (void **)&ossl.ctx_free },
-	{ "EVP_DigestInit_ex", (void **)&ossl.init },
-	{ "EVP_DigestUpdate", (void **)&ossl.update },
-	{ "EVP_DigestFinal_ex", (void **)&ossl.final },
-};
-
-static struct lazylib libcrypto = LAZYLIB_INIT("libcrypto.so.3", ossl_syms);
+	/* only an allocation can fail: a zero digest then matches nothing sealed */
+	if (!EVP_Digest(data, len, out, &dlen, EVP_sha256(), NULL) || dlen != CRS_SHA256_LEN)
+		memset(out, 0, CRS_SHA256_LEN);
+}
 
 void crs_sha256_hex(const uint8_t d[CRS_SHA256_LEN], char out[CRS_SHA256_HEX])
 {
@@ -50,7 +36,7 @@ void crs_sha256_hex(const uint8_t d[CRS_SHA256_LEN], char out[CRS_SHA256_HEX])
 
 static int sha256_feed(void *ctx, const void *buf, size_t len)
 {
-	return ossl.update(ctx, buf, len) ? 0 : -EIO;
+	return EVP_DigestUpdate(ctx, buf, len) ? 0 : -EIO;
 }
 
 int crs_sha256_file(int dirfd, const char *name, uint8_t out[CRS_SHA256_LEN],
@@ -60,16 +46,14 @@ int crs_sha256_file(int dirfd, const char *name, uint8_t out[CRS_SHA256_LEN],
 	EVP_MD_CTX *ctx;
 	int err;
 
-	if (lazylib_load(&libcrypto, NULL, 0))
-		return -ELIBACC;
-	ctx = ossl.ctx_new();
-	if (!ctx || !ossl.init(ctx, ossl.sha256(), NULL))
+	ctx = EVP_MD_CTX_new();
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
 		err = -ENOMEM;
 	else
 		err = crs_file_chunks(dirfd, name, sha256_feed, ctx, ret_size);
-	if (!err && (!ossl.final(ctx, out, &dlen) || dlen != CRS_SHA256_LEN))
+	if (!err && (!EVP_DigestFinal_ex(ctx, out, &dlen) || dlen != CRS_SHA256_LEN))
 		err = -EIO;
-	ossl.ctx_free(ctx);
+	EVP_MD_CTX_free(ctx);
 	return err;
 }
 

@@ -132,13 +132,6 @@ static int digest_file(int dfd, const char *name, enum crs_digest kind,
 	return crs_sha256_file(dfd, name, out, size);
 }
 
-/* Why digest_file() failed, for a line of its own. */
-static const char *digest_error(int r)
-{
-	return r == -ELIBACC ? "its SHA-256 needs libcrypto.so.3, which cannot be loaded" :
-			       strerror(-r);
-}
-
 /*
  * CRIU's link from an incremental checkpoint to its parent's images:
  * "parent", a symlink to "../<parent handle>" (so the store can move).
@@ -234,7 +227,7 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 		if (r) {
 			closedir(dir);
 			return crs_fail(err, errlen, r, "cannot checksum %s/%s: %s", p->dir, d->d_name,
-				    digest_error(r));
+				    strerror(-r));
 		}
 	}
 	closedir(dir);
@@ -245,12 +238,14 @@ int crs_store_commit(struct crs_pending *p, struct crs_meta *m, char *err, size_
 	r = crs_meta_format(m, &buf, &len);
 	if (r)
 		return crs_fail(err, errlen, r, "cannot format metadata: %s", strerror(-r));
-	dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* no symlink followed: root may be writing into a store its caller named */
+	dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
 		free(buf);
 		return crs_fail(err, errlen, -errno, "cannot open %s: %s", p->dir, strerror(errno));
 	}
-	fd = openat(dfd, CRS_META_NAME ".part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = openat(dfd, CRS_META_NAME ".part",
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		r = -errno;
 	} else {
@@ -319,23 +314,28 @@ void crs_store_abort(struct crs_pending *p)
 		crs_rmtree(AT_FDCWD, p->dir);
 }
 
-static int read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+int crs_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
 {
 	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap), *nb;
+	struct stat st;
+	char *buf, *nb;
 	ssize_t n;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
 	}
 	for (;;) {
 		if (len == cap) {
-			if (cap > max) {
+			if (cap > max) {	/* it grew while we read */
 				close(fd);
 				free(buf);
 				return -EFBIG;
@@ -384,7 +384,7 @@ int crs_store_load(const char *root, const char *handle, struct crs_meta *m, cha
 		return crs_fail(err, errlen, -ENOENT, "unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"",
 			    handle, root);
 	snprintf(path, sizeof(path), "%s/" CRS_META_NAME, dir);
-	r = read_file(path, CRS_META_MAX_BYTES, &buf, &len);
+	r = crs_read_file(path, CRS_META_MAX_BYTES, &buf, &len);
 	if (r)
 		return crs_fail(err, errlen, r == -ENOENT ? -ENODATA : r,
 			    "checkpoint %s is incomplete: cannot read its metadata: %s", handle,
@@ -471,7 +471,7 @@ int crs_store_verify_part(const char *root, const char *handle, const struct crs
 		r = digest_file(dfd, f->name, f->digest, sha, &size);
 		if (r) {
 			r = crs_fail(err, errlen, r, "cannot read %s/%s: %s", dir, f->name,
-				 digest_error(r));
+				 strerror(-r));
 			break;
 		}
 		if (size != f->size || memcmp(sha, f->sha, sizeof(sha))) {
@@ -585,4 +585,48 @@ int crs_store_remove(const char *root, const char *handle)
 	if (r)
 		return r < 0 ? r : -EBUSY;
 	return crs_rmtree(AT_FDCWD, dir);
+}
+
+void crs_store_remove_why(const char *root, const char *handle, int r, char *err,
+			  size_t errlen)
+{
+	char deps[512];
+
+	switch (r) {
+	case -EBUSY:
+		crs_store_dependents(root, handle, deps, sizeof(deps));
+		snprintf(err, errlen,
+			 "incremental checkpoints depend on %s (their pages are in it): %s; remove them first",
+			 handle, deps);
+		break;
+	case -EINVAL:
+		snprintf(err, errlen, "invalid checkpoint handle \"%s\"", handle);
+		break;
+	case -ENOENT:
+		snprintf(err, errlen, "unknown checkpoint handle \"%s\" in %s, try \"crdbg list\"",
+			 handle, root);
+		break;
+	default:
+		snprintf(err, errlen, "cannot remove %s from %s: %s", handle, root, strerror(-r));
+	}
+}
+
+int crs_store_meta_digest(const char *root, const char *handle, uint8_t sha[32], char *err,
+			  size_t errlen)
+{
+	char path[PATH_MAX];
+	size_t len;
+	char *buf;
+	int r;
+
+	if (!crs_handle_valid(handle) ||
+	    snprintf(path, sizeof(path), "%s/%s/" CRS_META_NAME, root, handle) >= (int)sizeof(path))
+		return crs_fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
+	r = crs_read_file(path, CRS_META_MAX_BYTES, &buf, &len);
+	if (r)
+		return crs_fail(err, errlen, r, "cannot read the metadata of %s: %s", handle,
+				strerror(-r));
+	crs_sha256(buf, len, sha);
+	free(buf);
+	return 0;
 }

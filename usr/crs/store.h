@@ -37,6 +37,12 @@ void crs_store_abort(struct crs_pending *p);
 /* The valid handle names in dir, sorted (malloc'd, each too); none if dir is missing. */
 int crs_store_names(const char *dir, char ***ret, size_t *ret_n);
 
+/*
+ * A whole small file: a regular file (no symlink followed) of at most max
+ * bytes into *ret_buf (malloc'd) and *ret_len. 0, -EFBIG, or -errno.
+ */
+int crs_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len);
+
 /* Remove a directory tree below dirfd (no symlinks followed). */
 int crs_rmtree(int dirfd, const char *name);
 

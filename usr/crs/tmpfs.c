@@ -32,7 +32,7 @@ static int copy_file(const char *from, int dfd, const char *to, int flags, mode_
 	int in, out, r = 0;
 	ssize_t n;
 
-	in = open(from, O_RDONLY | O_CLOEXEC);
+	in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
 	out = openat(dfd, to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | flags, mode);
@@ -161,25 +161,83 @@ int crs_tmpfs_save(pid_t root, const char *dir, char *err, size_t errlen)
 	return r;
 }
 
-static int mkdir_parents(char *file)
+bool crs_tmpfs_kept(const char *dir, const char *file)
 {
-	char *s;
+	char name[CRS_NAME_MAX + 8], path[PATH_MAX + CRS_NAME_MAX + 16];
 
-	for (s = strchr(file + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(file, 0700) && errno != EEXIST) {
-			*s = '/';
-			return -errno;
-		}
-		*s = '/';
+	if (file[0] != '/' || strchr(file, ':') || strchr(file, ' ') ||
+	    strlen(TMPFS_PREFIX) + 2 + strlen(file) >= CRS_NAME_MAX)
+		return false;
+	for (const char *k = "mf"; *k; k++) {
+		tmpfs_name(name, sizeof(name), *k, file);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if (!access(path, F_OK))
+			return true;
 	}
-	return 0;
+	return false;
+}
+
+/*
+ * The directory that will hold file, made where missing, walked from "/"
+ * one component at a time without following a symlink: an O_PATH fd, or
+ * -errno. Root puts files back on its callers' behalf, and a user may
+ * have swapped any component for a link to somewhere only root writes.
+ */
+static int open_parent_beneath(const char *file, const char **ret_base)
+{
+	char comp[CRS_NAME_MAX];
+	const char *p = file + 1, *slash;
+	int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), next;
+
+	while (dfd >= 0 && (slash = strchr(p, '/'))) {
+		size_t len = (size_t)(slash - p);
+
+		if (!len || len >= sizeof(comp)) {
+			close(dfd);
+			return -EINVAL;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		if (mkdirat(dfd, comp, 0700) && errno != EEXIST) {
+			next = -errno;
+		} else {
+			next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (next < 0)
+				next = errno == ENOTDIR || errno == ELOOP ? -ELOOP : -errno;
+		}
+		close(dfd);
+		dfd = next;
+		p = slash + 1;
+	}
+	if (dfd < 0)
+		return dfd < -1 ? dfd : -errno;
+	*ret_base = p;
+	return dfd;
+}
+
+/* Put one file back: kind p a FIFO, else its content copied from from. */
+static int put_back_one(const char *from, const char *file, char kind, mode_t mode)
+{
+	const char *base = NULL;
+	int pfd = open_parent_beneath(file, &base), r;
+
+	if (pfd < 0)
+		return pfd;
+	if (!*base)
+		r = -EINVAL;
+	else if (kind == 'p')
+		r = mkfifoat(pfd, base, mode) ? -errno : 0;
+	else
+		r = copy_file(from, pfd, base, O_NOFOLLOW, mode);
+	close(pfd);
+	return r;
 }
 
 /*
  * A name from a checkpoint directory is data: write back only to an
  * absolute path without "." or ".." components whose nearest existing
- * ancestor is on tmpfs, so a crafted checkpoint cannot reach /etc.
+ * ancestor is on tmpfs, so a crafted checkpoint cannot reach /etc, and
+ * follow no symlink on the way (open_parent_beneath).
  */
 static bool safe_target(const char *file)
 {
@@ -237,11 +295,7 @@ int crs_tmpfs_put_back(const char *dir, char *err, size_t errlen)
 		snprintf(from, sizeof(from), "%s/%s", dir, de->d_name);
 		if (stat(from, &st))
 			st.st_mode = 0600;
-		r = mkdir_parents(file);
-		if (!r && kind == 'p')
-			r = mkfifo(file, st.st_mode & 0777) ? -errno : 0;
-		else if (!r)
-			r = copy_file(from, AT_FDCWD, file, 0, st.st_mode & 0777);
+		r = put_back_one(from, file, kind, st.st_mode & 0777);
 		if (r)
 			snprintf(err, errlen, "cannot put back %s: %s", file, strerror(-r));
 	}

@@ -7,6 +7,7 @@
 #ifndef CRDBG_CRS_TMPFS_H
 #define CRDBG_CRS_TMPFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,5 +19,8 @@ int crs_tmpfs_save(pid_t root, const char *dir, char *err, size_t errlen);
  * files and FIFOs. Refuses a name that points outside tmpfs.
  */
 int crs_tmpfs_put_back(const char *dir, char *err, size_t errlen);
+
+/* dir holds a copy of file that crs_tmpfs_put_back() makes again when missing. */
+bool crs_tmpfs_kept(const char *dir, const char *file);
 
 #endif /* CRDBG_CRS_TMPFS_H */

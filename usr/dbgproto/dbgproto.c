@@ -70,6 +70,17 @@ static bool exec_location_ok(enum dbgp_exec exec, bool has_location)
 	return exec == DBGP_EXEC_UNTIL || !has_location;
 }
 
+/* bt's count: N or -N, N a decimal of 1 to 6 digits, not 0. */
+static bool bt_count_ok(const char *p)
+{
+	size_t n;
+
+	if (*p == '-')
+		p++;
+	n = strspn(p, "0123456789");
+	return n && n <= 6 && !p[n] && strspn(p, "0") < n;
+}
+
 static bool verb_takes_wait(enum dbgp_verb verb)
 {
 	return verb == DBGP_START || verb == DBGP_EXEC || verb == DBGP_WAIT ||
@@ -103,6 +114,12 @@ int dbgp_encode(char *buf, size_t size, const struct dbgp_cmd *cmd)
 		if (cmd->pid <= 0 || !*arg)
 			return -EINVAL;
 		return fits(snprintf(buf, size, "%s %d %s", verb, cmd->pid, arg), size);
+	case DBGP_BT:
+		if (!*arg)
+			break;
+		if (!bt_count_ok(arg))
+			return -EINVAL;
+		return fits(snprintf(buf, size, "%s %s", verb, arg), size);
 	case DBGP_LOAD:
 		if (!*arg || *arg == DBGP_ARG_SEP || strchr(arg, DBGP_OPTS_END))
 			return -EINVAL;
@@ -226,6 +243,11 @@ static int parse_args(enum dbgp_verb verb, const char *p, struct dbgp_cmd *ret)
 	}
 	switch (verb) {
 	case DBGP_BT:
+		/* "bt" or "bt N", "bt -N": gdb's innermost or outermost N */
+		if (*p && (*p != ' ' || !bt_count_ok(p + 1)))
+			return -ENOENT;
+		ret->arg = *p ? p + 1 : p;
+		return 0;
 	case DBGP_STACK:
 	case DBGP_STATUS:
 		return *p ? -ENOENT : 0;

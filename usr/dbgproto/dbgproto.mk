@@ -3,14 +3,13 @@
 # GDB backend and its replies, encoded and parsed, in $(B)/usr/libdbgproto.a
 # for both ends; and its unit tests.
 
-DBGPROTO_SRCS := usr/dbgproto/dbgproto.c
+DBGPROTO_SRCS := usr/dbgproto/dbgproto.c usr/dbgproto/subcmd.c
 DBGPROTO_OBJS := $(DBGPROTO_SRCS:%.c=$(B)/%.o)
 DBGPROTO_TEST := $(B)/tests/dbgproto/test_dbgproto
 
 $(LIB_DBGPROTO): $(DBGPROTO_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(DBGPROTO_TEST): tests/dbgproto/test_dbgproto.c $(LIB_DBGPROTO)
 	@mkdir -p $(dir $@)
@@ -22,16 +21,14 @@ HOST_TESTS  += $(DBGPROTO_TEST)
 -include $(DBGPROTO_OBJS:.o=.d) $(DBGPROTO_TEST:=.d)
 
 # libFuzzer target for the command parser and the reply readers (clang only).
-DBGPROTO_FUZZ_CC ?= clang
 DBGPROTO_FUZZER  := $(B)/tests/fuzz/dbgproto_fuzz_parse
 
 $(DBGPROTO_FUZZER): tests/fuzz/dbgproto_fuzz_parse.c $(DBGPROTO_SRCS) usr/include/crdbg/dbgproto.h
 	@mkdir -p $(dir $@)
-	$(DBGPROTO_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include \
 		-o $@ tests/fuzz/dbgproto_fuzz_parse.c $(DBGPROTO_SRCS)
 
-ifneq ($(shell command -v $(DBGPROTO_FUZZ_CC) 2>/dev/null),)
+ifneq ($(FUZZ_CC_FOUND),)
 ALL_TARGETS  += $(DBGPROTO_FUZZER)
 FUZZ_TARGETS += $(DBGPROTO_FUZZER)
 endif

@@ -47,6 +47,19 @@ struct freeze_backend {
  * the dispatcher uses that to fall back to ptrace in AUTO mode.
  */
 int freeze_kmod_open(struct freeze_backend **ret, char *err_msg, size_t err_len);
+
+/*
+ * The kmod backend's decoder of a QUERY reply (a crdbg_nl_parse_fn over
+ * struct freeze_kmod_query; fuzzed on its own): up to max threads, n
+ * counting them all; 0, or -EPROTO for a thread list that is not one.
+ */
+struct nlattr;
+struct freeze_kmod_query {
+	struct freeze_thread *threads;
+	size_t max;
+	size_t n;
+};
+int freeze_kmod_parse_query(struct nlattr **attrs, void *arg);
 int freeze_ptrace_open(struct freeze_backend **ret, char *err_msg, size_t err_len);
 
 #endif /* CRDBG_FREEZE_BACKEND_H */

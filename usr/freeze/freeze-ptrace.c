@@ -34,7 +34,7 @@
  * them first and gives them back to the thaw (freeze_requeue_sigcont()),
  * which queues them once the stop has ended, before any thread runs.
  *
- * Hooks: push_hook() only records the request; thaw runs it, following
+ * Hooks: freeze_push_hook() only records the request; thaw runs it, following
  * the "hook frame" contract of <linux/crdbg.h> with return_via USER: a
  * struct crdbg_hook_frame holding the registers the thread resumes with
  * (the kernel's syscall-restart folding applied by hand) is written below

@@ -130,13 +130,13 @@ int freeze_process(struct freeze_backend *b, pid_t pid, unsigned int flags,
 	return b->ops->freeze(b, pid, flags, err_msg, err_len);
 }
 
-int thaw_process(struct freeze_backend *b, pid_t pid, char *err_msg, size_t err_len)
+int freeze_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t err_len)
 {
 	PREPARE(b, pid, err_msg, err_len);
 	return b->ops->thaw(b, pid, err_msg, err_len);
 }
 
-int query_process(struct freeze_backend *b, pid_t pid, struct freeze_thread *threads,
+int freeze_query(struct freeze_backend *b, pid_t pid, struct freeze_thread *threads,
 		  size_t max, char *err_msg, size_t err_len)
 {
 	PREPARE(b, pid, err_msg, err_len);
@@ -163,12 +163,12 @@ int freeze_requeue_sigcont(struct freeze_backend *b, pid_t pid, bool shared, con
 	return b->ops->requeue_sigcont(b, pid, shared, tids, nr, err_msg, err_len);
 }
 
-int push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
+int freeze_push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
 	      uint64_t arg, char *err_msg, size_t err_len)
 {
 	PREPARE(b, pid, err_msg, err_len);
 	if (tid < 0 || !trampoline) {
-		snprintf(err_msg, err_len, "push_hook needs a trampoline address and tid >= 0");
+		snprintf(err_msg, err_len, "freeze_push_hook needs a trampoline address and tid >= 0");
 		return -EINVAL;
 	}
 	return b->ops->push_hook(b, pid, tid, trampoline, arg, err_msg, err_len);

@@ -8,11 +8,9 @@ FREEZE_OBJS := $(FREEZE_SRCS:%.c=$(B)/%.o)
 
 $(LIB_FREEZE): $(FREEZE_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-CLI_LIBS += $(LIB_FREEZE)
-
-FREEZE_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) -lpthread
+FREEZE_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) -lpthread
 
 $(B)/tests/freeze/%: tests/freeze/%.c $(wildcard tests/freeze/*.h) $(LIB_FREEZE) $(LIB_COMMON)
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
 # with the hook trampoline and the kmod freeze backend.
 
 KMOD_TESTS := $(patsubst tests/kmod/%.c,$(B)/tests/kmod/%,$(wildcard tests/kmod/test_*.c))
-KMOD_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) -lpthread
+KMOD_TEST_LIBS := $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) -lpthread
 
 $(B)/tests/kmod/%: tests/kmod/%.c tests/kmod/kmod-test.h usr/runtime/hook-trampoline.S \
 		   $(LIB_FREEZE) $(LIB_COMMON)

@@ -177,7 +177,7 @@ static int lookup_elf(const uint8_t *img, uint64_t size, uint64_t base, uint64_t
 	return -ENOENT;
 }
 
-int sym_describe(pid_t pid, uint64_t addr, char *buf, size_t len)
+int freeze_sym_describe(pid_t pid, uint64_t addr, char *buf, size_t len)
 {
 	struct mapping m;
 	struct stat st;

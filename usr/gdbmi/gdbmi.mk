@@ -12,7 +12,7 @@ GDBMI_TEST_CFLAGS := $(TEST_CFLAGS) -Itests/gdbmi
 $(LIB_GDBMI): $(GDBMI_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # Parser unit tests.
 $(GDBMI_TDIR)/test_mi_parse: tests/gdbmi/test_mi_parse.c $(LIB_GDBMI)
@@ -41,17 +41,14 @@ GDBMI_TESTS := $(GDBMI_TDIR)/test_mi_parse $(GDBMI_TDIR)/test_mi_fuzz_smoke \
 	       $(GDBMI_TDIR)/test_mi_driver
 
 # libFuzzer target (clang only).
-GDBMI_FUZZ_CC     ?= clang
-GDBMI_FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
-		     -fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include
 GDBMI_FUZZER      := $(B)/tests/fuzz/mi_fuzz_parse
 
 $(GDBMI_FUZZER): tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c usr/include/crdbg/gdbmi.h
 	@mkdir -p $(dir $@)
-	$(GDBMI_FUZZ_CC) $(GDBMI_FUZZ_CFLAGS) -o $@ tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iusr/include -o $@ tests/fuzz/mi_fuzz_parse.c usr/gdbmi/mi-parse.c
 
 ALL_TARGETS += $(LIB_GDBMI) $(GDBMI_TESTS) $(GDBMI_PROGS)
-ifneq ($(shell command -v $(GDBMI_FUZZ_CC) 2>/dev/null),)
+ifneq ($(FUZZ_CC_FOUND),)
 ALL_TARGETS  += $(GDBMI_FUZZER)
 FUZZ_TARGETS += $(GDBMI_FUZZER)
 endif

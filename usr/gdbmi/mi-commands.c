@@ -104,14 +104,15 @@ static int cmd_quoted(struct mi_driver *d, struct mi_record **ret, const char *c
 	return err;
 }
 
-int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp)
+static int insert_break(struct mi_driver *d, const char *cmd, const char *location,
+			struct mi_breakpoint *ret_bp)
 {
 	struct mi_record *rec;
 	const struct mi_value *bp, *locs;
 	long long v;
 	int err;
 
-	err = cmd_quoted(d, &rec, "-break-insert", location);
+	err = cmd_quoted(d, &rec, cmd, location);
 	if (err)
 		return err;
 	bp = mi_get(rec->results, "bkpt");
@@ -127,6 +128,7 @@ int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *re
 	memset(ret_bp, 0, sizeof(*ret_bp));
 	ret_bp->rec = rec;
 	ret_bp->number = v;
+	ret_bp->pending = mi_get_str(bp, "pending") != NULL;
 	ret_bp->func = mi_get_str(bp, "func");
 	ret_bp->file = mi_get_str(bp, "file");
 	ret_bp->line = get_small_int(bp, "line");
@@ -143,6 +145,16 @@ int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *re
 		}
 	}
 	return 0;
+}
+
+int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp)
+{
+	return insert_break(d, "-break-insert", location, ret_bp);
+}
+
+int mi_break_pending(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp)
+{
+	return insert_break(d, "-break-insert -f", location, ret_bp);
 }
 
 void mi_breakpoint_release(struct mi_breakpoint *bp)

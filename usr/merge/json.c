@@ -35,7 +35,7 @@ static size_t utf8_len(const unsigned char *s, size_t len)
 	return n;
 }
 
-int con_json_string(FILE *out, const char *str, size_t len)
+int merge_json_string(FILE *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;

@@ -18,7 +18,7 @@ struct group {
 	struct sdm_idset *ranks;
 };
 
-struct con_merge {
+struct merge {
 	struct group *groups;	/* in creation order */
 	size_t n, cap;
 	size_t *table;		/* open addressing: index + 1, 0 = empty */
@@ -37,9 +37,9 @@ static uint64_t fnv1a(const char *s, size_t len)
 	return h;
 }
 
-struct con_merge *con_merge_new(void)
+struct merge *merge_new(void)
 {
-	struct con_merge *m = calloc(1, sizeof(*m));
+	struct merge *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -51,7 +51,7 @@ struct con_merge *con_merge_new(void)
 	return m;
 }
 
-void con_merge_free(struct con_merge *m)
+void merge_free(struct merge *m)
 {
 	if (!m)
 		return;
@@ -65,7 +65,7 @@ void con_merge_free(struct con_merge *m)
 	free(m);
 }
 
-static int rehash(struct con_merge *m)
+static int rehash(struct merge *m)
 {
 	size_t tsize = m->tsize ? m->tsize * 2 : 16, i;
 	size_t *table = calloc(tsize, sizeof(*table));
@@ -86,7 +86,7 @@ static int rehash(struct con_merge *m)
 }
 
 /* The group for text (created if new); NULL on ENOMEM. */
-static struct group *find_group(struct con_merge *m, const char *text, size_t len)
+static struct group *find_group(struct merge *m, const char *text, size_t len)
 {
 	uint64_t hash = fnv1a(text, len);
 	struct group *g;
@@ -130,14 +130,14 @@ static struct group *find_group(struct con_merge *m, const char *text, size_t le
 
 static size_t reply_len(const char *reply)
 {
-	size_t len = strnlen(reply, CON_MAX_REPLY);
+	size_t len = strnlen(reply, MERGE_MAX_REPLY);
 
 	while (len && reply[len - 1] == '\n')
 		len--;
 	return len;
 }
 
-int con_merge_add_set(struct con_merge *m, const struct sdm_idset *ranks, const char *reply)
+int merge_add_set(struct merge *m, const struct sdm_idset *ranks, const char *reply)
 {
 	struct group *g;
 	int err;
@@ -153,7 +153,7 @@ int con_merge_add_set(struct con_merge *m, const struct sdm_idset *ranks, const 
 	return err;
 }
 
-int con_merge_add(struct con_merge *m, uint32_t rank, const char *reply)
+int merge_add(struct merge *m, uint32_t rank, const char *reply)
 {
 	struct group *g;
 	int err;
@@ -171,7 +171,7 @@ int con_merge_add(struct con_merge *m, uint32_t rank, const char *reply)
 	return err;
 }
 
-size_t con_merge_groups(const struct con_merge *m)
+size_t merge_groups(const struct merge *m)
 {
 	return m->n;
 }
@@ -192,9 +192,9 @@ static int cmp_lowest(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const struct group **sorted_groups(const struct con_merge *m);
+static const struct group **sorted_groups(const struct merge *m);
 
-int con_merge_print(const struct con_merge *m, FILE *out)
+int merge_print(const struct merge *m, FILE *out)
 {
 	const struct group **order = sorted_groups(m);
 	size_t i;
@@ -226,7 +226,7 @@ int con_merge_print(const struct con_merge *m, FILE *out)
 }
 
 /* Groups in print order (by lowest rank); caller frees; NULL on ENOMEM. */
-static const struct group **sorted_groups(const struct con_merge *m)
+static const struct group **sorted_groups(const struct merge *m)
 {
 	const struct group **order = malloc((m->n ? m->n : 1) * sizeof(*order));
 
@@ -238,7 +238,7 @@ static const struct group **sorted_groups(const struct con_merge *m)
 	return order;
 }
 
-int con_merge_print_json(const struct con_merge *m, FILE *out, const char *type)
+int merge_print_json(const struct merge *m, FILE *out, const char *type)
 {
 	const struct group **order = sorted_groups(m);
 	int err = 0;
@@ -253,9 +253,9 @@ int con_merge_print_json(const struct con_merge *m, FILE *out, const char *type)
 			break;
 		}
 		if (fputs("{\"type\":", out) == EOF ||
-		    con_json_string(out, type, strlen(type)) ||
+		    merge_json_string(out, type, strlen(type)) ||
 		    fprintf(out, ",\"ranks\":\"%s\",\"text\":", set) < 0 ||
-		    con_json_string(out, order[i]->text, order[i]->len) ||
+		    merge_json_string(out, order[i]->text, order[i]->len) ||
 		    fputs("}\n", out) == EOF)
 			err = -EIO;
 		free(set);
@@ -264,14 +264,14 @@ int con_merge_print_json(const struct con_merge *m, FILE *out, const char *type)
 	return err;
 }
 
-FILE *con_text_open(struct con_text *t)
+FILE *merge_text_open(struct merge_text *t)
 {
 	t->buf = NULL;
 	t->size = 0;
 	return open_memstream(&t->buf, &t->size);
 }
 
-char *con_text_close(struct con_text *t, FILE *f, int err)
+char *merge_text_close(struct merge_text *t, FILE *f, int err)
 {
 	if (fclose(f) || err) {
 		free(t->buf);
@@ -280,10 +280,10 @@ char *con_text_close(struct con_text *t, FILE *f, int err)
 	return t->buf;
 }
 
-char *con_merge_format(const struct con_merge *m)
+char *merge_format(const struct merge *m)
 {
-	struct con_text t;
-	FILE *f = con_text_open(&t);
+	struct merge_text t;
+	FILE *f = merge_text_open(&t);
 
-	return f ? con_text_close(&t, f, con_merge_print(m, f)) : NULL;
+	return f ? merge_text_close(&t, f, merge_print(m, f)) : NULL;
 }

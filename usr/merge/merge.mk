@@ -11,23 +11,23 @@ $(MERGE_OBJS): USR_CFLAGS += -Isdm/include
 $(LIB_MERGE): $(MERGE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-$(B)/tests/console/test_console: tests/console/test_console.c $(LIB_MERGE) $(LIB_SDMCORE)
+$(B)/tests/merge/test_merge: tests/merge/test_merge.c $(LIB_MERGE) $(LIB_SDMCORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
 		-o $@ $< $(LIB_MERGE) $(LIB_SDMCORE)
 
 # The same over real gdbs (usr/gdbmi/gdbmi.mk builds the library and
 # prog_ranks; it is read after this file, so they are named by path).
-$(B)/tests/console/test_console_gdb: tests/console/test_console_gdb.c $(LIB_MERGE) \
+$(B)/tests/merge/test_merge_gdb: tests/merge/test_merge_gdb.c $(LIB_MERGE) \
 		$(LIB_GDBMI) $(LIB_SDMCORE) | $(B)/tests/gdbmi/prog_ranks
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -MMD -MP \
 		-DGDBMI_PROG_DIR=\"$(B)/tests/gdbmi\" \
 		-o $@ $< $(LIB_MERGE) $(LIB_GDBMI) $(LIB_SDMCORE)
 
-MERGE_TESTS := $(B)/tests/console/test_console $(B)/tests/console/test_console_gdb
+MERGE_TESTS := $(B)/tests/merge/test_merge $(B)/tests/merge/test_merge_gdb
 
 ALL_TARGETS += $(LIB_MERGE) $(MERGE_TESTS)
 HOST_TESTS  += $(MERGE_TESTS)

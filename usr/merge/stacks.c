@@ -17,7 +17,7 @@ struct node {
 	size_t n, cap;
 };
 
-struct con_stacks {
+struct merge_stacks {
 	struct node root;		/* unnamed; its ranks are all ranks added */
 };
 
@@ -32,9 +32,9 @@ static void node_free(struct node *nd)
 	sdm_set_free(nd->ranks);
 }
 
-struct con_stacks *con_stacks_new(void)
+struct merge_stacks *merge_stacks_new(void)
 {
-	struct con_stacks *t = calloc(1, sizeof(*t));
+	struct merge_stacks *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -46,7 +46,7 @@ struct con_stacks *con_stacks_new(void)
 	return t;
 }
 
-void con_stacks_free(struct con_stacks *t)
+void merge_stacks_free(struct merge_stacks *t)
 {
 	if (!t)
 		return;
@@ -54,33 +54,33 @@ void con_stacks_free(struct con_stacks *t)
 	free(t);
 }
 
-/* Frame names are cut at CON_MAX_NAME bytes, marked with "...". */
+/* Frame names are cut at MERGE_MAX_NAME bytes, marked with "...". */
 static char *name_copy(const char *s)
 {
-	size_t len = strnlen(s, CON_MAX_NAME + 1);
+	size_t len = strnlen(s, MERGE_MAX_NAME + 1);
 	char *name;
 
-	if (len <= CON_MAX_NAME)
+	if (len <= MERGE_MAX_NAME)
 		return strdup(s);
-	name = malloc(CON_MAX_NAME + 4);
+	name = malloc(MERGE_MAX_NAME + 4);
 	if (name) {
-		memcpy(name, s, CON_MAX_NAME);
-		memcpy(name + CON_MAX_NAME, "...", 4);
+		memcpy(name, s, MERGE_MAX_NAME);
+		memcpy(name + MERGE_MAX_NAME, "...", 4);
 	}
 	return name;
 }
 
 static struct node *get_child(struct node *parent, const char *frame)
 {
-	size_t len = strnlen(frame, CON_MAX_NAME + 1);
+	size_t len = strnlen(frame, MERGE_MAX_NAME + 1);
 	struct node *nd;
 
 	for (size_t i = 0; i < parent->n; i++) {
 		const char *name = parent->child[i]->name;
 
 		/* Names cut at the limit compare on their kept prefix. */
-		if (len > CON_MAX_NAME ? !strncmp(name, frame, CON_MAX_NAME) &&
-					 !strcmp(name + CON_MAX_NAME, "...")
+		if (len > MERGE_MAX_NAME ? !strncmp(name, frame, MERGE_MAX_NAME) &&
+					 !strcmp(name + MERGE_MAX_NAME, "...")
 				       : !strcmp(name, frame))
 			return parent->child[i];
 	}
@@ -108,7 +108,7 @@ static struct node *get_child(struct node *parent, const char *frame)
 	return nd;
 }
 
-int con_stacks_add(struct con_stacks *t, uint32_t rank, const char *const *frames, size_t n)
+int merge_stacks_add(struct merge_stacks *t, uint32_t rank, const char *const *frames, size_t n)
 {
 	struct node *nd = &t->root;
 	int err;
@@ -117,8 +117,8 @@ int con_stacks_add(struct con_stacks *t, uint32_t rank, const char *const *frame
 		return -ERANGE;
 	if (sdm_set_contains(t->root.ranks, rank))
 		return -EEXIST;
-	if (n > CON_MAX_FRAMES)
-		n = CON_MAX_FRAMES;
+	if (n > MERGE_MAX_FRAMES)
+		n = MERGE_MAX_FRAMES;
 	/*
 	 * On ENOMEM part of the path may already carry the rank; the tree
 	 * stays consistent (every node's ranks are within its parent's).
@@ -169,7 +169,7 @@ static int print_node(struct node *nd, FILE *out, int depth)
 	return err;
 }
 
-int con_stacks_print(const struct con_stacks *t, FILE *out)
+int merge_stacks_print(const struct merge_stacks *t, FILE *out)
 {
 	/* Only the children's order changes: the tree's content is const. */
 	return print_node((struct node *)&t->root, out, -1);
@@ -185,7 +185,7 @@ static int print_json_node(struct node *nd, FILE *out)
 		if (!set)
 			return -ENOMEM;
 		if (fputs("{\"name\":", out) == EOF ||
-		    con_json_string(out, nd->name, strlen(nd->name)) ||
+		    merge_json_string(out, nd->name, strlen(nd->name)) ||
 		    fprintf(out, ",\"ranks\":\"%s\",\"children\":", set) < 0)
 			err = -EIO;
 		free(set);
@@ -207,7 +207,7 @@ static int print_json_node(struct node *nd, FILE *out)
 	return err;
 }
 
-int con_stacks_print_json(const struct con_stacks *t, FILE *out)
+int merge_stacks_print_json(const struct merge_stacks *t, FILE *out)
 {
 	int err;
 
@@ -219,10 +219,10 @@ int con_stacks_print_json(const struct con_stacks *t, FILE *out)
 	return err;
 }
 
-char *con_stacks_format(const struct con_stacks *t)
+char *merge_stacks_format(const struct merge_stacks *t)
 {
-	struct con_text text;
-	FILE *f = con_text_open(&text);
+	struct merge_text text;
+	FILE *f = merge_text_open(&text);
 
-	return f ? con_text_close(&text, f, con_stacks_print(t, f)) : NULL;
+	return f ? merge_text_close(&text, f, merge_stacks_print(t, f)) : NULL;
 }

@@ -4,7 +4,7 @@
  *
  * Entry contract (see "The hook frame" in <linux/crdbg.h>): rsp points at
  * a 16-byte aligned struct crdbg_hook_frame, rdi holds the hook argument,
- * DF is clear; every other register still holds the interrupted value and
+ * rsi the return fd (CRDBG_HOOK_RETURN_KMOD only), DF is clear; every other register still holds the interrupted value and
  * may be clobbered here, because the return path restores them all.
  *
  * The trampoline saves the whole x87/SSE/AVX state with xsave64 (mask from
@@ -12,11 +12,14 @@
  * 64-byte aligned stack, restores the extended state with xrstor64, and
  * returns as frame->return_via says:
  *
- *   CRDBG_HOOK_RETURN_KMOD: open("/dev/crdbg") and write() a struct
- *     crdbg_hook_return to it; crdbg.ko restores every GPR, the flags, rip,
- *     rsp and restart_block, closes the fd, and the write "returns" at the
- *     original rip. If the device is gone (module unloaded meanwhile) the
- *     registers are restored from frame->regs in user space instead:
+ *   CRDBG_HOOK_RETURN_KMOD: write() a struct crdbg_hook_return to the
+ *     return fd crdbg.ko installed in this thread at delivery (in rsi at
+ *     entry, kept in r15 across the hook); crdbg.ko restores every GPR,
+ *     the flags, rip, rsp and restart_block, closes the fd, and the write
+ *     "returns" at the original rip. The fd's file is bound to this hook
+ *     in this thread, so a write from anywhere else is refused. If the
+ *     write fails anyway (the hook closed the fd), the fd is closed and
+ *     the registers are restored from frame->regs in user space instead:
  *     exact too, except that an interrupted nanosleep-like call restarts
  *     with whatever restart_block the hook left.
  *   CRDBG_HOOK_RETURN_USER: the registers are restored from frame->regs
@@ -47,9 +50,7 @@
 #define R_SP	19
 
 #define SYS_write	1
-#define SYS_open	2
 #define SYS_close	3
-#define O_WRONLY_CLOEXEC 0x80001
 
 	.text
 	.globl	crdbg_hook_trampoline
@@ -74,6 +75,7 @@ crdbg_hook_trampoline:
 	.cfi_escape 0x10, 0x0e, 0x02, 0x7d, 0x38	/* r14 at r13 + 56 */
 	.cfi_escape 0x10, 0x0f, 0x02, 0x7d, 0x30	/* r15 at r13 + 48 */
 	movq	%rdi, %r12		/* r12 = arg */
+	movq	%rsi, %r15		/* r15 = return fd (KMOD), callee-saved */
 
 	movl	$0xd, %eax
 	xorl	%ecx, %ecx
@@ -105,14 +107,9 @@ crdbg_hook_trampoline:
 	cmpq	$1, FRAME_RETURN_VIA(%r13)	/* CRDBG_HOOK_RETURN_USER */
 	je	.Luser_return
 
-	/* CRDBG_HOOK_RETURN_KMOD */
-	leaq	.Ldevice(%rip), %rdi
-	movl	$O_WRONLY_CLOEXEC, %esi
-	movl	$SYS_open, %eax
-	syscall
-	testq	%rax, %rax
+	/* CRDBG_HOOK_RETURN_KMOD: r15 is the return fd */
+	testl	%r15d, %r15d
 	js	.Luser_return
-	movq	%rax, %r15		/* r15 = fd */
 	subq	$16, %rsp		/* struct crdbg_hook_return */
 	movq	FRAME_COOKIE(%r13), %rdx
 	movq	%rdx, (%rsp)
@@ -173,9 +170,5 @@ crdbg_hook_trampoline:
 	ret	$128
 	.cfi_endproc
 	.size	crdbg_hook_trampoline, .-crdbg_hook_trampoline
-
-	.section .rodata
-.Ldevice:
-	.asciz	"/dev/crdbg"
 
 	.section .note.GNU-stack, "", @progbits

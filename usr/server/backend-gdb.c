@@ -26,6 +26,7 @@
 
 #include <crdbg/dbgproto.h>
 #include <crdbg/gdbmi.h>
+#include <crdbg/symbolize.h>
 #include "sdm/server.h"
 
 #include "backends.h"
@@ -183,6 +184,28 @@ static void mark_lost_because(struct gdbb *g, const char *why)
 static void mark_lost(struct gdbb *g)
 {
 	mark_lost_because(g, NULL);
+}
+
+/*
+ * A frame's function for stops, bt and stack: gdb's, or where gdb has none (a
+ * stripped object: "??") the address as "symbol+0xOFF" from the object's
+ * dynamic symbols, else "object+0xOFF" (its file offset), as STAT shows
+ * it. The server runs on the rank's node: its /proc is the rank's.
+ */
+static const char *frame_func(const struct gdbb *g, const struct mi_frame *f, char *buf,
+			      size_t size)
+{
+	const char *base;
+
+	if (f->func && strcmp(f->func, "??"))
+		return f->func;
+	if (!g->pid || !f->addr || freeze_sym_describe(g->pid, f->addr, buf, size))
+		return "??";
+	/* the object's name without its directory */
+	base = strrchr(buf, '/');
+	if (base && !strchr(base, ' '))
+		memmove(buf, base + 1, strlen(base));
+	return buf;
 }
 
 static void describe_frame(char *buf, size_t size, const struct mi_frame *f)
@@ -347,14 +370,86 @@ static bool exit_point_stop(struct gdbb *g, struct dbgp_stop *ds)
 #endif
 }
 
+/*
+ * The live rank's stop ds (at frame f, NULL when gdb gave none) in the
+ * user's terms (mpi_user_stop()), with what gdb added to it (results,
+ * NULL for none): g->where and g->info, " (in MPI_x)", and g->pc.
+ */
+static void describe_user_stop(struct gdbb *g, struct dbgp_stop *ds, const struct mi_frame *f,
+			       const struct mi_value *results)
+{
+	struct mi_frames user = { 0 };
+	char call[CRDBG_MPI_CALL_MAX + 1] = "", name[320];
+
+	if (f) {
+		stop_at_frame(ds, f);
+		ds->func = frame_func(g, f, name, sizeof(name));
+	}
+	mpi_user_stop(g, ds, &user, call, sizeof(call));
+	g->pc = ds->pc;
+	if (results)
+		stop_values(ds, results);
+	describe_stop(g, ds);
+	add_call(g, call);
+	if (user.rec)
+		mi_frames_release(&user);
+}
+
+/* A PLT stub's name as gdb gives it: "f@plt", in a location "<f@plt+4>". */
+static bool is_plt(const char *name)
+{
+	const char *p = name ? strstr(name, "@plt") : NULL;
+
+	return p && (!p[4] || p[4] == '>' || p[4] == '+');
+}
+
+/*
+ * A stop at a breakpoint's @plt stub. A pending breakpoint that gdb
+ * resolves in a stripped library can get a location in the library's
+ * PLT beside the function's (liblammps calls its own exported functions
+ * through its PLT), and every call would stop twice. Where the
+ * breakpoint also has a location that is no stub, the stub's are
+ * disabled and the rank goes on to the function: true, no stop.
+ */
+static bool skip_plt_stop(struct gdbb *g, const struct mi_stop *st)
+{
+	const struct mi_value *v, *l;
+	struct mi_record *rec;
+	bool real = false;
+
+	if (st->bkptno <= 0 || st->bkptno == g->exit_bp || !is_plt(st->frame.func) ||
+	    strcmp(st->reason, "breakpoint-hit") ||
+	    mi_driver_cmd(g->d, &rec, "-break-info %d", st->bkptno))
+		return false;
+	v = mi_get(rec->results, "BreakpointTable.body");
+	v = v && v->kind == MI_LIST ? mi_get(v->child, "locations") : NULL;
+	l = v && v->kind == MI_LIST ? v->child : NULL;
+	for (; l; l = l->next) {
+		const char *at = mi_get_str(l, "at") ?: mi_get_str(l, "func");
+
+		real |= at && !is_plt(at);
+	}
+	for (l = real ? v->child : NULL; l; l = l->next) {
+		const char *at = mi_get_str(l, "at") ?: mi_get_str(l, "func");
+		const char *num = mi_get_str(l, "number");
+
+		if (is_plt(at) && num)
+			mi_driver_cmd(g->d, NULL, "-break-disable %s", num);
+	}
+	mi_record_free(rec);
+	return real && mi_continue(g->d) == 0;
+}
+
 static void on_stop(struct gdbb *g, struct mi_record *rec)
 {
-	struct mi_frames fr = { 0 };
 	struct dbgp_stop ds = { 0 };
-	char call[CRDBG_MPI_CALL_MAX + 1] = "";
 	struct mi_stop st;
 
 	mi_stop_from_record(rec, &st);
+	if (!st.exited && skip_plt_stop(g, &st)) {
+		mi_stop_release(&st);
+		return;		/* the function's own location is the next stop */
+	}
 	if (!st.exited && g->exit_bp && st.bkptno == g->exit_bp &&
 	    !strcmp(st.reason, "breakpoint-hit")) {
 		if (!exit_point_stop(g, &ds)) {
@@ -376,19 +471,14 @@ static void on_stop(struct gdbb *g, struct mi_record *rec)
 	ds.bkptno = st.bkptno;
 	ds.signal = st.signal;
 	ds.exit_code = st.exit_code;
-	if (!st.exited) {
-		stop_at_frame(&ds, &st.frame);
-		mpi_user_stop(g, &ds, &fr, call, sizeof(call));
+	if (st.exited) {
+		stop_values(&ds, rec->results);
+		describe_stop(g, &ds);
+	} else {
+		describe_user_stop(g, &ds, &st.frame, rec->results);
 	}
-	stop_values(&ds, rec->results);
-	describe_stop(g, &ds);
-	add_call(g, call);
 	g->state = st.exited ? GDBB_EXITED : GDBB_STOPPED;
-	if (!st.exited)
-		g->pc = ds.pc;
 	mi_stop_release(&st);
-	if (fr.rec)
-		mi_frames_release(&fr);
 	reply_stop(g, 0, true);
 }
 
@@ -562,17 +652,7 @@ static void stopped_attached(struct gdbb *g)
 
 	g->state = GDBB_STOPPED;
 	if (mi_backtrace(g->d, 1, &fr) == 0) {
-		struct mi_frames user = { 0 };
-		char call[CRDBG_MPI_CALL_MAX + 1];
-
-		if (fr.n)
-			stop_at_frame(&ds, &fr.frames[0]);
-		mpi_user_stop(g, &ds, &user, call, sizeof(call));
-		g->pc = ds.pc;
-		describe_stop(g, &ds);
-		add_call(g, call);
-		if (user.rec)
-			mi_frames_release(&user);
+		describe_user_stop(g, &ds, fr.n ? &fr.frames[0] : NULL, NULL);
 		mi_frames_release(&fr);
 	} else {
 		describe_stop(g, &ds);
@@ -715,6 +795,7 @@ static void running(struct gdbb *g, uint32_t req, unsigned long wait_ms, int err
 
 static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 {
+	bool first = false;
 	int err;
 
 	if (!need_program(g, req))
@@ -723,12 +804,20 @@ static int do_start(struct gdbb *g, uint32_t req, unsigned long wait_ms)
 		reply(g, req, 1, DBGP_ERROR "the program is already started");
 		return 0;
 	}
-	/* main's is gdb's breakpoint 1 (dbg_bp_note_start() counts on it). */
+	/*
+	 * main's is gdb's breakpoint 1 (dbg_bp_note_start() counts on it). A
+	 * stripped program has no main gdb can find (Debian's lmp): its 1 is
+	 * then a pending one, and the program stops at its first instruction,
+	 * its libraries not loaded yet (their breakpoints pending).
+	 */
 	err = mi_driver_cmd(g->d, NULL, "-break-insert -t main");
+	if (err == -EREMOTEIO)
+		first = !(err = mi_driver_cmd(g->d, NULL, "-break-insert -t -f main"));
 	if (!err)
 		set_exit_point(g);
 	if (!err)
-		err = mi_run(g->d);
+		err = first ? mi_driver_cmd(g->d, NULL, "-interpreter-exec console starti") :
+			      mi_run(g->d);
 	running(g, req, wait_ms, err);
 	return 0;
 }
@@ -883,13 +972,16 @@ static int do_break(struct gdbb *g, uint32_t req, const char *loc)
 		reply(g, req, 1, DBGP_ERROR "the program is running");
 		return 0;
 	}
-	err = mi_break(g->d, loc, &bp);
+	/* Pending, not an error, where no library loaded so far has LOC. */
+	err = mi_break_pending(g->d, loc, &bp);
 	if (err) {
 		fail(g, req, err);
 		return 0;
 	}
 	pin_file_line(g, loc, &bp);
-	if (bp.file && bp.line && bp.nlocations > 1)
+	if (bp.pending)
+		replyf(g, req, 0, "breakpoint %d (%s) " DBGP_BREAK_PENDING, bp.number, loc);
+	else if (bp.file && bp.line && bp.nlocations > 1)
 		replyf(g, req, 0, "breakpoint %d at %s:%d and %d more locations", bp.number,
 		       bp.file, bp.line, bp.nlocations - 1);
 	else if (bp.file && bp.line)
@@ -931,10 +1023,16 @@ static size_t mpi_hidden_frames(struct gdbb *g, const struct mi_frames *fr)
 	return k > 0 ? (size_t)k : 0;
 }
 
-static int do_frames(struct gdbb *g, uint32_t req, bool names_only)
+/*
+ * bt (names_only false: "#N  func at file:line" lines, innermost first;
+ * count as gdb's backtrace N: N > 0 the N innermost, N < 0 the -N
+ * outermost, 0 all) or stack (names_only: function names, outermost
+ * first).
+ */
+static int do_frames(struct gdbb *g, uint32_t req, bool names_only, long count)
 {
 	struct mi_frames fr;
-	size_t len = 0, top;
+	size_t len = 0, top, first = 0, last;
 	char *buf;
 	int err;
 
@@ -952,21 +1050,29 @@ static int do_frames(struct gdbb *g, uint32_t req, bool names_only)
 	}
 	buf[0] = 0;
 	top = mpi_hidden_frames(g, &fr);
-	for (size_t i = 0; i + top < fr.n; i++) {
-		const struct mi_frame *f;
-		char d[400];
+	last = fr.n > top ? fr.n - top : 0;	/* the user's frames: [0, last) */
+	if (count > 0 && (size_t)count < last)
+		last = count;
+	else if (count < 0 && (size_t)-count < last)
+		first = last - (size_t)-count;
+	for (size_t i = first; i < last; i++) {
+		struct mi_frame f;
+		char d[400], name[320];
 
 		if (names_only) {
-			f = &fr.frames[fr.n - 1 - i];
+			f = fr.frames[fr.n - 1 - i];
 			cat(buf, GDBB_REPLY_MAX, &len, "%s%s", i ? "\n" : "",
-			    f->func);
+			    frame_func(g, &f, name, sizeof(name)));
 		} else {
-			f = &fr.frames[i + top];
-			describe_frame(d, sizeof(d), f);
-			cat(buf, GDBB_REPLY_MAX, &len, "%s#%-2d %s", i ? "\n" : "",
-			    f->level, d);
+			f = fr.frames[i + top];
+			f.func = frame_func(g, &f, name, sizeof(name));
+			describe_frame(d, sizeof(d), &f);
+			cat(buf, GDBB_REPLY_MAX, &len, "%s#%-2d %s", i > first ? "\n" : "",
+			    f.level, d);
 		}
 	}
+	if (!names_only && count > 0 && (size_t)count + top < fr.n)
+		cat(buf, GDBB_REPLY_MAX, &len, "\n(More stack frames follow...)");
 	mi_frames_release(&fr);
 	reply(g, req, 0, buf);
 	free(buf);
@@ -1337,9 +1443,9 @@ static int rank_command(struct gdbb *g, uint32_t req, const void *cmd,
 	case DBGP_BREAK:
 		return do_break(g, req, c.arg);
 	case DBGP_BT:
-		return do_frames(g, req, false);
+		return do_frames(g, req, false, strtol(c.arg, NULL, 10));
 	case DBGP_STACK:
-		return do_frames(g, req, true);
+		return do_frames(g, req, true, 0);
 	case DBGP_STATUS:
 		return do_status(g, req);
 	case DBGP_CLI:

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <crdbg/dbgproto.h>
 #include <linux/crdbg.h>
 
 #include "hook-park.h"
@@ -409,9 +410,10 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		      size_t errlen)
 {
 	struct hook_ctx c = { .d = d, .err = err, .errlen = errlen };
-	enum { PARK, UNPARK, PLAN, RELEASE } op;
+	struct dbgp_hook_cmd cmd;
+	enum dbgp_hook_op op;
 	struct mi_threads th = { 0 };
-	unsigned long long park_arg = 0;
+	unsigned long long park_arg;
 	uint64_t tramp = 0;
 	char *out = NULL;
 	size_t len = 0;
@@ -420,28 +422,22 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 
 	*ret_text = NULL;
 	err[0] = 0;
-	if (sscanf(arg, "park %llu", &park_arg) == 1)
-		op = PARK;
-	else if (!strcmp(arg, "unpark"))
-		op = UNPARK;
-	else if (!strcmp(arg, "plan"))
-		op = PLAN;
-	else if (!strcmp(arg, "release"))
-		op = RELEASE;
-	else
+	if (dbgp_hook_parse(arg, &cmd))
 		return failf(&c, -EINVAL, "hook: park ARG, unpark, plan or release, not \"%.40s\"",
 			     arg);
+	op = cmd.op;
+	park_arg = cmd.arg;
 
 	rc = register_numbers(&c);
-	if (!rc && (op == PARK || op == UNPARK))
+	if (!rc && (op == DBGP_HOOK_PARK || op == DBGP_HOOK_UNPARK))
 		rc = trampoline(&c, &tramp);
-	if (!rc && (op == PLAN || op == RELEASE)) {
+	if (!rc && (op == DBGP_HOOK_PLAN || op == DBGP_HOOK_RELEASE)) {
 		rc = mi_driver_cmd(d, NULL,
 				   "-data-evaluate-expression --language c \"MPIR_checkpoint_debug_gate = 1\"");
 		if (rc)
 			rc = mi_failed(&c, rc, "opening MPIR_checkpoint_debug_gate");
 	}
-	if (!rc && op == RELEASE) {
+	if (!rc && op == DBGP_HOOK_RELEASE) {
 		rc = mi_driver_cmd(d, NULL, "-gdb-set scheduler-locking on");
 		if (rc)
 			rc = mi_failed(&c, rc, "scheduler-locking on");
@@ -451,7 +447,7 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		mi_failed(&c, rc, "threads");
 	if (!rc && th.n)
 		qsort(th.threads, th.n, sizeof(th.threads[0]), by_id);
-	if (!rc && op == PLAN)
+	if (!rc && op == DBGP_HOOK_PLAN)
 		rc = append(&out, &len, "plan %d", th.current);
 	for (size_t i = 0; !rc && i < th.n; i++) {
 		const struct mi_thread *t = &th.threads[i];
@@ -459,22 +455,22 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 		bool done;
 
 		switch (op) {
-		case PARK:
+		case DBGP_HOOK_PARK:
 			if (t->name && !strcmp(t->name, DESIGNATED_THREAD))
 				continue;
 			rc = park_thread(&c, t->id, tramp, park_arg);
 			n += !rc;
 			break;
-		case UNPARK:
+		case DBGP_HOOK_UNPARK:
 			rc = unpark_thread(&c, t->id, tramp, &done);
 			n += done;
 			break;
-		case PLAN:
+		case DBGP_HOOK_PLAN:
 			rc = pc_under_hook(&c, t->id, &pc);
 			if (!rc && pc)
 				rc = append(&out, &len, " %d:%" PRIu64, t->id, pc);
 			break;
-		case RELEASE:
+		case DBGP_HOOK_RELEASE:
 			/* a thread that does not come back does not hold the others */
 			rc = pc_under_hook(&c, t->id, &pc);
 			if (!rc && pc && run_back(&c, t->id, pc)) {
@@ -486,7 +482,7 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 			break;
 		}
 	}
-	if (op == RELEASE) {
+	if (op == DBGP_HOOK_RELEASE) {
 		/* whatever came of the threads, the rank is the user's again */
 		mi_driver_cmd(d, NULL, "-gdb-set scheduler-locking off");
 		mi_driver_cmd(d, NULL,
@@ -498,9 +494,9 @@ int hook_park_command(struct mi_driver *d, const char *arg, char **ret_text, cha
 	if (th.current)
 		mi_driver_cmd(d, NULL, "-thread-select %d", th.current);
 	mi_threads_release(&th);
-	if (!rc && op != PLAN)
-		rc = append(&out, &len, "%s %d", op == PARK ? "parked" :
-			    op == UNPARK ? "unparked" : "released", n);
+	if (!rc && op != DBGP_HOOK_PLAN)
+		rc = append(&out, &len, "%s %d", op == DBGP_HOOK_PARK ? "parked" :
+			    op == DBGP_HOOK_UNPARK ? "unparked" : "released", n);
 	if (rc) {
 		free(out);
 		if (!err[0])

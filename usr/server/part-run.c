@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A rank's job checkpoint parts (part-run.h). A part is the crdbg next
- * to this server (build/crdbg beside build/sdm/, or PREFIX/bin/crdbg
- * beside PREFIX/libexec/crdbg/) run with the arguments the console sent,
- * which must name a part operation: nothing else can be run this way.
- * It speaks the line protocol of the coordinators (usr/crs/job-part.h):
- * orders on its stdin, "crdbg-part STEP" lines on its stdout, messages
- * on its stderr. A restart part stands in for the restored program's
- * stdout and stderr where those were a launcher's pipes: its other
- * lines go upstream as the rank's output. crdbg's own lines on its
- * stderr give the reason when it fails, and its "MPIR debug info)"
- * markers the processes it parked.
+ * A rank's job checkpoint parts (part-run.h). A part is the part program
+ * next to this server (crdbg-part, <crdbg/job-part.h>) run with the
+ * arguments the console sent, which must name a part operation.
+ * It speaks the part protocol (<crdbg/job-part.h>, through its codec):
+ * orders on its stdin, its steps on its stdout, messages on its stderr.
+ * A restart part stands in for the restored program's stdout and stderr
+ * where those were a launcher's pipes: their other lines go upstream as
+ * the rank's output, and the restored ranks' "MPIR debug info)" markers
+ * (<crdbg/mpir-checkpoint.h>) name the processes they parked. A part
+ * that fails says why in its failed step.
  *
  * The newest part of the rank is the one orders and waits go to; an
  * older one whose orders were closed (a released restart) runs on
@@ -30,14 +29,12 @@
 #include <unistd.h>
 
 #include <crdbg/dbgproto.h>
+#include <crdbg/job-part.h>
+#include <crdbg/mpir-checkpoint.h>
 
-#include "part-cmd.h"
 #include "part-run.h"
 
-#define PART_PREFIX	"crdbg-part "
-#define MARKER_PREFIX	"MPIR debug info) "
-#define PART_LINE_MAX	1024
-#define PART_MARKERS	64
+#define PART_LINE_MAX	(JOB_PART_LINE_MAX + 1)
 #define REAP_POLL_MS	50
 
 struct part_proc {
@@ -47,11 +44,11 @@ struct part_proc {
 	char obuf[PART_LINE_MAX], ebuf[PART_LINE_MAX];
 	size_t olen, elen;
 	bool restart;		/* a restart: its other lines are the restored program's */
-	char step[512];		/* its last "crdbg-part" line, without the prefix */
-	char why[512];		/* crdbg's last error line, else its last stderr line */
-	bool crdbg_said;
-	pid_t marker[PART_MARKERS];	/* pids of its "MPIR debug info)" lines */
-	unsigned int nmarker;
+	struct job_part_msg msg;	/* its last step (no beat, no failure); UNSPEC: none */
+	char why[JOB_PART_WHY_MAX];	/* its failure's reason, else its last stderr line */
+	bool crdbg_said;		/* why is its own failure's */
+	pid_t *marker;		/* pids of its "MPIR debug info)" lines, one per process */
+	unsigned int nmarker, marker_cap;
 	int status;		/* exit status once reaped, else -1 */
 	int reap_timer;
 	struct part_proc *next;	/* the rank's older parts */
@@ -70,8 +67,9 @@ struct part_rank {
 	struct part_proc *old;		/* released, running on */
 	/* the wait under way and what it waits for; the finish, the drain */
 	struct pending wait, fin, drain;
-	char wait_step[PART_STEP_MAX];
-	pid_t wait_pid;
+	char wait_step[DBGP_PART_STEP_MAX];
+	int wait_pid[DBGP_PART_PIDS_MAX];	/* a wait for these to be parked */
+	unsigned int wait_npid;			/* 0: a wait for wait_step */
 	int wait_ms;
 };
 
@@ -95,29 +93,6 @@ static void reply(struct part_rank *pr, uint32_t req, int error, const char *fmt
 	pr->host.reply(pr->host.arg, req, pr->me, error, buf, strlen(buf));
 }
 
-/* The crdbg program next to us, into buf; -ENOENT if there is none. */
-static int find_crdbg(char *buf, size_t len)
-{
-	static const char *const rel[] = { "../crdbg", "../../bin/crdbg" };
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		snprintf(buf, len, "%.4000s/%s", exe, rel[i]);
-		if (!access(buf, X_OK))
-			return 0;
-	}
-	return -ENOENT;
-}
-
 static bool proc_over(const struct part_proc *p)
 {
 	return p->status >= 0;
@@ -125,9 +100,9 @@ static bool proc_over(const struct part_proc *p)
 
 static bool at_step(const struct part_proc *p, const char *step)
 {
-	size_t n = strlen(step);
+	const char *name = job_part_step_name(p->msg.step);
 
-	return !strncmp(p->step, step, n) && (p->step[n] == 0 || p->step[n] == ' ');
+	return name && !strcmp(name, step);
 }
 
 static bool has_marker(const struct part_proc *p, pid_t pid)
@@ -136,6 +111,32 @@ static bool has_marker(const struct part_proc *p, pid_t pid)
 		if (p->marker[i] == pid)
 			return true;
 	return false;
+}
+
+/* Every process the wait under way names is parked. */
+static bool all_marked(const struct part_rank *pr, const struct part_proc *p)
+{
+	for (unsigned int i = 0; i < pr->wait_npid; i++)
+		if (!has_marker(p, pr->wait_pid[i]))
+			return false;
+	return true;
+}
+
+/* A restored process said it is parked; the set grows as a tree's does. */
+static void add_marker(struct part_proc *p, pid_t pid)
+{
+	if (has_marker(p, pid))
+		return;
+	if (p->nmarker == p->marker_cap) {
+		unsigned int cap = p->marker_cap ? 2 * p->marker_cap : 16;
+		pid_t *m = realloc(p->marker, cap * sizeof(*m));
+
+		if (!m)
+			return;	/* its wait times out and says so */
+		p->marker = m;
+		p->marker_cap = cap;
+	}
+	p->marker[p->nmarker++] = pid;
 }
 
 /* The request of p, now no longer pending (its timer cancelled); 0 if none. */
@@ -149,6 +150,17 @@ static uint32_t take(struct part_rank *pr, struct pending *p)
 	return req;
 }
 
+/* The part's step, as the codec writes it, for the console to parse. */
+static void reply_step(struct part_rank *pr, uint32_t req, const struct part_proc *p)
+{
+	char line[PART_LINE_MAX];
+
+	if (job_part_msg_format(&p->msg, line, sizeof(line)) < 0)
+		reply(pr, req, 1, DBGP_ERROR "ended: its step cannot be passed on");
+	else
+		reply(pr, req, 0, "%s", line);
+}
+
 /* Answer the wait under way if the current part settled it. */
 static void check_wait(struct part_rank *pr)
 {
@@ -156,10 +168,10 @@ static void check_wait(struct part_rank *pr)
 
 	if (!pr->wait.req || !p)
 		return;
-	if (pr->wait_pid > 0 && has_marker(p, pr->wait_pid))
-		reply(pr, take(pr, &pr->wait), 0, "debug %d", (int)pr->wait_pid);
-	else if (pr->wait_pid <= 0 && at_step(p, pr->wait_step))
-		reply(pr, take(pr, &pr->wait), 0, "%s", p->step);
+	if (pr->wait_npid && all_marked(pr, p))
+		reply(pr, take(pr, &pr->wait), 0, "debug %u", pr->wait_npid);
+	else if (!pr->wait_npid && at_step(p, pr->wait_step))
+		reply_step(pr, take(pr, &pr->wait), p);
 	else if (proc_over(p))
 		reply(pr, take(pr, &pr->wait), 1, DBGP_ERROR "ended: %s", p->why[0] ? p->why : "it ended without a word");
 }
@@ -189,43 +201,42 @@ static void relay(struct part_proc *p, int stream, const char *line)
 
 static void on_out_line(struct part_proc *p, const char *line)
 {
+	struct job_part_msg m;
+	int r = job_part_msg_parse(line, strlen(line), &m);
 
-	if (!strncmp(line, PART_PREFIX, strlen(PART_PREFIX))) {
-		/* its beat is for a coordinator across a launcher; this one is local */
-		if (strcmp(line + strlen(PART_PREFIX), "alive"))
-			snprintf(p->step, sizeof(p->step), "%s", line + strlen(PART_PREFIX));
+	if (r == -ENOMSG) {
+		/* a verify's or rm's report: the steps and the exit say it all */
+		if (p->restart)
+			relay(p, SDM_IOF_STDOUT, line);
 		return;
 	}
-	/* a verify's or rm's report: the steps and the exit say it all */
-	if (p->restart)
-		relay(p, SDM_IOF_STDOUT, line);
+	if (r) {
+		snprintf(p->why, sizeof(p->why), "sent a malformed message: %.400s", line);
+		p->crdbg_said = true;
+		return;
+	}
+	if (m.step == JOB_STEP_FAILED) {
+		snprintf(p->why, sizeof(p->why), "%s", m.failed.why);
+		p->crdbg_said = true;
+	} else if (m.step != JOB_STEP_ALIVE) {
+		/* its beat is for a coordinator across a launcher; this one is local */
+		p->msg = m;
+	}
 }
 
 static void on_err_line(struct part_proc *p, const char *line)
 {
-	static const char *const cmds[] = { "checkpoint: ", "restart: ", "verify: ", "rm: " };
-	const char *why = line, *colon;
+	char host[256];
+	pid_t pid;
 
-	if (!strncmp(line, MARKER_PREFIX, strlen(MARKER_PREFIX))) {
-		colon = strrchr(line, ':');
-		if (colon && p->nmarker < PART_MARKERS && atoi(colon + 1) > 0)
-			p->marker[p->nmarker++] = atoi(colon + 1);
+	if (!crs_parse_debug_info(line, host, sizeof(host), &pid)) {
+		add_marker(p, pid);
 		return;
 	}
-	/* "crdbg: restart: WHY" says WHY; a launcher's last words say less */
-	if (!strncmp(why, "crdbg: ", 7)) {
-		why += 7;
-		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-			if (!strncmp(why, cmds[i], strlen(cmds[i])))
-				why += strlen(cmds[i]);
-		snprintf(p->why, sizeof(p->why), "%.500s", why);
-		p->crdbg_said = true;
-	} else if (p->restart) {
-		/* the restored program's stderr, which the part stands in for */
+	if (p->restart)	/* the restored program's stderr, which the part stands in for */
 		relay(p, SDM_IOF_STDERR, line);
-	} else if (!p->crdbg_said && *why) {
-		snprintf(p->why, sizeof(p->why), "%.500s", why);
-	}
+	else if (!p->crdbg_said && *line)
+		snprintf(p->why, sizeof(p->why), "%.500s", line);
 }
 
 static void proc_free(struct part_proc *p)
@@ -241,6 +252,7 @@ static void proc_free(struct part_proc *p)
 			sdm_transport_unwatch_fd(pr->host.engine, *fd);
 			close(*fd);
 		}
+	free(p->marker);
 	free(p);
 }
 
@@ -255,13 +267,16 @@ static void drop_old(struct part_rank *pr, struct part_proc *p)
 		}
 }
 
-/* "exit 0", or "exit S: WHY" for a part that failed. */
+/* "exit 0", or "exit S: WHY" for a part that failed (dbgp_part_end_format()). */
 static void reply_exit(struct part_rank *pr, uint32_t req, const struct part_proc *p)
 {
-	if (p->status)
-		reply(pr, req, 0, "exit %d: %s", p->status, p->why);
+	struct dbgp_part_end e = { .status = p->status > 255 ? 255 : p->status, .why = p->why };
+	char text[JOB_PART_WHY_MAX + 32];
+
+	if (dbgp_part_end_format(text, sizeof(text), &e) < 0)
+		reply(pr, req, 1, DBGP_ERROR "ended: its end cannot be passed on");
 	else
-		reply(pr, req, 0, "exit 0");
+		reply(pr, req, 0, "%s", text);
 }
 
 /* No part of the rank runs any more (its output is all forwarded). */
@@ -368,7 +383,7 @@ static void child_exec(const char *prog, char **argv, int in, int out, int err)
 	_exit(127);
 }
 
-static void do_start(struct part_rank *pr, uint32_t req, struct part_cmd *c)
+static void do_start(struct part_rank *pr, uint32_t req, struct dbgp_part_cmd *c)
 {
 	char prog[PATH_MAX], **argv = c->argv;
 	int in[2], out[2], er[2];
@@ -378,8 +393,8 @@ static void do_start(struct part_rank *pr, uint32_t req, struct part_cmd *c)
 		reply(pr, req, 1, DBGP_ERROR "the rank's last part is still taking orders");
 		return;
 	}
-	if (find_crdbg(prog, sizeof(prog))) {
-		reply(pr, req, 1, DBGP_ERROR "no crdbg program next to this server");
+	if (job_part_program(prog, sizeof(prog))) {
+		reply(pr, req, 1, DBGP_ERROR "no " JOB_PART_PROGRAM " program next to this server");
 		return;
 	}
 	argv[0] = prog;
@@ -454,7 +469,7 @@ static void do_order(struct part_rank *pr, uint32_t req, const char *line)
 	reply(pr, req, 0, "sent");
 }
 
-static void do_wait(struct part_rank *pr, uint32_t req, const struct part_cmd *c)
+static void do_wait(struct part_rank *pr, uint32_t req, const struct dbgp_part_cmd *c)
 {
 	if (!pr->cur) {
 		reply(pr, req, 1, DBGP_ERROR "ended: no part was started");
@@ -462,7 +477,8 @@ static void do_wait(struct part_rank *pr, uint32_t req, const struct part_cmd *c
 	}
 	take(pr, &pr->wait);	/* a newer wait replaces one nobody waits for */
 	pr->wait.req = req;
-	pr->wait_pid = c->pid;
+	memcpy(pr->wait_pid, c->pid, c->npid * sizeof(c->pid[0]));
+	pr->wait_npid = c->npid;
 	pr->wait_ms = (int)c->ms;
 	snprintf(pr->wait_step, sizeof(pr->wait_step), "%s", c->step);
 	check_wait(pr);
@@ -532,28 +548,28 @@ static void do_drain(struct part_rank *pr, uint32_t req, unsigned long ms)
 void part_rank_command(struct part_rank *pr, uint32_t req, const char *arg)
 {
 	char buf[DBGP_CMD_MAX + 1];
-	struct part_cmd c;
+	struct dbgp_part_cmd c;
 	const char *why;
 
 	snprintf(buf, sizeof(buf), "%s", arg);
-	if (part_cmd_parse(buf, &c, &why)) {
+	if (dbgp_part_parse(buf, &c, &why)) {
 		reply(pr, req, 1, DBGP_ERROR "%s", why);
 		return;
 	}
 	switch (c.op) {
-	case PART_START:
+	case DBGP_PART_START:
 		do_start(pr, req, &c);
 		break;
-	case PART_ORDER:
+	case DBGP_PART_ORDER:
 		do_order(pr, req, c.line);
 		break;
-	case PART_WAIT:
+	case DBGP_PART_WAIT:
 		do_wait(pr, req, &c);
 		break;
-	case PART_FINISH:
+	case DBGP_PART_FINISH:
 		do_finish(pr, req, c.ms);
 		break;
-	case PART_DRAIN:
+	case DBGP_PART_DRAIN:
 		do_drain(pr, req, c.ms);
 		break;
 	}

@@ -5,17 +5,20 @@
 # of an MPI job (one per rank for crdbg debug -n N).
 
 DBGSERVER_SRCS := usr/server/main.c usr/server/backend-gdb.c usr/server/mpi-view.c \
-		  usr/server/hook-park.c usr/server/part-cmd.c usr/server/part-run.c
+		  usr/server/hook-park.c usr/server/part-run.c
 DBGSERVER_OBJS := $(DBGSERVER_SRCS:%.c=$(B)/%.o)
 # Next to sdm-master: the console looks for both in one directory.
 DBGSERVER      := $(B)/sdm/crdbg-server
 
 $(DBGSERVER_OBJS): USR_CFLAGS += -Isdm/include
 
-$(DBGSERVER): $(DBGSERVER_OBJS) $(LIB_SDMNET) $(LIB_SDMCORE) $(LIB_GDBMI) \
-	      $(LIB_DBGPROTO)
-	$(CC) $(USR_CFLAGS) -o $@ $(DBGSERVER_OBJS) $(LIB_SDMNET) \
-		$(LIB_SDMCORE) $(LIB_GDBMI) $(LIB_DBGPROTO)
+# libjob for the part protocol's codec, libcrs for the rules it checks
+# (handles, markers), then what they call; libfreeze for its symbolizer
+# (frames of stripped objects).
+$(DBGSERVER): $(DBGSERVER_OBJS) $(LIB_JOB) $(LIB_CRS) $(LIB_SDMNET) $(LIB_SDMCORE) \
+	      $(LIB_GDBMI) $(LIB_DBGPROTO) $(LIB_FREEZE)
+	$(CC) $(USR_CFLAGS) -o $@ $(DBGSERVER_OBJS) $(LIB_JOB) $(LIB_CRS) $(LIB_SDMNET) \
+		$(LIB_SDMCORE) $(LIB_GDBMI) $(LIB_DBGPROTO) $(LIB_FREEZE) $(SDM_CORE_LIBS)
 
 ALL_TARGETS += $(DBGSERVER)
 -include $(DBGSERVER_OBJS:.o=.d)
@@ -24,26 +27,12 @@ ALL_TARGETS += $(DBGSERVER)
 DBGSERVER_TESTS := $(B)/tests/server/test_part_run
 
 $(DBGSERVER_TESTS): $(B)/tests/server/%: tests/server/%.c $(LIB_SDMNET) $(LIB_SDMCORE) \
-		    $(DBGSERVER) $(B)/sdm/sdm-master $(B)/crdbg
+		    $(DBGSERVER) $(B)/sdm/sdm-master $(B)/sdm/crdbg-part
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Isdm/include -Isdm -MMD -MP -DSDM_BINDIR=\"$(B)/sdm\" \
-		-o $@ $< $(LIB_SDMNET) $(LIB_SDMCORE)
+		-o $@ $< $(LIB_SDMNET) $(LIB_SDMCORE) $(SDM_CORE_LIBS)
 
 ALL_TARGETS += $(DBGSERVER_TESTS)
 
-# libFuzzer target for the "part" command parser (clang only).
-DBGSERVER_FUZZ_CC ?= clang
-DBGSERVER_FUZZER  := $(B)/tests/fuzz/server_fuzz_part
-
-$(DBGSERVER_FUZZER): tests/fuzz/server_fuzz_part.c usr/server/part-cmd.c usr/server/part-cmd.h
-	@mkdir -p $(dir $@)
-	$(DBGSERVER_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Iusr/include -Iusr/server \
-		-o $@ tests/fuzz/server_fuzz_part.c usr/server/part-cmd.c
-
-ifneq ($(shell command -v $(DBGSERVER_FUZZ_CC) 2>/dev/null),)
-ALL_TARGETS  += $(DBGSERVER_FUZZER)
-FUZZ_TARGETS += $(DBGSERVER_FUZZER)
-endif
 HOST_TESTS  += $(DBGSERVER_TESTS)
 -include $(DBGSERVER_TESTS:=.d)

@@ -12,11 +12,16 @@
  * extended-ack message naming what was wrong. "target" below means a
  * process (thread group) named by CRDBG_A_PID, a pid in the caller's pid
  * namespace. A caller may act on a target only if it could ptrace-attach to
- * it (same uid and gid set and the target dumpable, or CAP_SYS_PTRACE over
- * it); CRDBG_A_PROC_MEM_FD, when given, must be an open /proc/<pid>/mem of
- * the target and then is the proof instead (it carries the kernel's full
- * PTRACE_MODE_ATTACH check, LSMs included, done at open time). A denied
- * request fails with -EPERM and changes nothing.
+ * every thread of it, and "caller" means both the process that opened the
+ * netlink socket (its credentials at socket() time) and the one writing
+ * the request: CAP_SYS_PTRACE over the target, or else
+ * ptrace_may_access(PTRACE_MODE_ATTACH_REALCREDS) on every thread (so
+ * Yama's ptrace_scope and the LSMs decide), or else CRDBG_A_PROC_MEM_FD: an
+ * open /proc/<pid>/mem of the target in the writer's fd table (opening it
+ * ran the kernel's attach check), counted when the writer is the opener and
+ * every thread has the same credentials. A CRDBG_A_PROC_MEM_FD that is not
+ * such an fd fails the request whoever sends it. A denied request fails
+ * with -EPERM and changes nothing.
  *
  * CRDBG_CMD_GET_STATUS
  * --------------------
@@ -39,10 +44,18 @@
  * held by a ptrace tracer (then it parks when the tracer lets go). Threads
  * created later are frozen before their first instruction. The freeze
  * belongs to the requesting netlink socket and is released when that
- * socket closes, unless CRDBG_F_PERSIST is set. -EALREADY if the target is
- * already frozen, -ESRCH if it does not exist (or CRDBG_A_PID names a
- * thread, not a process), -EDEADLK for the caller's own process, -EINTR if
- * the caller was killed while waiting (the target is then thawed again).
+ * socket closes, unless CRDBG_F_PERSIST is set. FREEZE waits at most two
+ * seconds: a thread that has neither parked nor been seen off CPU by then
+ * (one that stays runnable, say throttled by its cgroup, is off CPU and in
+ * the kernel, so it counts as held) is reported CRDBG_THREAD_PENDING
+ * without registers, and FREEZE returns 0 with what it has. A freeze
+ * survives an exec of the target only if the exec keeps the credentials
+ * and the dumpable flag the target was frozen with; any other exec ends it
+ * (EXECED, then THAWED). -EALREADY if the target is already frozen, -ESRCH
+ * if it does not exist (or CRDBG_A_PID names a thread, not a process) or
+ * exited, exec'd or was thawed while being frozen, -EDEADLK for the
+ * caller's own process, -EINTR if the caller was killed while waiting (the
+ * target is then thawed again).
  *
  * CRDBG_CMD_THAW
  * --------------
@@ -99,8 +112,12 @@
  * put back, so they complete their full duration). -EBUSY if a hook is
  * already pending on a selected thread, -ESRCH if the TID is not a thread
  * of the target, -ENOENT if the target is not frozen, -EINVAL if the
- * trampoline is not a user address. A hook pending when the target execs,
- * or when the module is unloaded, is dropped.
+ * trampoline is not a user address, -ESTALE if a selected thread exec'd,
+ * changed credentials since the freeze or the target lost its dumpable
+ * flag (the extack says which). Each hook records its thread's exec
+ * generation, credentials and dumpable flag; at delivery a change in any of
+ * them drops the hook (CRDBG_EVENT_HOOK_DROPPED says why). A hook pending
+ * when the target execs, or when the module is unloaded, is dropped.
  *
  * CRDBG_CMD_EVENT (multicast group CRDBG_MCGRP_EVENTS only)
  * --------------------------------------------------------
@@ -110,7 +127,9 @@
  *
  *    CRDBG_A_EVENT: NLA_U32, enum crdbg_event
  *    CRDBG_A_PID: NLA_U32, in the initial pid namespace
- *    CRDBG_A_TID: NLA_U32, for CRDBG_EVENT_HOOK_RAN
+ *    CRDBG_A_TID: NLA_U32, for CRDBG_EVENT_HOOK_RAN and a HOOK_DROPPED at
+ *                 delivery
+ *    CRDBG_A_REASON: NLA_U32, enum crdbg_hook_drop, for HOOK_DROPPED
  *
  * THAWED (or RELEASED) is sent before any thread of the target leaves its
  * park, so it precedes the target's HOOK_RAN events.
@@ -128,25 +147,30 @@
  *    rsp = address of a struct crdbg_hook_frame, 16-byte aligned, placed
  *          below the interrupted rsp minus the 128-byte red zone
  *    rdi = the hook argument (also in frame->arg)
+ *    rsi = the hook's return fd (see CRDBG_HOOK_RETURN_KMOD below)
  *    rflags: DF and TF cleared; every other register as interrupted
  *
  * The trampoline must preserve the x87/SSE/AVX state itself (xsave/xrstor),
  * call the hook, and then return through frame->return_via:
  *
- *    CRDBG_HOOK_RETURN_KMOD: open CRDBG_HOOK_DEVICE and write() a struct
- *        crdbg_hook_return to it. The write does not return to the
- *        trampoline: the kernel restores the saved registers (rax included,
- *        as the write's return value) and restart_block, closes the fd, and
- *        the thread continues at its original ip. A write with a wrong
- *        cookie, or from a thread without a hook in flight, fails with
- *        -EINVAL and changes nothing.
+ *    CRDBG_HOOK_RETURN_KMOD: write() a struct crdbg_hook_return to the
+ *        return fd passed in rsi. The kernel installs that fd in the
+ *        hooked thread at delivery, close-on-exec, as an anonymous file
+ *        bound to this hook in this thread. The write does not return to
+ *        the trampoline: the kernel restores the saved registers (rax
+ *        included, as the write's return value) and restart_block, closes
+ *        the fd, and the thread continues at its original ip. A write with
+ *        a wrong cookie, from another thread or process, after an exec
+ *        (which drops the hook and its cookie) or through the fd of
+ *        another hook fails with -EINVAL and changes nothing. While the fd
+ *        is open the module cannot be unloaded.
  *    CRDBG_HOOK_RETURN_USER: restore frame->regs in user space: every GPR,
  *        the flags, rip and rsp (rip and the flags pass through a 16-byte
  *        slot just below the interrupted red zone). restart_block is not
  *        touched, so a pusher without the module (crdbg's ptrace backend)
  *        folds the syscall restart into frame->regs itself and can detach
  *        before the hook runs. The KMOD path falls back to this when the
- *        device cannot be opened (module unloaded during the hook).
+ *        write to the return fd fails (the hook closed it).
  *
  * frame->regs holds the registers the thread resumes with (after the
  * restart folding), for the hook to inspect; with KMOD changing them has
@@ -161,7 +185,8 @@
  * it also loads itself when a program first resolves the CRDBG_GENL_NAME
  * generic netlink family (module alias net-pf-16-proto-16-family-crdbg),
  * as "crdbg kmod status" does. It takes no parameters. CRDBG_HOOK_DEVICE
- * (/dev/crdbg) is the hook return device described above.
+ * (/dev/crdbg, mode 0600) opens read-only and does nothing: root's probe
+ * for a loaded module. Hooks never return through it.
  *
  * See also
  * ========
@@ -210,6 +235,7 @@ enum crdbg_attr {
 	CRDBG_A_THREADS,
 	CRDBG_A_EVENT,
 	CRDBG_A_PAD,
+	CRDBG_A_REASON,
 	__CRDBG_A_LAST
 };
 #define CRDBG_A_MAX (__CRDBG_A_LAST - 1)
@@ -245,7 +271,17 @@ enum crdbg_event {
 	CRDBG_EVENT_EXITED,
 	CRDBG_EVENT_EXECED,
 	CRDBG_EVENT_RELEASED,	/* owner socket closed; thawed */
+	CRDBG_EVENT_HOOK_DROPPED,	/* a hook was not run; CRDBG_A_REASON says why */
 	__CRDBG_EVENT_MAX
+};
+
+/* CRDBG_A_REASON of CRDBG_EVENT_HOOK_DROPPED. */
+enum crdbg_hook_drop {
+	CRDBG_HOOK_DROP_EXEC = 1,	/* the thread exec'd after PUSH_HOOK */
+	CRDBG_HOOK_DROP_CREDS,		/* its credentials changed */
+	CRDBG_HOOK_DROP_DUMPABLE,	/* the target lost its dumpable flag */
+	CRDBG_HOOK_DROP_FAILED,		/* no frame: a bad stack, 32-bit mode, a hook running */
+	__CRDBG_HOOK_DROP_MAX
 };
 
 /* x86-64 user registers, in the order of struct user_regs_struct. */
@@ -318,7 +354,7 @@ static inline __u64 crdbg_hook_frame_init(struct crdbg_hook_frame *frame,
 	return (regs->sp - CRDBG_HOOK_RED_ZONE - sizeof(*frame)) & ~15ULL;
 }
 
-/* write() this to CRDBG_HOOK_DEVICE to return (CRDBG_HOOK_RETURN_KMOD). */
+/* write() this to the hook's return fd to return (CRDBG_HOOK_RETURN_KMOD). */
 struct crdbg_hook_return {
 	__u64 cookie;		/* frame->cookie */
 	__s32 fd;		/* the fd being written; the kernel closes it */

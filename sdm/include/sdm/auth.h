@@ -84,18 +84,10 @@ int sdm_auth_secret_from_hex(struct sdm_auth_secret *ret, const char *hex);
  */
 int sdm_auth_secret_from_env(struct sdm_auth_secret *ret);
 
-/*
- * Load what answering and checking challenges needs (HMAC-SHA256 from
- * libcrypto, loaded on first use): call it before the first connection
- * so that a missing library is said once, up front. 0, or -ELIBACC with
- * why (one line).
- */
-int sdm_auth_init(char *why, size_t len);
-
 /* Make a fresh random nonce in *ch (to send in AUTH_CHALLENGE). 0 or -errno. */
 int sdm_auth_challenge_new(struct sdm_auth_challenge *ch);
 
-/* The response of role to a nonce received in AUTH_CHALLENGE. 0, -ELIBACC or -EIO. */
+/* The response of role to a nonce received in AUTH_CHALLENGE. 0 or -EIO. */
 int sdm_auth_respond(const struct sdm_auth_secret *s, enum sdm_auth_role role,
 		     const uint8_t nonce[SDM_AUTH_NONCE_LEN],
 		     uint8_t ret_mac[SDM_AUTH_MAC_LEN]);

@@ -32,7 +32,7 @@
 #include "sdm/common.h"
 #include "sdm/idset.h"
 
-#define SDM_WIRE_VERSION	1
+#define SDM_WIRE_VERSION	2	/* 2: frames after the handshake carry a tag (link.h) */
 #define SDM_FRAME_MAGIC0	0x53	/* 'S' */
 #define SDM_FRAME_MAGIC1	0x44	/* 'D' */
 #define SDM_FRAME_HDR_LEN	8

@@ -27,7 +27,8 @@
  * CRIU's ptrace, where this plugin pushes crdbg's CRS hook on the
  * threads itself, so that CRIU's own detach releases the tree
  * (gate_release()). crdbg holds both FIFOs open read-write, so no open
- * here blocks while it lives.
+ * here blocks while it lives. The words, files and line formats are
+ * <crdbg/criu-gate.h>'s, shared with crdbg.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include <criu/criu-plugin.h>
+#include <crdbg/criu-gate.h>
 #include <linux/crdbg.h>
 
 typedef long ptrace_fn(enum __ptrace_request, pid_t, void *, void *);
@@ -67,7 +69,7 @@ static void criu_log(const char *fmt, int pid)
 /* criu's children (helpers it runs) do not inherit the preload. */
 __attribute__((constructor)) static void gate_drop_preload(void)
 {
-	if (getenv("CRDBG_GATE_SEIZE") || getenv("CRDBG_GATE_DETACH"))
+	if (getenv(CRDBG_GATE_SEIZE_ENV) || getenv(CRDBG_GATE_DETACH_ENV))
 		unsetenv("LD_PRELOAD");
 }
 
@@ -78,12 +80,12 @@ __attribute__((constructor)) static void gate_drop_preload(void)
  */
 static bool seize_gated(void)
 {
-	return getenv("CRDBG_GATE_SEIZE") && dlsym(RTLD_DEFAULT, "ptrace") == (void *)gate_ptrace;
+	return getenv(CRDBG_GATE_SEIZE_ENV) && dlsym(RTLD_DEFAULT, "ptrace") == (void *)gate_ptrace;
 }
 
 static int gate_open(const char *name, int flags)
 {
-	const char *dir = getenv("CRDBG_GATE");
+	const char *dir = getenv(CRDBG_GATE_ENV);
 	char path[4096];
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
@@ -94,7 +96,7 @@ static int gate_open(const char *name, int flags)
 static int say(const char *what)
 {
 	ssize_t len = (ssize_t)strlen(what), n;
-	int fd = gate_open("status", O_WRONLY | O_NONBLOCK);
+	int fd = gate_open(CRDBG_GATE_STATUS, O_WRONLY | O_NONBLOCK);
 
 	if (fd < 0)
 		return -1;
@@ -108,12 +110,13 @@ static int say(const char *what)
 /* Say word, then wait for crdbg's "go": 0, or -1 (end of file: crdbg gone or refusing). */
 static int say_and_wait(const char *word)
 {
-	char go[3];
+	static const char line[] = CRDBG_GATE_LINE(CRDBG_GATE_GO);
+	char go[sizeof(line) - 1];
 	ssize_t n;
 	int fd;
 
 	/* without a writer (crdbg gone) the read sees end of file at once */
-	fd = gate_open("gate", O_RDONLY | O_NONBLOCK);
+	fd = gate_open(CRDBG_GATE_FIFO, O_RDONLY | O_NONBLOCK);
 	if (fd < 0 || fcntl(fd, F_SETFL, 0) || say(word)) {
 		if (fd >= 0)
 			close(fd);
@@ -123,18 +126,18 @@ static int say_and_wait(const char *word)
 		n = read(fd, go, sizeof(go));
 	while (n < 0 && errno == EINTR);
 	close(fd);
-	return n == 3 && !memcmp(go, "go\n", 3) ? 0 : -1;
+	return n == (ssize_t)sizeof(go) && !memcmp(go, line, sizeof(go)) ? 0 : -1;
 }
 
 static int gate_init(int stage)
 {
 	if ((stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__RESTORE) ||
-	    !getenv("CRDBG_GATE"))
+	    !getenv(CRDBG_GATE_ENV))
 		return 0;
 	if (stage == CR_PLUGIN_STAGE__DUMP && seize_gated())
 		return 0;	/* waits in ptrace() below */
 	criu_log("crdbg gate: CRIU waits at its plugins' init (pid %d)\n", getpid());
-	return say_and_wait("ready\n");
+	return say_and_wait(CRDBG_GATE_LINE(CRDBG_GATE_READY));
 }
 
 /*
@@ -150,7 +153,7 @@ static long gate_ptrace(enum __ptrace_request request, ...)
 {
 	static ptrace_fn *next;
 	static int gated;
-	const char *root = getenv("CRDBG_GATE_SEIZE");
+	const char *root = getenv(CRDBG_GATE_SEIZE_ENV);
 	unsigned int alarm_left;
 	void *addr, *data;
 	va_list ap;
@@ -169,11 +172,11 @@ static long gate_ptrace(enum __ptrace_request request, ...)
 		return -1;
 	}
 	if (request == PTRACE_SEIZE && !gated && root && atoi(root) == pid &&
-	    getenv("CRDBG_GATE")) {
+	    getenv(CRDBG_GATE_ENV)) {
 		gated = 1;
 		criu_log("crdbg gate: CRIU waits at its first seize of %d\n", pid);
 		alarm_left = alarm(0);
-		r = say_and_wait("ready\n");
+		r = say_and_wait(CRDBG_GATE_LINE(CRDBG_GATE_READY));
 		if (alarm_left)
 			alarm(alarm_left);
 		if (r) {
@@ -201,12 +204,12 @@ static size_t nr_orders, nr_left;	/* nr_left: processes with orders not yet call
 static int refused = -1;	/* -1 until crdbg answered "held" */
 static bool released;		/* every order carried out: CRIU detaches next */
 
-/* crdbg's orders in DIR/release, read once it said "go": 0, or -1. */
+/* crdbg's orders in DIR/release (CRDBG_GATE_ORDERS), read once it said "go": 0, or -1. */
 static int read_orders(void)
 {
 	char line[128];
 	struct order o, *more;
-	int fd = gate_open("release", O_RDONLY);
+	int fd = gate_open(CRDBG_GATE_ORDERS, O_RDONLY);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
 	if (!f) {
@@ -216,13 +219,13 @@ static int read_orders(void)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		memset(&o, 0, sizeof(o));
-		if (sscanf(line, "hook %d %llx %llx", &o.pid, &o.trampoline, &o.arg) == 3)
+		if (sscanf(line, CRDBG_GATE_ORDER_HOOK, &o.pid, &o.trampoline, &o.arg) == 3)
 			o.kind = ORDER_HOOK;
-		else if (sscanf(line, "sigcont %d %d", &o.pid, &o.tid) == 2)
+		else if (sscanf(line, CRDBG_GATE_ORDER_SIGCONT, &o.pid, &o.tid) == 2)
 			o.kind = ORDER_SIGCONT;
-		else if (sscanf(line, "cont %d", &o.pid) == 1)
+		else if (sscanf(line, CRDBG_GATE_ORDER_CONT, &o.pid) == 1)
 			o.kind = ORDER_CONT;
-		else if (sscanf(line, "stopped %d", &o.pid) == 1)
+		else if (sscanf(line, CRDBG_GATE_ORDER_STOPPED, &o.pid) == 1)
 			o.kind = ORDER_STOPPED;
 		else
 			continue;
@@ -252,7 +255,7 @@ static void report_out(int pid)
 
 	if (!reported_len)
 		return;
-	fd = gate_open("report", O_WRONLY | O_APPEND | O_CREAT);
+	fd = gate_open(CRDBG_GATE_REPORT, O_WRONLY | O_APPEND | O_CREAT);
 	if (fd < 0 || write(fd, reported, reported_len) != (ssize_t)reported_len)
 		criu_log("crdbg gate: cannot write its report on pid %d\n", pid);
 	if (fd >= 0)
@@ -286,7 +289,7 @@ static void push_hook(int pid, int tid, const struct order *o)
 	unsigned long long addr;
 
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0) {
-		report("fail %d %d %llu\n", pid, tid, (unsigned long long)errno);
+		report(CRDBG_GATE_REPORT_FAIL, pid, tid, (unsigned long long)errno);
 		return;
 	}
 	memcpy(&regs, &r, sizeof(regs));
@@ -295,17 +298,17 @@ static void push_hook(int pid, int tid, const struct order *o)
 	remote.iov_base = (void *)addr;
 	remote.iov_len = sizeof(frame);
 	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(frame)) {
-		report("fail %d %d %llu\n", pid, tid, (unsigned long long)errno);
+		report(CRDBG_GATE_REPORT_FAIL, pid, tid, (unsigned long long)errno);
 		return;
 	}
-	report("pc %d %d %llx\n", pid, tid, r.rip);
+	report(CRDBG_GATE_REPORT_PC, pid, tid, r.rip);
 	r.rsp = addr;
 	r.rip = o->trampoline;
 	r.rdi = o->arg;
 	r.orig_rax = (unsigned long long)-1;	/* no syscall restart on this return */
 	r.eflags &= ~((1ULL << 10) | (1ULL << 8));	/* DF, TF */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
-		report("fail %d %d %llu\n", pid, tid, (unsigned long long)errno);
+		report(CRDBG_GATE_REPORT_FAIL, pid, tid, (unsigned long long)errno);
 }
 
 /* Every thread of pid, each once (CRIU traces them: none comes or goes). */
@@ -318,7 +321,7 @@ static void hook_threads(int pid, const struct order *o)
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d) {
-		report("fail %d %d %llu\n", pid, 0, (unsigned long long)errno);
+		report(CRDBG_GATE_REPORT_FAIL, pid, 0, (unsigned long long)errno);
 		return;
 	}
 	while ((de = readdir(d)))
@@ -383,7 +386,7 @@ static void cont_quietly(int pid)
 		return;
 	if (ptrace(PTRACE_GETSIGMASK, pid, sizeof(saved), &saved) < 0 ||
 	    ptrace(PTRACE_SETSIGMASK, pid, sizeof(only), &only) < 0) {
-		report("fail %d %d %llu\n", pid, pid, (unsigned long long)errno);
+		report(CRDBG_GATE_REPORT_FAIL, pid, pid, (unsigned long long)errno);
 		return;
 	}
 	syscall(SYS_tgkill, pid, pid, SIGCONT);
@@ -393,7 +396,7 @@ static void cont_quietly(int pid)
 		taken = WSTOPSIG(st) == SIGCONT && !(st >> 16);
 	}
 	if (ptrace(PTRACE_SETSIGMASK, pid, sizeof(saved), &saved) < 0 || !taken)
-		report("fail %d %d %llu\n", pid, pid, (unsigned long long)(taken ? errno : EAGAIN));
+		report(CRDBG_GATE_REPORT_FAIL, pid, pid, (unsigned long long)(taken ? errno : EAGAIN));
 }
 
 /*
@@ -423,7 +426,7 @@ static int gate_release(int pid)
 	bool ordered = false;
 	size_t i;
 
-	if (!getenv("CRDBG_GATE"))
+	if (!getenv(CRDBG_GATE_ENV))
 		return -ENOTSUP;
 	if (refused < 0) {
 		/*
@@ -432,7 +435,7 @@ static int gate_release(int pid)
 		 */
 		prctl(PR_SET_PDEATHSIG, 0);
 		criu_log("crdbg gate: CRIU holds the restored tree for crdbg (pid %d first)\n", pid);
-		refused = say_and_wait("held\n") || read_orders();
+		refused = say_and_wait(CRDBG_GATE_LINE(CRDBG_GATE_HELD)) || read_orders();
 		criu_log(refused ? "crdbg gate: refused: pid %d and the rest of the tree are killed\n" :
 				   "crdbg gate: crdbg's orders read (pid %d first)\n", pid);
 	}
@@ -463,7 +466,7 @@ static int gate_release(int pid)
 		criu_log("crdbg gate: every order carried out (pid %d last): CRIU detaches next\n", pid);
 		if (dlsym(RTLD_DEFAULT, "ptrace") != (void *)gate_ptrace)
 			criu_log("crdbg gate: not preloaded: CRIU detaches pid %d first, in tree order\n", pid);
-		say("released\n");
+		say(CRDBG_GATE_LINE(CRDBG_GATE_RELEASED));
 	}
 	return -ENOTSUP;
 }
@@ -557,7 +560,7 @@ static bool detached_early(pid_t tid, ptrace_fn *next)
 	static bool done;
 	size_t i;
 
-	if (!released || refused || !getenv("CRDBG_GATE_DETACH"))
+	if (!released || refused || !getenv(CRDBG_GATE_DETACH_ENV))
 		return false;
 	if (!done) {
 		done = true;
@@ -571,8 +574,8 @@ static bool detached_early(pid_t tid, ptrace_fn *next)
 
 static void gate_exit(int stage, int ret)
 {
-	if (stage == CR_PLUGIN_STAGE__DUMP && getenv("CRDBG_GATE"))
-		say(ret ? "failed\n" : "dumped\n");
+	if (stage == CR_PLUGIN_STAGE__DUMP && getenv(CRDBG_GATE_ENV))
+		say(ret ? CRDBG_GATE_LINE(CRDBG_GATE_FAILED) : CRDBG_GATE_LINE(CRDBG_GATE_DUMPED));
 }
 
 CR_PLUGIN_REGISTER("crdbg_gate", gate_init, gate_exit)

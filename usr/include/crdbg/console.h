@@ -11,6 +11,11 @@
 #define DBG_MAX_EX	64	/* -ex commands */
 
 struct dbg_opts {
+	/*
+	 * -n N: N copies of the program, never acquired through MPIR unless
+	 * it is named like a launcher (an MPI program carries Open MPI's
+	 * MPIR symbols in libopen-rte); 0: not given, one copy or MPIR.
+	 */
 	unsigned int nranks;
 	char *const *argv;		/* PROGRAM ARGS..., NULL terminated */
 	const char *batch;		/* --batch FILE: run it, then quit */

@@ -126,6 +126,16 @@ struct crs_meta {
 	 */
 	char cid[CRS_CID_MAX];
 	uint32_t cid_parts, cid_index;
+	/*
+	 * Whose checkpoint it is (the "owner" record): the uid and gid of
+	 * whoever took it. Only they and root may list, verify, restart or
+	 * remove it through the service, and a restart restores only a tree
+	 * whose images' credentials are the owner's. Metadata without the
+	 * record is root's.
+	 */
+	bool has_owner;
+	uid_t owner_uid;
+	gid_t owner_gid;
 };
 
 void crs_meta_init(struct crs_meta *m);
@@ -166,6 +176,10 @@ struct crs_checkpoint_opts {
 	/* A part of a job checkpoint: its CID, number of parts and index. */
 	const char *cid;
 	uint32_t cid_parts, cid_index;
+	/* The checkpoint's owner with owner_given (the service's caller), else our uid and gid. */
+	bool owner_given;
+	uid_t owner_uid;
+	gid_t owner_gid;
 	/*
 	 * The coordinated cut: called once every process of the tree is
 	 * frozen, before CRIU dumps; non-zero (the job's checkpoint was
@@ -233,6 +247,12 @@ struct crs_restart_opts {
 	bool has_terminal;
 	int terminal_fd;
 	bool relay_stdin;
+	/*
+	 * The service's restart for a user: the metadata read must say this
+	 * uid owns it (it is read again here, after the service checked it).
+	 */
+	bool for_owner;
+	uid_t owner_uid;
 };
 
 /*
@@ -245,6 +265,12 @@ const struct crs_stdio *crs_restart_terminal(const struct crs_meta *m);
 
 /* Restore, release, then wait: *ret_status is the root's exit status. */
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen);
+
+/*
+ * How long a restart waits for a pid of its tree held by a process on its
+ * way out (a zombie, a process SIGKILL is pending on) to be free.
+ */
+#define CRS_RESTART_PID_WAIT_S	30
 
 /*
  * The store: one directory per checkpoint under the store root (default
@@ -260,6 +286,13 @@ const char *crs_store_root(const char *explicit_root);
 
 /* Path of a checkpoint directory; -EINVAL for a malformed handle. */
 int crs_store_path(const char *root, const char *handle, char *out, size_t outlen);
+
+/*
+ * SHA-256 of a checkpoint's metadata file, which seals its image digests:
+ * what a job manifest records for each part.
+ */
+int crs_store_meta_digest(const char *root, const char *handle, uint8_t sha[32], char *err,
+			  size_t errlen);
 
 /* Load and parse the metadata of a checkpoint. */
 int crs_store_load(const char *root, const char *handle, struct crs_meta *m, char *err,
@@ -300,6 +333,9 @@ int crs_store_list(const char *root, crs_store_list_fn fn, void *arg);
  * (crs_store_dependents names them).
  */
 int crs_store_remove(const char *root, const char *handle);
+/* The one line that says why crs_store_remove() returned r (< 0), into err. */
+void crs_store_remove_why(const char *root, const char *handle, int r, char *err,
+			  size_t errlen);
 
 /*
  * Incremental chains (usr/crs/chain.c). crs_store_verify_chain checks a

@@ -40,8 +40,14 @@
  *                          launcher ends them. Without hold, exits go on
  *                          at once
  *   print EXPR             "EXPR = VALUE"
- *   break LOC              "breakpoint N at FILE:LINE"
- *   bt                     "#0  func at file:line" lines
+ *   break LOC              "breakpoint N at FILE:LINE"; where no object
+ *                          loaded so far has LOC (a library not loaded
+ *                          yet), "breakpoint N (LOC) pending", which gdb
+ *                          resolves when one that has it loads
+ *   bt [N|-N]              "#0  func at file:line" lines; N: the N
+ *                          innermost frames, -N the N outermost, and a
+ *                          last line "(More stack frames follow...)" when
+ *                          frames were left out, as gdb's backtrace N
  *   stack                  function names, outermost first, one a line
  *   status                 "STATE gdb=PID pid=PID WHERE[, pc 0xADDR]"
  *   cli CMD                any gdb console command; its console output
@@ -72,10 +78,10 @@
  *                          selected again: "released N"
  *   part start ARG[\x1fARG...]
  *                          a part of a job checkpoint operation
- *                          (<crdbg/job.h>): run the crdbg next to this
- *                          server as `crdbg ARG...` (ARG is checkpoint,
- *                          restart, verify or rm, and --part must be
- *                          among them) for the rank; "started". Its
+ *                          (<crdbg/job.h>): run the part program next to
+ *                          this server as `crdbg-part ARG...` (the first
+ *                          ARG is checkpoint, restart, verify or rm) for
+ *                          the rank; "started". Its
  *                          stdout's other lines (a restored program's)
  *                          are the rank's output
  *   part order LINE        LINE to that part's stdin: "sent"
@@ -83,8 +89,11 @@
  *                          the prefix, once it said it (at once if it
  *                          did); an error "error: ended: WHY" if it ends
  *                          first, "error: no answer in N s" after MS
- *   part wait MS debug PID "debug PID" once the part said "MPIR debug
- *                          info) HOST:PID" (its process is parked)
+ *   part wait MS debug PID[,PID...]
+ *                          "debug N" (N the pids named) once the part
+ *                          said "MPIR debug info) HOST:PID" for every PID
+ *                          (those processes are parked): one wait for a
+ *                          set; errors as for a step
  *   part finish MS         close its stdin; "exit 0" or "exit STATUS: WHY"
  *                          once it ends
  *                          (killed with its process group after MS);
@@ -158,6 +167,7 @@
 #define DBGP_RUNNING		"running"
 #define DBGP_LOADED		"loaded"
 #define DBGP_NOT_STARTED	"not started"
+#define DBGP_BREAK_PENDING	"pending"	/* ends a break reply: no location yet */
 
 enum dbgp_verb {
 	DBGP_LOAD,
@@ -201,7 +211,8 @@ struct dbgp_cmd {
 	int pid;		/* attach */
 	/*
 	 * load: PROG[\x1fARG...] (dbgp_split_load() splits it); attach:
-	 * PROG; print, break, cli, input: their text (may be empty); exec
+	 * PROG; print, break, cli, input: their text (may be empty); bt:
+	 * its count ("" for every frame); exec
 	 * until/advance: the location ("" for none).
 	 */
 	const char *arg;
@@ -246,6 +257,81 @@ int dbgp_parse(char *buf, size_t len, struct dbgp_cmd *ret);
  * beyond max stay in the last one). Returns the number of ARGs.
  */
 size_t dbgp_split_load(char *spec, const char **ret_args, size_t max);
+
+/*
+ * The hook command's argument (park ARG, unpark, plan, release), as the
+ * console sends it and the server reads it (usr/dbgproto/subcmd.c).
+ */
+enum dbgp_hook_op {
+	DBGP_HOOK_PARK,
+	DBGP_HOOK_UNPARK,
+	DBGP_HOOK_PLAN,
+	DBGP_HOOK_RELEASE,
+};
+
+struct dbgp_hook_cmd {
+	enum dbgp_hook_op op;
+	uint64_t arg;		/* park: the hook frame's argument */
+};
+
+/* Its text, the arg of a DBGP_HOOK command: its length, -EINVAL or -ENOSPC. */
+int dbgp_hook_format(char *buf, size_t size, const struct dbgp_hook_cmd *h);
+/* 0, or -EINVAL for anything but the four (park with a whole decimal ARG). */
+int dbgp_hook_parse(const char *text, struct dbgp_hook_cmd *ret);
+
+/* The part command's argument, likewise. */
+#define DBGP_PART_ARGS_MAX	32	/* start's ARGs */
+#define DBGP_PART_STEP_MAX	64	/* wait's STEP, with its NUL */
+#define DBGP_PART_ORDER_MAX	256	/* order's LINE, with its NUL */
+#define DBGP_PART_PIDS_MAX	256	/* wait's PIDs: 256 of 10 digits fit a command */
+
+enum dbgp_part_op {
+	DBGP_PART_START,	/* start ARG\x1fARG...: the part program's operation */
+	DBGP_PART_ORDER,	/* order LINE */
+	DBGP_PART_WAIT,		/* wait MS STEP | wait MS debug PID[,PID...] */
+	DBGP_PART_FINISH,	/* finish MS */
+	DBGP_PART_DRAIN,	/* drain MS */
+};
+
+struct dbgp_part_cmd {
+	enum dbgp_part_op op;
+	unsigned long ms;			/* wait, finish, drain */
+	char step[DBGP_PART_STEP_MAX];		/* wait: the step, or "debug" with pids */
+	int pid[DBGP_PART_PIDS_MAX];		/* wait MS debug PID,...: each > 0 */
+	unsigned int npid;			/* how many; 0 for a step's wait */
+	const char *line;			/* order */
+	/* start: argv[1..argc] (argv[1] the operation), argv[argc + 1] NULL */
+	char *argv[DBGP_PART_ARGS_MAX + 2];
+	int argc;
+};
+
+/*
+ * Its text, the arg of a DBGP_PART command: its length, -EINVAL (an
+ * operation the part program has not, a separator or newline in an ARG,
+ * a bad STEP or MS) or -ENOSPC.
+ */
+int dbgp_part_format(char *buf, size_t size, const struct dbgp_part_cmd *c);
+/*
+ * Parse the text after "part " (buf, NUL terminated, split in place:
+ * argv and line point into it). 0, or -EINVAL and *why: the error reply
+ * without its "error: ".
+ */
+int dbgp_part_parse(char *buf, struct dbgp_part_cmd *c, const char **why);
+
+/*
+ * The answer to "part finish": how the part ended ("exit 0", "exit S:
+ * WHY" with S its exit status, 1..255, and WHY one line) or that it runs
+ * on ("running").
+ */
+struct dbgp_part_end {
+	bool running;
+	int status;
+	const char *why;	/* "" for status 0; parse: points into the text */
+};
+/* Its text into buf: its length, -EINVAL (a status out of range) or -ENOSPC. */
+int dbgp_part_end_format(char *buf, size_t size, const struct dbgp_part_end *e);
+/* 0, or -EINVAL for any other text. */
+int dbgp_part_end_parse(const char *text, struct dbgp_part_end *ret);
 
 enum dbgp_reply_kind {
 	DBGP_REPLY_OTHER,	/* a value, a breakpoint, cli output, ... */

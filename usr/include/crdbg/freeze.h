@@ -56,13 +56,13 @@ enum freeze_backend_kind freeze_backend_kind_from_string(const char *s);	/* -1 c
 
 int freeze_process(struct freeze_backend *b, pid_t pid, unsigned int flags,
 		   char *err_msg, size_t err_len);
-int thaw_process(struct freeze_backend *b, pid_t pid, char *err_msg, size_t err_len);
+int freeze_thaw(struct freeze_backend *b, pid_t pid, char *err_msg, size_t err_len);
 
 /*
  * Fill up to max threads of a frozen pid; returns the number of threads
  * (which may exceed max: call again with a larger array) or -errno.
  */
-int query_process(struct freeze_backend *b, pid_t pid, struct freeze_thread *threads,
+int freeze_query(struct freeze_backend *b, pid_t pid, struct freeze_thread *threads,
 		  size_t max, char *err_msg, size_t err_len);
 
 /*
@@ -71,7 +71,7 @@ int query_process(struct freeze_backend *b, pid_t pid, struct freeze_thread *thr
  * PC with every register intact. The process must be frozen; the hook runs
  * after thaw.
  */
-int push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
+int freeze_push_hook(struct freeze_backend *b, pid_t pid, pid_t tid, uint64_t trampoline,
 	      uint64_t arg, char *err_msg, size_t err_len);
 
 /*

@@ -259,6 +259,7 @@ struct mi_breakpoint {
 	int line;
 	int nlocations;
 	uint64_t addr;
+	bool pending;			/* no location yet: waits for its library */
 	struct mi_record *rec;
 };
 void mi_breakpoint_release(struct mi_breakpoint *bp);
@@ -288,6 +289,13 @@ void mi_threads_release(struct mi_threads *t);
 
 /* ret_bp may be NULL. location as for gdb's break: "file.c:12", "func". */
 int mi_break(struct mi_driver *d, const char *location, struct mi_breakpoint *ret_bp);
+/*
+ * mi_break(), but a location found nowhere yet (a function of a shared
+ * library not loaded so far) is a pending breakpoint (ret_bp->pending),
+ * which gdb resolves when a library that has it loads: -break-insert -f.
+ */
+int mi_break_pending(struct mi_driver *d, const char *location,
+		     struct mi_breakpoint *ret_bp);
 int mi_run(struct mi_driver *d);		/* -exec-run */
 int mi_attach(struct mi_driver *d, pid_t pid);	/* -target-attach, waits for the stop */
 /*

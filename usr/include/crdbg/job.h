@@ -2,10 +2,11 @@
 /*
  * Job checkpoints: one handle for a checkpoint of a whole parallel job
  * whose parts (one process tree each, on any node) are ordinary
- * checkpoints of <crdbg/crs.h>. Documentation/checkpoint.md ("Job
- * checkpoints") describes the manifest, the cut and the restart barrier.
+ * checkpoints of <crdbg/crs.h>. Documentation/checkpoint.md ("The job
+ * checkpoint protocol") describes the manifest, the cut and the restart
+ * barrier.
  *
- * The computation id (CID, seed 003) names one job checkpoint: every part
+ * The computation id (CID) names one job checkpoint: every part
  * records it with the number of parts and its own index (the metadata's
  * "cid" record), and a restart releases nothing until every counted part
  * came back with the CID the coordinator adopted.
@@ -26,6 +27,7 @@
 #include <stdio.h>
 
 #include <crdbg/crs.h>
+#include <crdbg/job-part.h>
 
 #define CRS_JOB_FORMAT		1
 #define CRS_JOB_DIR		".jobs"
@@ -66,6 +68,10 @@ struct crs_job {
 	char cid[CRS_CID_MAX];
 	int64_t time;
 	char what[256];			/* the job: "slurm 42", "pid 1234 (mpirun)", ... */
+	/* whose job checkpoint it is (the "owner" record; absent: root's), as in crs_meta */
+	bool has_owner;
+	uid_t owner_uid;
+	gid_t owner_gid;
 	size_t nr_parts;
 	struct crs_job_part *parts;
 };
@@ -91,7 +97,7 @@ bool crs_tty_path_valid(const char *path);
 /* "RDEV:DEV:PATH" (hex, as CRIU names a tty) or "-" into p's tty fields. */
 int crs_job_tty_parse(const char *s, struct crs_job_part *p);
 
-/* A fresh CID, "<host>-<pid>-<unix ns>" (seed 003: unique per computation). */
+/* A fresh CID, "<host>-<pid>-<unix ns>" (unique per computation). */
 int crs_cid_new(char *buf, size_t len);
 
 /* Manifest text (malloc'd) and its parser; the parser accepts any bytes. */
@@ -115,21 +121,18 @@ int crs_job_list(const char *root, crs_job_list_fn fn, void *arg);
 /* The job manifest naming handle as one of its parts ("" if none). */
 int crs_job_owning(const char *root, const char *part_handle, char *job, size_t len);
 
-/* SHA-256 of a part's metadata file, as the manifest records it. */
-int crs_job_part_digest(const char *root, const char *handle, uint8_t sha[32], char *err,
-			size_t errlen);
-
 /*
- * The coordinators (usr/crs/job-checkpoint.c, job-restart.c). Each part
- * is a `crdbg checkpoint|restart ... --part` process on its node, started
+ * The coordinators (usr/job/checkpoint.c, restart.c). Each part
+ * is a `crdbg-part checkpoint|restart ...` process on its node, started
  * here (its node is this host) or through a launch template ("ssh {host}
  * {cmd}"; inside a Slurm allocation the default is srun --overlap), and
- * driven through its stdin and stdout, one line a step (checkpoint.md);
+ * driven through its stdin and stdout, one message a line
+ * (<crdbg/job-part.h>, checkpoint.md);
  * or, with a transport, by whoever the transport asks (a debug session's
  * servers).
  */
 /*
- * Until its last order, a part says "crdbg-part alive" every
+ * Until its last order, a part sends its alive step every
  * CRS_PART_BEAT_S seconds. A lost node sends no end of file through srun
  * or ssh for as long as the launcher takes to notice (Slurm: SlurmdTimeout,
  * 300 s by default) while the job's other parts keep their trees frozen,
@@ -153,8 +156,8 @@ struct crs_job_target {
  * wait and finish fill rep[part] for every part started.
  */
 struct crs_part_report {
-	char step[512];		/* its last "crdbg-part" line without the prefix, "" none */
-	char why[512];		/* why it failed or ended, "" if it did not say */
+	struct job_part_msg msg;	/* its last step (<crdbg/job-part.h>); UNSPEC: none */
+	char why[JOB_PART_WHY_MAX];	/* why it failed or ended, "" if it did not say */
 	bool over;		/* it ended, or cannot be reached: no more steps */
 	int status;		/* its exit status once known, else -1 */
 };
@@ -163,11 +166,11 @@ struct crs_job_transport {
 	/* Start part (argv[0] is ignored: crdbg) for ranks on node. 0 or -errno and err. */
 	int (*start)(void *arg, size_t part, const char *node, const char *ranks,
 		     char *const argv[], char *err, size_t errlen);
-	/* One line to every part started and not over. */
-	void (*send)(void *arg, const char *line);
-	/* Until every part not over said STEP, or timeout_s: 0 or -ETIMEDOUT. */
-	int (*wait)(void *arg, const char *step, int timeout_s, struct crs_part_report *rep,
-		    size_t n);
+	/* An order to every part started and not over. */
+	void (*send)(void *arg, enum job_part_order order);
+	/* Until every part not over reached step, or timeout_s: 0 or -ETIMEDOUT. */
+	int (*wait)(void *arg, enum job_part_step step, int timeout_s,
+		    struct crs_part_report *rep, size_t n);
 	/*
 	 * No more orders: wait up to grace_s for each part to end (then it
 	 * is killed); grace_s 0: they run on (a released restart).
@@ -205,20 +208,20 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
  * `crdbg restart JOB --join N`: run the parts of the job's terminal N
  * (numbered by the restart, which names them and waits) on our own
  * terminal, speaking for them to the restart through its door
- * (usr/crs/job-join.h). *ret_status as crs_job_restart.
+ * (usr/job/join.h). *ret_status as crs_job_restart.
  */
 int crs_job_join(const struct crs_job_opts *o, unsigned int group, int *ret_status, char *err,
 		 size_t errlen);
 
-/* Verify every part on its node (crdbg verify --part); 0 when all are intact. */
+/* Verify every part on its node (crdbg-part verify); 0 when all are intact. */
 int crs_job_verify(const struct crs_job_opts *o, char *err, size_t errlen);
 
 /* Remove every part on its node, then the manifest. */
 int crs_job_remove(const struct crs_job_opts *o, char *err, size_t errlen);
 
 /*
- * A Slurm job's tasks, one target each (usr/crs/job-slurm.c): its nodes
- * from squeue, the tasks on each through `crdbg checkpoint --slurm-tasks
+ * A Slurm job's tasks, one target each (usr/job/slurm.c): its nodes
+ * from squeue, the tasks on each through `crdbg-part tasks
  * JOBID` run there (o->launch, default srun --overlap --jobid=JOBID).
  */
 int crs_slurm_job_targets(const char *jobid, const struct crs_job_opts *o,
@@ -231,7 +234,7 @@ int crs_slurm_local_tasks(const char *jobid, FILE *out);
  * A part of a job restart whose checkpoint (root/handle) holds TCP
  * connections drops its node's outgoing TCP resets until the release, so
  * a connection that reaches a peer not restored yet is not reset
- * (usr/crs/job-rstguard.c). *guarded says whether it did; -1 with err
+ * (usr/job/rstguard.c). *guarded says whether it did; -1 with err
  * when it could not (nftables missing).
  */
 int crs_job_rst_guard(const char *root, const char *handle, bool *guarded, char *err,

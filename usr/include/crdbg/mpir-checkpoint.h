@@ -13,7 +13,7 @@
  * structure with process_vm_readv(), freezes the tree and dumps it.
  *
  * Resume: crdbg pushes the hook trampoline on every thread with
- * push_hook(arg); the trampoline calls crdbg_hook_entry(arg), which runs
+ * freeze_push_hook(arg); the trampoline calls crdbg_hook_entry(arg), which runs
  * MPIR_checkpoint_debugger_crs_hook(state) (Documentation/checkpoint.md,
  * "The protocol").
  *

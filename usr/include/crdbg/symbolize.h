@@ -15,6 +15,6 @@
  * covers addr) into buf. Returns 0, or -ENOENT when addr is in no
  * file-backed mapping, or another negative errno.
  */
-int sym_describe(pid_t pid, uint64_t addr, char *buf, size_t len);
+int freeze_sym_describe(pid_t pid, uint64_t addr, char *buf, size_t len);
 
 #endif /* CRDBG_SYMBOLIZE_H */
