@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "criu-pagemap.h"
 #include "meta.h"
+#include "sealed-text.h"
 #include "page-server.h"
 #include "store.h"
 #include "xxh128.h"
@@ -73,8 +74,13 @@ TEST(bad_chunk_records_refused)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[640];
+		size_t len;
+
 		snprintf(line, sizeof(line), "crdbg-checkpoint 1\n%s", bad[i]);
-		EXPECT_NE(0, crs_meta_parse(line, strlen(line), &back, err, sizeof(err)))
+		len = seal_text(line, text, sizeof(text));
+		ASSERT_NE(0, len);
+		EXPECT_NE(0, crs_meta_parse(text, len, &back, err, sizeof(err)))
 			TH_LOG("accepted: %s", bad[i]);
 		EXPECT_NE(NULL, strstr(err, "line 2")) TH_LOG("%s", err);
 	}

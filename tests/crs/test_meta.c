@@ -8,6 +8,7 @@
 
 #include "kselftest_harness.h"
 #include "meta.h"
+#include "sealed-text.h"
 #include "sha256.h"
 #include "xxh128.h"
 
@@ -438,9 +439,18 @@ TEST(malformed_refused)
 	char err[256];
 	size_t i;
 
+	char text[512];
+	size_t len;
+
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* unsealed, then sealed: refused by the seal, then by the line */
 		EXPECT_NE(0, crs_meta_parse(bad[i], strlen(bad[i]), &back, err, sizeof(err)))
 			TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(0, strlen(err));
+		len = seal_text(bad[i], text, sizeof(text));
+		ASSERT_NE(0, len);
+		EXPECT_NE(0, crs_meta_parse(text, len, &back, err, sizeof(err)))
+			TH_LOG("accepted sealed: %s", bad[i]);
 		EXPECT_NE(0, strlen(err));
 	}
 }
@@ -463,11 +473,28 @@ TEST(sigcont_records_checked)
 	char err[256];
 	size_t i;
 
+	char text[512];
+	size_t len;
+
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EBADMSG, crs_meta_parse(bad[i], strlen(bad[i]), &back, err, sizeof(err)))
+		len = seal_text(bad[i], text, sizeof(text));
+		ASSERT_NE(0, len);
+		EXPECT_EQ(-EBADMSG, crs_meta_parse(text, len, &back, err, sizeof(err)))
 			TH_LOG("accepted: %s", bad[i]);
 		EXPECT_NE(NULL, strstr(err, "sigcont")) TH_LOG("%s: %s", bad[i], err);
 	}
+}
+
+/* A record parser never sees a line of text that is not sealed. */
+TEST(lines_read_only_once_sealed)
+{
+	static const char forged[] = "crdbg-checkpoint 1\nbogus 1\nend "
+		"0000000000000000000000000000000000000000000000000000000000000000\n";
+	struct crs_meta back;
+	char err[256];
+
+	EXPECT_EQ(-EBADMSG, crs_meta_parse(forged, strlen(forged), &back, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "checksum mismatch")) TH_LOG("%s", err);
 }
 
 TEST(handle_names)

@@ -2,14 +2,16 @@
 /*
  * libFuzzer target: the record decoders of the store, a checkpoint's
  * metadata (its chunk-xxh128 records included) and a job's manifest, the
- * manifest's terminal field on its own (the seal keeps mutated manifests
- * from reaching it), and CRIU's pagemap images as crdbg's lazy page
+ * manifest's terminal field on its own, and CRIU's pagemap images as crdbg's lazy page
  * server reads them (the first byte picks one). Whatever the bytes, a
  * decoder stays inside them, and whatever it accepts formats back into
  * exactly what it read (the seal covers every byte; a terminal has one
  * written form); a pagemap it accepts is in order, every lookup finds
  * the entry that holds the address, and written back (as a pre-dump's
- * merge writes one) it decodes into the same entries.
+ * merge writes one) it decodes into the same entries. The record
+ * parsers read only sealed text, so a bit of the first byte seals the
+ * input as crdbg would before it is parsed: the fuzzer's mutations reach
+ * the records, not just the seal.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #include <crdbg/job.h>
 #include "criu-pagemap.h"
 #include "meta.h"
+#include "seal-key.h"
+#include "sha256.h"
 
 /* pm written as an image decodes into the same pages id and entries. */
 static void rewritten_or_abort(const struct crs_pagemap *pm)
@@ -76,11 +80,28 @@ static void same_or_abort(const uint8_t *in, size_t len, const char *out, size_t
 		abort();
 }
 
+/* buf[0..*len) followed by its end line, as crdbg seals a text; NULL if out of memory. */
+static char *sealed_copy(const char *buf, size_t *len)
+{
+	uint8_t d[CRS_SHA256_LEN];
+	char hex[CRS_SHA256_HEX], *out;
+
+	if (crs_seal(buf, *len, d))
+		return NULL;
+	crs_sha256_hex(d, hex);
+	out = malloc(*len + 4 + CRS_SHA256_HEX + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, buf, *len);
+	*len += (size_t)sprintf(out + *len, "end %s\n", hex);
+	return out;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* A copy of exactly the bytes, so ASan sees any read past them. */
 	char *buf, *out, err[256];
-	size_t out_len;
+	size_t out_len, len;
 
 	if (!size)
 		return 0;
@@ -88,6 +109,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		return 0;
 	memcpy(buf, data + 1, size - 1);
+	len = size - 1;
+	if ((data[0] & 0x0a) == 0x08) {
+		char *sealed = sealed_copy(buf, &len);
+
+		free(buf);
+		if (!sealed)
+			return 0;
+		buf = sealed;
+	}
 	if (data[0] & 2) {
 		pagemap_or_abort(buf, size - 1);
 	} else if ((data[0] & 5) == 4) {
@@ -107,17 +137,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (data[0] & 1) {
 		struct crs_job j;
 
-		if (!crs_job_parse(buf, size - 1, &j, err, sizeof(err))) {
+		if (!crs_job_parse(buf, len, &j, err, sizeof(err))) {
 			if (crs_job_format(&j, &out, &out_len))
 				abort();
-			same_or_abort(data + 1, size - 1, out, out_len);
+			same_or_abort((const uint8_t *)buf, len, out, out_len);
 			free(out);
 			crs_job_free(&j);
 		}
 	} else {
 		struct crs_meta m;
 
-		if (!crs_meta_parse(buf, size - 1, &m, err, sizeof(err))) {
+		if (!crs_meta_parse(buf, len, &m, err, sizeof(err))) {
 			if (crs_meta_format(&m, &out, &out_len))
 				abort();
 			free(out);	/* records may be reordered: reparse only */

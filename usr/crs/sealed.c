@@ -45,11 +45,16 @@ int crs_sealed_close(FILE *f, char **buf, size_t *len)
 	return 0;
 }
 
+/*
+ * The text's shape (magic, bounded lines, one end line, nothing after it)
+ * and its seal are checked before a single record is read: a record
+ * parser only ever sees text that crdbg itself wrote.
+ */
 int crs_sealed_parse(const struct crs_sealed_form *form, const char *buf, size_t len,
 		     crs_sealed_line_fn fn, void *arg, char *err, size_t errlen)
 {
 	uint8_t want[CRS_SHA256_LEN], got[CRS_SHA256_LEN];
-	size_t magic_len = strlen(form->magic), off, ll, end_off = 0;
+	size_t magic_len = strlen(form->magic), off, ll = 0, end_off = 0;
 	size_t max_line = form->max_line < SEALED_LINE_MAX ? form->max_line : SEALED_LINE_MAX - 1;
 	unsigned int lineno = 1;
 	char line[SEALED_LINE_MAX];
@@ -75,19 +80,15 @@ int crs_sealed_parse(const struct crs_sealed_form *form, const char *buf, size_t
 		if (ll > max_line || memchr(buf + off, '\0', ll))
 			return crs_fail(err, errlen, -EBADMSG, "%s line %u malformed", form->what,
 					lineno);
-		memcpy(line, buf + off, ll);
-		line[ll] = '\0';
-		if (!strncmp(line, "end ", 4)) {
-			if (!crs_digest_from_hex(line + 4, want, CRS_SHA256_LEN))
+		if (ll >= 4 && !memcmp(buf + off, "end ", 4)) {
+			memcpy(line, buf + off + 4, ll - 4);
+			line[ll - 4] = '\0';
+			if (!crs_digest_from_hex(line, want, CRS_SHA256_LEN))
 				return crs_fail(err, errlen, -EBADMSG, "%s end line malformed",
 						form->what);
 			end_off = off;
 			ended = true;
-			continue;
 		}
-		r = fn(arg, line, lineno, err, errlen);
-		if (r)
-			return r;
 	}
 	if (!ended)
 		return crs_fail(err, errlen, -ENODATA, "%s truncated: no end line", form->what);
@@ -99,5 +100,16 @@ int crs_sealed_parse(const struct crs_sealed_form *form, const char *buf, size_t
 				form->what, CRS_SEAL_KEY_PATH, strerror(-r));
 	if (CRYPTO_memcmp(want, got, sizeof(got)))
 		return crs_fail(err, errlen, -EBADMSG, "%s checksum mismatch", form->what);
+
+	lineno = 1;
+	for (off = magic_len; off < end_off; off += ll + 1) {
+		lineno++;
+		ll = (size_t)((const char *)memchr(buf + off, '\n', end_off - off) - (buf + off));
+		memcpy(line, buf + off, ll);
+		line[ll] = '\0';
+		r = fn(arg, line, lineno, err, errlen);
+		if (r)
+			return r;
+	}
 	return 0;
 }
