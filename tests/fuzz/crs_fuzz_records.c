@@ -2,8 +2,8 @@
 /*
  * libFuzzer target: the record decoders of the store, a checkpoint's
  * metadata (its chunk-xxh128 records included) and a job's manifest, the
- * manifest's terminal field on its own, and CRIU's pagemap images as crdbg's lazy page
- * server reads them (the first byte picks one). Whatever the bytes, a
+ * manifest's terminal field on its own, and CRIU's pagemap images as
+ * crdbg's lazy page server reads them (the first byte picks one). Whatever the bytes, a
  * decoder stays inside them, and whatever it accepts formats back into
  * exactly what it read (the seal covers every byte; a terminal has one
  * written form); a pagemap it accepts is in order, every lookup finds
@@ -80,7 +80,7 @@ static void same_or_abort(const uint8_t *in, size_t len, const char *out, size_t
 		abort();
 }
 
-/* buf[0..*len) followed by its end line, as crdbg seals a text; NULL if out of memory. */
+/* buf[0..*len) and its end line, as crdbg seals a text; NULL without memory. */
 static char *sealed_copy(const char *buf, size_t *len)
 {
 	uint8_t d[CRS_SHA256_LEN];

@@ -32,9 +32,9 @@ typedef int (*crs_sealed_line_fn)(void *arg, char *line, unsigned int lineno, ch
 /*
  * Check buf's magic, its lines' shape, the end line and the seal, and
  * only then hand every record line to fn (its error ends the parse), so
- * that no record parser sees text crdbg did not seal: 0, -ENODATA when empty or
- * truncated, -EBADMSG when malformed or the seal does not match, or
- * fn's error. One line naming the problem in err.
+ * that no record parser sees text crdbg did not seal: 0, -ENODATA when
+ * empty or truncated, -EBADMSG when malformed or the seal does not
+ * match, or fn's error. One line naming the problem in err.
  */
 int crs_sealed_parse(const struct crs_sealed_form *form, const char *buf, size_t len,
 		     crs_sealed_line_fn fn, void *arg, char *err, size_t errlen);
