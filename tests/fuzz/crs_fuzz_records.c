@@ -3,9 +3,9 @@
  * libFuzzer target: the record decoders of the store, a checkpoint's
  * metadata (its chunk-xxh128 records included) and a job's manifest, the
  * manifest's terminal field on its own, and CRIU's pagemap images as
- * crdbg's lazy page server reads them (the first byte picks one). Whatever the bytes, a
- * decoder stays inside them, and whatever it accepts formats back into
- * exactly what it read (the seal covers every byte; a terminal has one
+ * crdbg's lazy page server reads them (the first byte picks one).
+ * Whatever the bytes, a decoder stays inside them, and whatever it
+ * accepts formats back into exactly what it read (the seal covers every byte; a terminal has one
  * written form); a pagemap it accepts is in order, every lookup finds
  * the entry that holds the address, and written back (as a pre-dump's
  * merge writes one) it decodes into the same entries. The record
