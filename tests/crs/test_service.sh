@@ -237,6 +237,11 @@ cp "$work/m.orig" "$m"
 setsid sleep 1000 </dev/null >/dev/null 2>&1 &
 rootpid=$!
 pids+=("$rootpid")
+# until setsid(2) has run in it: checkpointed before, it is still in session 0
+for _ in $(seq 100); do
+	[ "$(awk '{ print $6 }' "/proc/$rootpid/stat" 2>/dev/null)" = "$rootpid" ] && break
+	sleep 0.1
+done
 CRDBG_DIGEST=sha256 "$crdbg" checkpoint "$rootpid" --kill --store /var/lib/crdbg >"$work/r.handle" 2>"$work/r.err"
 hr=$(tail -n 1 "$work/r.handle")
 mr=/var/lib/crdbg/$hr/metadata
