@@ -154,8 +154,9 @@ as alice sh -c 'echo $$ >"$1"; /usr/bin/python3 -c "import ctypes, time; ctypes.
 wait_for test -s "$work/alice/nd.pid"
 ndpid=$(cat "$work/alice/nd.pid")
 pids+=("$ndpid")
-# the child has made itself not dumpable: its /proc/PID is root's
-nd_child() { child=$(pgrep -P "$ndpid") && [[ $(stat -c %u "/proc/$child") == 0 ]]; }
+# the child has made itself not dumpable: the files of its /proc/PID are
+# root's (the directory itself keeps the process's uid)
+nd_child() { child=$(pgrep -P "$ndpid") && [[ $(stat -c %u "/proc/$child/mem") == 0 ]]; }
 if wait_for nd_child; then
 	as alice timeout -k 10 300 "$crdbg" checkpoint "$ndpid" >"$work/a.nd" 2>&1
 	rc=$?

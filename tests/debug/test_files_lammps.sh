@@ -44,12 +44,14 @@ thermo 20
 thermo_modify flush yes
 run 100
 EOF_IN
-thermo() { grep -E '^ +[0-9]+ +-?[0-9]+\.[0-9]' "$1"; }
+# A thermo line: the step, then numbers only (step 0's temperature is a bare 3).
+thermo() { grep -E '^ *[0-9]+( +-?[0-9][0-9.eE+-]*)+ *$' "$1"; }
 
 (cd "$work" && timeout 300 "$lmp" -in in.melt -log "$work/ref.lammps" >/dev/null 2>&1)
 thermo "$work/ref.lammps" >"$work/ref.thermo"
 [ "$(wc -l <"$work/ref.thermo")" = 6 ]
 ok $? "an uninterrupted run prints the thermo lines of steps 0 to 100"
+[ "$(wc -l <"$work/ref.thermo")" = 6 ] || sed 's/^/# /' "$work/ref.lammps" | tail -n 20
 
 # Thermo::compute runs before each thermo line: stop 1 is step 0, the
 # checkpoint at stop 2 (step 20: the log has step 0's line), stop 3 at

@@ -10,7 +10,8 @@
 #   ptrace kmod  crdbg checkpoint --kill + crdbg restart, on that backend
 #   criu-cont    raw criu dump --leave-running: the original checks
 #                itself, then criu restore of that image checks again
-#   cont-kmod    the same with crdbg checkpoint (it continues) + restart
+#   cont-kmod    the same with crdbg checkpoint (it continues) + restart;
+#                its control is criu-cont where that runs, else criu
 #   cont-ptrace  (not by default: FIDELITY_MODES="... cont-ptrace")
 #   X-to-Y       checkpoint --kill on backend X, restart on backend Y
 #   X-lazy       checkpoint --kill on backend X, restart --lazy on it
@@ -347,6 +348,15 @@ judge() {
 		line fail "$p $label" "${r#fail: }"
 	fi
 }
+# cont_control PROG KEY: the control of a continue mode's half, raw
+# CRIU's continue where it ran, else its dump and restore (--kill).
+cont_control() {
+	if [[ " ${MODES[*]} " == *" criu-cont "* ]]; then
+		res "$1" "criu-cont-${2##*-}"
+	else
+		res "$1" criu
+	fi
+}
 halves() { # MODE: its result keys
 	if [[ $1 == *cont* ]]; then echo "$1-orig $1-restart"; else echo "$1"; fi
 }
@@ -369,7 +379,7 @@ for p in "${progs[@]}"; do
 					line skip "$p $k (raw CRIU control)" "raw CRIU cannot: ${r#fail: }"
 				fi
 				;;
-			cont-*) judge "$p" "$k" "$(res "$p" "criu-cont-${k##*-}")" "$r" ;;
+			cont-*) judge "$p" "$k" "$(cont_control "$p" "$k")" "$r" ;;
 			*) judge "$p" "$k" "$(res "$p" criu)" "$r" ;;
 			esac
 		done
