@@ -149,7 +149,7 @@ rc=$?
 check "alice cannot checkpoint root's process: one line" \
 	eval '[[ $rc != 0 ]] && one_line "$work/a.root"' || diag "$work/a.root"
 # a tree whose child is not dumpable: the service refuses it, naming the child
-as alice sh -c 'echo $$ >"$1"; /usr/bin/python3 -c "import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(1000)" & wait' \
+as alice setsid sh -c 'echo $$ >"$1"; /usr/bin/python3 -c "import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(1000)" & wait' \
 	sh "$work/alice/nd.pid" </dev/null >/dev/null 2>&1 &
 wait_for test -s "$work/alice/nd.pid"
 ndpid=$(cat "$work/alice/nd.pid")
@@ -276,6 +276,38 @@ check "the put-back of a tmpfs file follows no symlink the user swapped in" \
 	eval '[[ $rc != 0 ]] && ! test -e /tmp/crdbg-rootonly.$$/out && grep -qE "symbolic links|not a plain directory" "$work/a.link"' ||
 	diag "$work/a4.err" "$work/a.link"
 rm -rf /tmp/crdbg-rootonly.$$
+
+# --- a shell job of alice's, restarted by root on root's terminal ---
+# Restored there, the terminal would be its controlling terminal, where it
+# types (TIOCSTI) a command for the shell that reads the terminal next.
+pty=$build/tests/crs/prog_pty
+rm -f "$work/alice/go"
+as alice env PTY_PIDFILE="$work/alice/sj.sh" "$pty" "$work/alice/sj.log" bash -c \
+	'/usr/bin/python3 -c "
+import fcntl, os, sys, termios, time
+open(sys.argv[1], \"w\").write(str(os.getpid()))
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.2)
+for c in b\"touch $3\\n\":
+    fcntl.ioctl(1, termios.TIOCSTI, bytes([c]))
+" "$1" "$2" </dev/null & wait' bash "$work/alice/sj.pid" "$work/alice/go" "$work/typed" \
+	</dev/null >/dev/null 2>&1 &
+wait_for test -s "$work/alice/sj.pid"
+sj=$(cat "$work/alice/sj.pid")
+pids+=("$sj")
+as alice timeout -k 10 300 "$crdbg" checkpoint "$sj" --kill >"$work/sj.handle" 2>"$work/sj.err"
+hs=$(tail -n 1 "$work/sj.handle")
+wait_for gone "$sj"
+touch "$work/alice/go"
+# root's shell: the restart, then what it reads from its terminal, run
+"$pty" "$work/root-tty.log" bash -c '"$1" restart "$2"; read -r -t 15 line && eval "$line"' \
+	bash "$crdbg" "$hs" </dev/null >/dev/null 2>&1
+check "alice's shell job restarted by root on root's terminal is refused in one line, nothing restored" \
+	eval '[[ -n $hs ]] && grep -q "TIOCSTI" "$work/root-tty.log" &&
+	      [[ $(grep -c . "$work/root-tty.log") == 1 ]] && ! kill -0 "$sj" 2>/dev/null' ||
+	diag "$work/sj.err" "$work/root-tty.log"
+check "... and typed nothing into root's shell" eval '! test -e "$work/typed"'
+as alice timeout -k 10 300 "$crdbg" rm "$hs" >/dev/null 2>&1
 
 # --- a request that is not what it says ---
 check "crdbgd survived every refusal" kill -0 "$dpid"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -78,14 +79,39 @@ static int take_terminal(int fd, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The terminal a shell job is restored on becomes its controlling
+ * terminal, where it can type into whoever reads it next (TIOCSTI): it
+ * must be its owner's (metadata without an owner is root's).
+ */
+static int terminal_owners(int fd, const struct crs_restart_opts *o, const struct crs_meta *m,
+			   char *err, size_t errlen)
+{
+	uid_t owner = m->has_owner ? m->owner_uid : 0;
+	struct stat st;
+
+	if (!isatty(fd) || fstat(fd, &st))
+		return 0;	/* no terminal: said below */
+	if (st.st_uid == owner)
+		return 0;
+	return crs_fail(err, errlen, -EPERM,
+			"checkpoint %s is a shell job of uid %u: the terminal it would be restored on is uid %u's, where it could type commands (TIOCSTI): restart it as uid %u, or hand in a terminal of theirs with --terminal-fd N",
+			o->handle, (unsigned int)owner, (unsigned int)st.st_uid,
+			(unsigned int)owner);
+}
+
 int crs_shell_job_terminal(const struct crs_restart_opts *o, const struct crs_meta *m,
 			   bool *ret_replaced, char *err, size_t errlen)
 {
 	const struct crs_stdio *t = crs_stdio_terminal(m);
+	int r;
 
 	*ret_replaced = false;
 	if (!m->shell_job || !t)
 		return 0;
+	r = terminal_owners(o->has_terminal ? o->terminal_fd : 0, o, m, err, errlen);
+	if (r)
+		return r;
 	if (o->has_terminal) {
 		int r = take_terminal(o->terminal_fd, err, errlen);
 

@@ -30,7 +30,10 @@ int crs_shell_job_dumpable(const pid_t *pids, size_t nr, char *err, size_t errle
  * restored onto criu's stdin, which must then be our controlling
  * terminal. With o->has_terminal, o->terminal_fd becomes it (a session
  * of ours is made if needed) and our fd 0; otherwise fd 0 must be our
- * controlling terminal already. *ret_replaced says whether our fd 0
+ * controlling terminal already. Either must be the checkpoint's owner's
+ * (root's for metadata without an owner): a terminal of someone else's
+ * is refused, as the restored tree could type into it (TIOCSTI).
+ * *ret_replaced says whether our fd 0
  * (criu's stdin) was replaced. 0, or a negative errno with a one-line
  * reason that says what to do.
  */
