@@ -300,7 +300,7 @@ hs=$(tail -n 1 "$work/sj.handle")
 wait_for gone "$sj"
 touch "$work/alice/go"
 # root's shell: the restart, then what it reads from its terminal, run
-"$pty" "$work/root-tty.log" bash -c '"$1" restart "$2"; read -r -t 15 line && eval "$line"' \
+"$pty" "$work/root-tty.log" bash -c '"$1" restart "$2" --store /var/lib/crdbg; read -r -t 15 line && eval "$line"' \
 	bash "$crdbg" "$hs" </dev/null >/dev/null 2>&1
 check "alice's shell job restarted by root on root's terminal is refused in one line, nothing restored" \
 	eval '[[ -n $hs ]] && grep -q "TIOCSTI" "$work/root-tty.log" &&

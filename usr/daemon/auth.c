@@ -98,9 +98,10 @@ static int task_uids(pid_t pid, pid_t tid, uid_t want, const char **why)
 }
 
 /*
- * Whether pid (each of its threads) is want's and dumpable: a task that
- * is not dumpable has its /proc/PID owned by root (proc(5)), so the
- * owner of /proc/PID/task/TID is checked beside the uids.
+ * Whether pid (each of its threads) is want's and dumpable: the files of
+ * a task that is not dumpable are root's (proc(5); the directories keep
+ * the task's uid, for ps), so the owner of /proc/PID/task/TID/mem is
+ * checked beside the uids.
  */
 static int proc_is_callers(pid_t pid, uid_t want, char *err, size_t errlen)
 {
@@ -114,7 +115,7 @@ static int proc_is_callers(pid_t pid, uid_t want, char *err, size_t errlen)
 	r = crs_proc_tids(pid, &tids, &nr);
 	for (i = 0; !r && i < nr && !*why; i++) {
 		r = task_uids(pid, tids[i], want, &why);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tids[i]);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", (int)pid, (int)tids[i]);
 		if (!r && !*why && (stat(path, &st) ? (r = -errno) : st.st_uid != want))
 			why = "is not dumpable (set-id, or prctl PR_SET_DUMPABLE 0)";
 	}

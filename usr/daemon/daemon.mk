@@ -27,6 +27,14 @@ $(B)/tests/daemon/test_wire: tests/daemon/test_wire.c $(LIB_CRDBGD)
 ALL_TARGETS += $(B)/tests/daemon/test_wire
 HOST_TESTS  += $(B)/tests/daemon/test_wire
 
+# The authorization of a tree, on processes of other uids (as root).
+$(B)/tests/daemon/test_auth: tests/daemon/test_auth.c $(B)/usr/daemon/auth.o $(LIB_CRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iusr/daemon -o $@ $^ -lcrypto
+
+ALL_TARGETS += $(B)/tests/daemon/test_auth
+HOST_TESTS  += $(B)/tests/daemon/test_auth
+
 DAEMON_FUZZER := $(B)/tests/fuzz/daemon_fuzz_wire
 $(DAEMON_FUZZER): tests/fuzz/daemon_fuzz_wire.c usr/daemon/wire.c
 	@mkdir -p $(dir $@)
