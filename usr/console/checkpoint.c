@@ -118,6 +118,21 @@ static void choose_mode(struct dbg_ckpt *ck)
 }
 
 /*
+ * Whether a rank's "MPIR debug info)" line naming pid is the rank's own:
+ * the rank's children that have libcrdbg too (an MPI singleton's orted)
+ * print theirs on the rank's stdout. A pid other than the rank's is the
+ * rank only when the rank's pid is unknown or, on this node, gone.
+ */
+static bool rank_line_is_ranks(const struct dbg_ckpt *ck, sdm_id id, pid_t pid)
+{
+	pid_t was = ck->rank[id].pid;
+
+	if (pid == was || was <= 0)
+		return true;
+	return rank_here(ck, id) && kill(was, 0) && errno == ESRCH;
+}
+
+/*
  * Every complete output line of a rank, or of mpirun (the ranks of an
  * MPIR job write through it): note the pids of "MPIR debug info)" lines,
  * which are ours (one per rank; the console says it per node).
@@ -135,7 +150,8 @@ static bool on_line(void *priv, uint32_t id, const char *line, size_t len)
 	if (crs_parse_debug_info(buf, host, sizeof(host), &pid))
 		return false;
 	if (id != DBG_MPIRUN) {
-		ck->rank[id].info_pid = pid;
+		if (rank_line_is_ranks(ck, id, pid))
+			ck->rank[id].info_pid = pid;
 		return true;
 	}
 	/*
