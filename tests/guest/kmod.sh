@@ -3,11 +3,12 @@
 # netlink fuzzing, a hostile local user, unload while frozen). Sourced by
 # tests/guest/run-group.
 # Two CPUs: the freeze and the hook push must catch threads running on
-# another CPU. On a host shared with other guests test_kmod_harden's fuzz
-# alone has taken over 6 minutes: hence the guest's timeout, and the
-# watchdog's limit above the fuzz's own 600 s harness timeout.
+# another CPU. 102 s beside another guest; on a host shared with more,
+# test_kmod_harden's fuzz alone has taken over 6 minutes: hence the
+# guest's timeout, and the watchdog's limit above the fuzz's own 600 s
+# harness timeout.
 # vm-options: --cpus 2 --timeout 2400
-# vm-time: 480
+# vm-time: 150
 kt=$CRDBG_BUILD/tests/kmod
 
 insmod_crdbg

@@ -5,7 +5,7 @@
 # other's; one regression test per attack on root the service stops. A
 # writable root (useradd, /etc/crdbg/seal.key, /var/lib/crdbg).
 # vm-options: --overlay --timeout 1800
-# vm-time: 240
+# vm-time: 120
 export CRDBG_TEST_TIMEOUT=1500
 
 ip link set lo up 2>/dev/null

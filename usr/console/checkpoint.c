@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <crdbg/crs.h>
 #include <crdbg/dbgproto.h>
 #include <crdbg/job.h>
 #include <crdbg/mpir-checkpoint.h>
@@ -900,6 +901,36 @@ static void kill_job_ranks(struct dbg_session *s, const struct sdm_idset *stoppe
 }
 
 /*
+ * The processes below the ranks of set on this node (malloc'd, *nr of
+ * them; NULL when none): what a checkpoint of a rank took with it and a
+ * restart must find gone, though they may have left the rank's session
+ * and group (an MPI singleton's orted runs with --set-sid).
+ */
+static pid_t *ranks_children(struct dbg_ckpt *ck, const struct sdm_idset *set, size_t *nr)
+{
+	pid_t *all = NULL;
+	sdm_id id;
+
+	*nr = 0;
+	sdm_set_for_each(id, set) {
+		pid_t *tree, *more;
+		size_t n;
+
+		if (!rank_here(ck, id) || ck->rank[id].pid <= 0 ||
+		    crs_proc_tree(ck->rank[id].pid, true, &tree, &n))
+			continue;
+		more = n > 1 ? realloc(all, (*nr + n - 1) * sizeof(*all)) : NULL;
+		if (more) {
+			memcpy(more + *nr, tree + 1, (n - 1) * sizeof(*tree));
+			all = more;
+			*nr += n - 1;
+		}
+		free(tree);
+	}
+	return all;
+}
+
+/*
  * Up to CRS_RESTART_PID_WAIT_S for a killed process to be gone (its pid
  * free for CRIU); crdbg restart waits as long again for one still dying.
  */
@@ -960,7 +991,8 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	struct sdm_idset *live = NULL, *stopped = NULL;
 	char *list = strdup(*arg ? arg : ck->last);
 	const char *why, *h;
-	pid_t mpirun;
+	pid_t mpirun, *below;
+	size_t nr_below;
 	sdm_id id;
 
 	choose_mode(ck);
@@ -1003,11 +1035,18 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 		kill(mpirun, SIGKILL);
 	if (ck->mpir && ck->parts)
 		dbg_mpir_launcher_gone(ck->mpir);
+	/* The ranks' children here (an MPI singleton's orted) go with them. */
+	below = ranks_children(ck, live, &nr_below);
 	/* Those that exited have nothing to kill (gdb would say so as an error). */
 	kill_job_ranks(s, stopped ? stopped : live, live);
+	for (size_t i = 0; i < nr_below; i++)
+		kill(below[i], SIGKILL);
 	sdm_set_for_each(id, live)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);
+	for (size_t i = 0; i < nr_below; i++)
+		wait_gone(below[i]);
+	free(below);
 	if (!ck->parts)
 		wait_gone(mpirun);	/* its tree comes back with its pid */
 	/* We restore every part on its node and release them together. */

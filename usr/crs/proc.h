@@ -13,8 +13,7 @@
 /* ppid, pgid and sid of pid; -ESRCH if it does not exist. */
 int crs_proc_ids(pid_t pid, struct crs_proc *ret);
 
-/* pid and, with descendants, every process below it (pid first). */
-int crs_proc_tree(pid_t pid, bool descendants, pid_t **ret_pids, size_t *ret_nr);
+/* crs_proc_tree(): <crdbg/crs.h> */
 
 /* Thread ids of pid (sorted); -ESRCH if gone. */
 int crs_proc_tids(pid_t pid, pid_t **ret_tids, size_t *ret_nr);

@@ -263,6 +263,13 @@ struct crs_restart_opts {
  */
 const struct crs_stdio *crs_restart_terminal(const struct crs_meta *m);
 
+/*
+ * pid and, with descendants, every process below it (pid first), in a
+ * malloc'd array: the tree a checkpoint of pid takes, and a restart over
+ * it must find gone. 0, or a negative errno.
+ */
+int crs_proc_tree(pid_t pid, bool descendants, pid_t **ret_pids, size_t *ret_nr);
+
 /* Restore, release, then wait: *ret_status is the root's exit status. */
 int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, size_t errlen);
 
