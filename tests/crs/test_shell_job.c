@@ -31,6 +31,9 @@ static void shell_job_meta(struct crs_meta *m, const char *path)
 	memset(m, 0, sizeof(*m));
 	m->root = 4242;
 	m->shell_job = true;
+	m->has_owner = true;	/* ours: the ptys the tests open are ours */
+	m->owner_uid = getuid();
+	m->owner_gid = getgid();
 	snprintf(s.link, sizeof(s.link), "%s", path);
 	crs_meta_add_proc(m, &p);
 	crs_meta_add_stdio(m, &s);
@@ -68,6 +71,7 @@ static int in_new_session(int (*fn)(void *), void *arg)
 struct term_case {
 	const char *path;
 	int fd;			/* --terminal-fd, or -1 */
+	bool others;		/* the checkpoint is another uid's */
 	char err[512];
 };
 
@@ -82,8 +86,13 @@ static int try_terminal(void *arg)
 	int r;
 
 	shell_job_meta(&m, c->path);
+	if (c->others)
+		m.owner_uid = getuid() + 1;
 	r = crs_shell_job_terminal(&o, &m, &replaced, c->err, sizeof(c->err));
 	crs_meta_free(&m);
+	if (r && c->others)
+		return r == -EPERM && strstr(c->err, "(TIOCSTI)") && !strchr(c->err, '\n') &&
+		       tcgetsid(0) < 0 ? 1 : 2;
 	if (r)
 		return strstr(c->err, "restart from a terminal, or hand one in with --terminal-fd") &&
 		       !strchr(c->err, '\n') ? 1 : 2;
@@ -109,6 +118,24 @@ TEST(terminal_fd_becomes_the_controlling_terminal_and_stdin)
 	c.path = path;
 	c.fd = slave;
 	EXPECT_EQ(0, in_new_session(try_terminal, &c));
+	close(slave);
+	close(master);
+}
+
+/*
+ * Another uid's shell job is not given our terminal, where it could type
+ * into our shell (TIOCSTI): refused, and the terminal not taken.
+ */
+TEST(terminal_of_another_uid_than_the_owner_is_refused)
+{
+	struct term_case c = { .fd = -1, .others = true };
+	char path[64];
+	int slave, master = open_pty(&slave, path, sizeof(path));
+
+	ASSERT_LE(0, master);
+	c.path = path;
+	c.fd = slave;
+	EXPECT_EQ(1, in_new_session(try_terminal, &c));
 	close(slave);
 	close(master);
 }

@@ -35,6 +35,13 @@ $(B)/tests/crs/test_runtime: tests/crs/test_runtime.c $(LIB_CRDBG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< -ldl -pthread
 
+# resume.c pushes the hook through the freeze backends.
+$(B)/tests/crs/test_resume_orders: tests/crs/test_resume_orders.c $(LIB_CRS) $(LIB_FREEZE) \
+				   $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) \
+		-lcrypto -lpthread
+
 $(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto

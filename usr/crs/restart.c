@@ -401,7 +401,8 @@ static void announce_parked(const struct crs_meta *m, FILE *out, FILE *log)
 		return;
 	gethostname(host, sizeof(host) - 1);
 	for (i = 0; i < m->nr_procs; i++) {
-		done[i] = !m->procs[i].mpir || !m->procs[i].rt_info || same_stderr(m->procs[i].pid);
+		done[i] = !m->procs[i].mpir || !m->procs[i].rt_info || same_stderr(m->procs[i].pid) ||
+			  crs_hook_arg_of(m, i, CRDBG_HOOK_DEBUG_SET) != CRDBG_HOOK_DEBUG_SET;
 		left += !done[i];
 	}
 	while (left) {

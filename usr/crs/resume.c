@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <crdbg/mpir-checkpoint.h>
+
 #include "proc.h"
 #include "resume.h"
 #include <crdbg/criu-gate.h>
@@ -191,6 +193,16 @@ int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen)
 	return r;
 }
 
+uint64_t crs_hook_arg_of(const struct crs_meta *m, size_t i, uint64_t arg)
+{
+	if ((arg & CRDBG_HOOK_DEBUG_MASK) != CRDBG_HOOK_DEBUG_SET)
+		return arg;
+	for (size_t j = 0; j < m->nr_procs; j++)
+		if (m->procs[j].pid == m->procs[i].ppid && m->procs[j].mpir)
+			return (arg & ~CRDBG_HOOK_DEBUG_MASK) | CRDBG_HOOK_DEBUG_CLEAR;
+	return arg;
+}
+
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
 	       const char *what, FILE *log, bool verbose, char *err, size_t errlen)
 {
@@ -245,7 +257,8 @@ int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t
 		}
 		if (verbose && log)
 			show_pcs(b, m, p->pid, what, log);
-		r = freeze_push_hook(b, p->pid, 0, addr, arg, msg, sizeof(msg));
+		r = freeze_push_hook(b, p->pid, 0, addr, crs_hook_arg_of(m, i, arg), msg,
+				     sizeof(msg));
 		if (r) {
 			if (!ret) {
 				snprintf(err, errlen, "cannot push the CRS hook on pid %d: %s",
@@ -331,7 +344,7 @@ int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char *
 		}
 		if (p->mpir && p->trampoline)
 			fprintf(f, CRDBG_GATE_ORDER_HOOK, p->pid, (unsigned long long)p->trampoline,
-				(unsigned long long)arg);
+				(unsigned long long)crs_hook_arg_of(m, i, arg));
 		else if (p->mpir && log)
 			fprintf(log, "crdbg: pid %d: libcrdbg has no hook trampoline; threads resume without the CRS hook\n",
 				p->pid);

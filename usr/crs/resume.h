@@ -26,6 +26,15 @@ void crs_wait_parked(struct freeze_backend *b, pid_t pid);
  */
 int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen);
 
+/*
+ * The hook's argument for m->procs[i], given the tree's: a debugger
+ * takes back the processes it debugged, never what they started (an MPI
+ * singleton's orted, a rank's helper): "a debugger will attach"
+ * (CRDBG_HOOK_DEBUG_SET) becomes "none will" (CLEAR) for a process
+ * whose parent uses libcrdbg too, so that it runs on instead of waiting.
+ */
+uint64_t crs_hook_arg_of(const struct crs_meta *m, size_t i, uint64_t arg);
+
 /* Push the CRS hook on every MPIR process, thaw, end group stops (no SIGCONT seen). */
 int crs_resume(const struct crs_meta *m, enum freeze_backend_kind kind, uint64_t arg,
 	       const char *what, FILE *log, bool verbose, char *err, size_t errlen);
