@@ -2,12 +2,15 @@
 /*
  * The release orders a restart hands crdbg's CRIU plugin (usr/crs/
  * resume.c): a debugger takes back the processes it debugged, never
- * what they started. In a tree of a rank (libcrdbg, its parent outside)
- * and the rank's child that has libcrdbg too (an MPI singleton's
- * orted), "a debugger will attach" reaches the rank only; the child is
- * told none will and runs on. Other arguments reach every process as
- * given, and a process without libcrdbg gets no hook.
+ * what they started. In a tree of a rank its debugger had parked at
+ * checkpoint ("held") and the rank's child that has libcrdbg too (an MPI
+ * singleton's orted), "a debugger will attach" reaches the rank only;
+ * the child is told none will and runs on. Where nothing was held (a
+ * checkpoint from the shell) every libcrdbg process waits. Other
+ * arguments reach every process as given, and a process without
+ * libcrdbg gets no hook.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +26,10 @@
 #define HELPER	301	/* the rank's child, with libcrdbg */
 #define PLAIN	302	/* the rank's child, without */
 
-static void rank_tree(struct crs_meta *m)
+static void rank_tree(struct crs_meta *m, bool held)
 {
 	struct crs_proc rank = { .pid = RANK, .ppid = 1, .pgid = RANK, .sid = RANK,
-				 .mpir = true, .trampoline = 0x1000 };
+				 .mpir = true, .trampoline = 0x1000, .held = held };
 	struct crs_proc helper = { .pid = HELPER, .ppid = RANK, .pgid = HELPER, .sid = HELPER,
 				   .mpir = true, .trampoline = 0x2000 };
 	struct crs_proc plain = { .pid = PLAIN, .ppid = RANK, .pgid = RANK, .sid = RANK };
@@ -65,7 +68,7 @@ TEST(debugger_set_reaches_the_rank_not_its_helper)
 	struct crs_meta m;
 	char *o;
 
-	rank_tree(&m);
+	rank_tree(&m, true);
 	o = orders_for(&m, set);
 	ASSERT_NE(NULL, o);
 	EXPECT_EQ(set, hook_of(o, RANK)) TH_LOG("%s", o);
@@ -82,7 +85,7 @@ TEST(other_arguments_reach_every_libcrdbg_process)
 			    CRDBG_CRS_STATE_CONTINUE };
 	struct crs_meta m;
 
-	rank_tree(&m);
+	rank_tree(&m, true);
 	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
 		char *o = orders_for(&m, args[i]);
 
@@ -94,19 +97,37 @@ TEST(other_arguments_reach_every_libcrdbg_process)
 	crs_meta_free(&m);
 }
 
-TEST(a_rank_under_a_launcher_without_libcrdbg_is_still_waited_for)
+TEST(nothing_held_every_libcrdbg_process_waits)
 {
-	struct crs_proc orted = { .pid = 200, .ppid = 1, .pgid = 200, .sid = 200 };
-	struct crs_proc rank = { .pid = RANK, .ppid = 200, .pgid = 200, .sid = 200,
-				 .mpir = true, .trampoline = 0x1000 };
-	uint64_t set = CRDBG_CRS_STATE_CONTINUE | CRDBG_HOOK_DEBUG_SET;
+	uint64_t set = CRDBG_CRS_STATE_RESTART | CRDBG_HOOK_DEBUG_SET;
 	struct crs_meta m;
+	char *o;
 
-	memset(&m, 0, sizeof(m));
-	m.root = 200;
-	crs_meta_add_proc(&m, &orted);
-	crs_meta_add_proc(&m, &rank);
-	EXPECT_EQ(set, crs_hook_arg_of(&m, 1, set));
+	rank_tree(&m, false);
+	o = orders_for(&m, set);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(set, hook_of(o, RANK)) TH_LOG("%s", o);
+	EXPECT_EQ(set, hook_of(o, HELPER)) TH_LOG("%s", o);
+	free(o);
+	crs_meta_free(&m);
+}
+
+/* The record is kept: formatted and parsed back with the rest. */
+TEST(held_is_recorded_in_the_metadata)
+{
+	struct crs_meta m, back;
+	char *buf, err[256];
+	size_t len;
+
+	rank_tree(&m, true);
+	snprintf(m.handle, sizeof(m.handle), "20261203T000000-300");
+	ASSERT_EQ(0, crs_meta_format(&m, &buf, &len));
+	ASSERT_EQ(0, crs_meta_parse(buf, len, &back, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(3, back.nr_procs);
+	EXPECT_TRUE(back.procs[0].held);
+	EXPECT_FALSE(back.procs[1].held);
+	free(buf);
+	crs_meta_free(&back);
 	crs_meta_free(&m);
 }
 

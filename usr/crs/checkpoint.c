@@ -508,8 +508,11 @@ static int ckpt_request_procs(struct ckpt *c)
 				return r;
 			p.trampoline = info.trampoline;
 			p.hook_entry = info.hook_entry;
-			if (!crs_proc_read(pid, info.debug_with_checkpoint, &dwc, sizeof(dwc)) &&
-			    pid == o->pid)
+			if (crs_proc_read(pid, info.debug_with_checkpoint, &dwc, sizeof(dwc)))
+				dwc = 0;
+			/* its debugger parked it, saying it comes back */
+			p.held = dwc != 0;
+			if (pid == o->pid)
 				c->m.debug_with_checkpoint = dwc;
 			if (pid == o->pid)
 				c->m.mpir = true;

@@ -230,6 +230,8 @@ int crs_meta_format(const struct crs_meta *m, char **ret_buf, size_t *ret_len)
 				m->procs[i].rt_info);
 		if (m->procs[i].sigcont)
 			fprintf(f, "sigcont %d\n", (int)m->procs[i].pid);
+		if (m->procs[i].held)
+			fprintf(f, "held %d\n", (int)m->procs[i].pid);
 	}
 	for (i = 0; i < m->nr_stdio; i++) {
 		const struct crs_stdio *s = &m->stdio[i];
@@ -460,14 +462,17 @@ static int parse_line(struct crs_meta *m, char *line, unsigned int lineno, char 
 		if (!p || !parse_hex(f[1], &p->rt_info))
 			return crs_fail(err, errlen, -EBADMSG,
 				    "metadata line %u: bad rtinfo record", lineno);
-	} else if (!strcmp(line, "sigcont") && n == 1) {
+	} else if ((!strcmp(line, "sigcont") || !strcmp(line, "held")) && n == 1) {
 		struct crs_proc *p = parse_pid(f[0], &pid) ? find_proc(m, pid) : NULL;
 
 		if (!p)
 			return crs_fail(err, errlen, -EBADMSG,
-				    "metadata line %u: sigcont names no process of the checkpoint",
-				    lineno);
-		p->sigcont = true;
+				    "metadata line %u: %s names no process of the checkpoint",
+				    lineno, line);
+		if (line[0] == 's')
+			p->sigcont = true;
+		else
+			p->held = true;
 	} else if (!strcmp(line, "sigcont-thread") && n == 2) {
 		struct crs_thread *t = NULL;
 		pid_t tid;

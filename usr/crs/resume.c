@@ -195,10 +195,10 @@ int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen)
 
 uint64_t crs_hook_arg_of(const struct crs_meta *m, size_t i, uint64_t arg)
 {
-	if ((arg & CRDBG_HOOK_DEBUG_MASK) != CRDBG_HOOK_DEBUG_SET)
+	if ((arg & CRDBG_HOOK_DEBUG_MASK) != CRDBG_HOOK_DEBUG_SET || m->procs[i].held)
 		return arg;
 	for (size_t j = 0; j < m->nr_procs; j++)
-		if (m->procs[j].pid == m->procs[i].ppid && m->procs[j].mpir)
+		if (m->procs[j].held)
 			return (arg & ~CRDBG_HOOK_DEBUG_MASK) | CRDBG_HOOK_DEBUG_CLEAR;
 	return arg;
 }

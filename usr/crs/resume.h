@@ -29,9 +29,12 @@ int crs_end_stop(const struct crs_meta *m, pid_t pid, char *err, size_t errlen);
 /*
  * The hook's argument for m->procs[i], given the tree's: a debugger
  * takes back the processes it debugged, never what they started (an MPI
- * singleton's orted, a rank's helper): "a debugger will attach"
- * (CRDBG_HOOK_DEBUG_SET) becomes "none will" (CLEAR) for a process
- * whose parent uses libcrdbg too, so that it runs on instead of waiting.
+ * singleton's orted, a rank's helper). Where its debugger had parked
+ * some of the tree at checkpoint (the "held" records: the ranks of a
+ * session), "a debugger will attach" (CRDBG_HOOK_DEBUG_SET) becomes
+ * "none will" (CLEAR) for the others, which then run on instead of
+ * waiting for ever; where none was held (a checkpoint from the shell),
+ * every libcrdbg process waits for the debugger.
  */
 uint64_t crs_hook_arg_of(const struct crs_meta *m, size_t i, uint64_t arg);
 

@@ -44,6 +44,7 @@ struct crs_proc {
 	bool zombie;		/* exited, not yet reaped: CRIU dumps it, crdbg leaves it be */
 	uint64_t rt_info;	/* its struct crdbg_rt_info (libcrdbg), 0 if unknown */
 	bool sigcont;		/* SIGCONT pending process-wide at the freeze (a group stop drops it) */
+	bool held;		/* parked by its debugger at checkpoint (a rank of a session) */
 };
 
 /*
