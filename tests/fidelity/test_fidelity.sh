@@ -75,16 +75,19 @@ user_criu_opts() {
 # restart on the other backend or with --lazy restores it stopped by CRIU
 # (--leave-stopped) where the checkpoint's own backend may not, and each
 # of those stops discards pending SIGCONTs: crdbg must queue them again
-# from the metadata.
+# from the metadata. A program with a peer outside the tree runs raw
+# CRIU's continue too, as its continue modes' control: the peer moves on
+# with the original after the checkpoint, which a restart of the image
+# may not survive (raw CRIU's dump and restore cannot tell).
 extra_modes() {
-	local m
+	local m more=()
 	case $1 in
-	sigcont_pending)
-		for m in cont-ptrace kmod-to-ptrace ptrace-to-kmod kmod-lazy ptrace-lazy; do
-			[[ " ${MODES[*]} " == *" $m "* ]] || echo "$m"
-		done
-		;;
+	sigcont_pending) more=(cont-ptrace kmod-to-ptrace ptrace-to-kmod kmod-lazy ptrace-lazy) ;;
 	esac
+	[[ -z $(peer_ready "$1") ]] || more=(criu-cont "${more[@]}")
+	for m in "${more[@]}"; do
+		[[ " ${MODES[*]} " == *" $m "* ]] || echo "$m"
+	done
 }
 
 # ckpt_backend MODE, restart_backend MODE, restart_flags MODE: crdbg's side of a mode.
@@ -351,11 +354,10 @@ judge() {
 # cont_control PROG KEY: the control of a continue mode's half, raw
 # CRIU's continue where it ran, else its dump and restore (--kill).
 cont_control() {
-	if [[ " ${MODES[*]} " == *" criu-cont "* ]]; then
-		res "$1" "criu-cont-${2##*-}"
-	else
-		res "$1" criu
-	fi
+	local r
+	r=$(res "$1" "criu-cont-${2##*-}")
+	[[ -n $r ]] || r=$(res "$1" criu)
+	echo "$r"
 }
 halves() { # MODE: its result keys
 	if [[ $1 == *cont* ]]; then echo "$1-orig $1-restart"; else echo "$1"; fi

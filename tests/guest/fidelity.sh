@@ -19,5 +19,6 @@ for f in "$CRDBG_BUILD"/tests/fidelity/prog_*; do
 done
 # Every mode but raw CRIU's continue (criu-cont): a control of CRIU's own,
 # a fifth of the group's time; crdbg's continue is judged against the
-# dump and restore that raw CRIU does (test_fidelity.sh runs it by hand).
+# dump and restore that raw CRIU does, except for a program with a peer
+# outside the tree, which runs criu-cont as its control.
 FIDELITY_MODES="criu ptrace kmod cont-kmod" CRDBG_TEST_TIMEOUT=2200 run_tap fidelity "$CRDBG_TOP/tests/fidelity/test_fidelity.sh" "${progs[@]}"
