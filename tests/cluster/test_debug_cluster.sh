@@ -279,9 +279,18 @@ has() {
 has_line() { grep -qxE -- "$2" "$work/$1.out"; }
 show() { diag "$work/$1.out"; }
 
+# stopped_at NAME: the ranks its stop lines at mpi_debug.c:51 name, one a
+# line, sorted. One line [0-5] where the six stops come within the
+# console's grace; under a loaded TCG some come later, and the group stop
+# reports them on a line of their own.
+stopped_at() {
+	sed -nE 's/^\[([0-9,-]+)\]: stopped: breakpoint [0-9]+, main at .*mpi_debug\.c:51$/\1/p' \
+		"$work/$1.out" | tr ',' '\n' |
+		awk -F- '{ for (r = $1; r <= ($2 == "" ? $1 : $2); r++) print r }' | sort -n | uniq
+}
 for l in srun mpirun; do
-	check "$l: the breakpoint on six ranks of three nodes is one line" \
-		has_line $l '\[0-5\]: stopped: breakpoint [0-9]+, main at .*mpi_debug.c:51' || show $l
+	check "$l: the breakpoint stops all six ranks of three nodes" \
+		eval '[[ $(stopped_at $l | tr "\n" " ") == "0 1 2 3 4 5 " ]]' || show $l
 	check "$l: print groups the ranks by value" \
 		has $l '[0,2,4]: value = 4' '[1,3,5]: value = 9' || show $l
 	check "$l: output carries the rank that wrote it, input reaches rank 0" \
