@@ -88,6 +88,18 @@ as bob timeout -k 10 300 "$crdbg" list >"$work/b.list" 2>&1
 rc=$?
 check "bob's list does not show it" eval '[[ $rc == 0 ]] && ! grep -q "$h" "$work/b.list"'
 check "alice verifies it" eval 'as alice timeout -k 10 300 "$crdbg" verify "$h" | grep -qx "$h: ok"'
+# her images are hers to read (copy), not to change: root's files, an ACL entry of hers
+d=/var/lib/crdbg/$h
+check "alice copies her checkpoint's files; they stay root's, unwritable by her" \
+	eval 'as alice sh -c "cp -r \"\$1\" \"\$2\"" sh "$d" "$work/alice/copy" &&
+	      cmp -s "$d/metadata" "$work/alice/copy/metadata" &&
+	      [[ $(ls "$d" | wc -l) == $(ls "$work/alice/copy" | wc -l) ]] &&
+	      [[ $(stat -c %u "$d/metadata") == 0 ]] &&
+	      ! as alice sh -c "echo x >>\"\$1\"" sh "$d/metadata" 2>/dev/null &&
+	      ! as alice sh -c "rm -f \"\$1\"" sh "$d/metadata" 2>/dev/null && test -e "$d/metadata"' ||
+	diag "$work/a1.err"
+check "bob cannot read alice's checkpoint's files" \
+	eval '! as bob cat "$d/metadata" >/dev/null 2>&1 && ! as bob ls "$d" >/dev/null 2>&1'
 for cmd in verify rm restart; do
 	as bob timeout -k 10 300 "$crdbg" $cmd "$h" >"$work/b.$cmd" 2>&1
 	rc=$?

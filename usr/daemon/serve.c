@@ -20,6 +20,7 @@
 #include <crdbg/job.h>
 
 #include "auth.h"
+#include "grant.h"
 #include "serve.h"
 
 struct request {
@@ -174,6 +175,32 @@ static int load_callers(const struct request *q, struct crs_meta *m, char *err, 
 	return 0;
 }
 
+/*
+ * The caller may read the checkpoint it took (grant.h). The node's store
+ * is made passable (o+x), never listable, for an owner to reach its own
+ * directory. A failure costs the checkpoint nothing: the caller is told.
+ */
+static void let_owner_read(struct request *q, const char *handle)
+{
+	char err[CRDBGD_ERR_MAX];
+	struct stat st;
+	int fd;
+
+	if (!q->caller.uid)
+		return;
+	/* the caller's store: the fd it handed in ("/proc/self/fd/N") */
+	fd = open(store_of(q), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (q->store[0] ? 0 : O_NOFOLLOW));
+	if (fd >= 0 && !q->store[0] && !fstat(fd, &st) && st.st_uid == 0 &&
+	    (st.st_mode & 0111) != 0111)
+		fchmod(fd, (st.st_mode & 07777) | 0111);
+	if (fd < 0)
+		snprintf(err, sizeof(err), "cannot open the store: %s", strerror(errno));
+	if (fd < 0 || crdbgd_grant_read(fd, handle, q->caller.uid, err, sizeof(err)))
+		fprintf(stderr, "crdbg: %s (the checkpoint is taken; only root reads it)\n", err);
+	if (fd >= 0)
+		close(fd);
+}
+
 static int do_checkpoint(struct request *q)
 {
 	const struct crdbgd_msg *mg = &q->msg;
@@ -205,6 +232,8 @@ static int do_checkpoint(struct request *q)
 			     err, sizeof(err));
 	if (!r)
 		r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
+	if (!r)
+		let_owner_read(q, handle);
 	return reply_done(q, r, 0, handle, err);
 }
 
