@@ -62,21 +62,26 @@ static char *orders_for(struct crs_meta *m, uint64_t arg)
 	return crs_release_orders(m, arg, NULL, &buf, &len) ? NULL : buf;
 }
 
-TEST(debugger_set_reaches_the_rank_not_its_helper)
+/* The hooks a restart's "a debugger will attach" gives a rank tree. */
+static void check_set(struct __test_metadata *_metadata, bool held, uint64_t helper_debug)
 {
 	uint64_t set = CRDBG_CRS_STATE_RESTART | CRDBG_HOOK_DEBUG_SET;
 	struct crs_meta m;
 	char *o;
 
-	rank_tree(&m, true);
+	rank_tree(&m, held);
 	o = orders_for(&m, set);
 	ASSERT_NE(NULL, o);
 	EXPECT_EQ(set, hook_of(o, RANK)) TH_LOG("%s", o);
-	EXPECT_EQ(CRDBG_CRS_STATE_RESTART | CRDBG_HOOK_DEBUG_CLEAR, hook_of(o, HELPER))
-		TH_LOG("%s", o);
+	EXPECT_EQ(CRDBG_CRS_STATE_RESTART | helper_debug, hook_of(o, HELPER)) TH_LOG("%s", o);
 	EXPECT_EQ(~0ULL, hook_of(o, PLAIN)) TH_LOG("%s", o);
 	free(o);
 	crs_meta_free(&m);
+}
+
+TEST(debugger_set_reaches_the_rank_not_its_helper)
+{
+	check_set(_metadata, true, CRDBG_HOOK_DEBUG_CLEAR);
 }
 
 TEST(other_arguments_reach_every_libcrdbg_process)
@@ -99,17 +104,7 @@ TEST(other_arguments_reach_every_libcrdbg_process)
 
 TEST(nothing_held_every_libcrdbg_process_waits)
 {
-	uint64_t set = CRDBG_CRS_STATE_RESTART | CRDBG_HOOK_DEBUG_SET;
-	struct crs_meta m;
-	char *o;
-
-	rank_tree(&m, false);
-	o = orders_for(&m, set);
-	ASSERT_NE(NULL, o);
-	EXPECT_EQ(set, hook_of(o, RANK)) TH_LOG("%s", o);
-	EXPECT_EQ(set, hook_of(o, HELPER)) TH_LOG("%s", o);
-	free(o);
-	crs_meta_free(&m);
+	check_set(_metadata, false, CRDBG_HOOK_DEBUG_SET);
 }
 
 /* The record is kept: formatted and parsed back with the rest. */

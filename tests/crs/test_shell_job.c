@@ -108,18 +108,26 @@ TEST(shell_job_without_a_terminal_is_refused)
 	EXPECT_EQ(1, in_new_session(try_terminal, &c));
 }
 
-TEST(terminal_fd_becomes_the_controlling_terminal_and_stdin)
+/* try_terminal() on a new pty handed in as --terminal-fd. */
+static int on_new_pty(bool others)
 {
-	struct term_case c = { .fd = -1 };
+	struct term_case c = { .fd = -1, .others = others };
 	char path[64];
-	int slave, master = open_pty(&slave, path, sizeof(path));
+	int slave, master = open_pty(&slave, path, sizeof(path)), r;
 
-	ASSERT_LE(0, master);
+	if (master < 0)
+		return -1;
 	c.path = path;
 	c.fd = slave;
-	EXPECT_EQ(0, in_new_session(try_terminal, &c));
+	r = in_new_session(try_terminal, &c);
 	close(slave);
 	close(master);
+	return r;
+}
+
+TEST(terminal_fd_becomes_the_controlling_terminal_and_stdin)
+{
+	EXPECT_EQ(0, on_new_pty(false));
 }
 
 /*
@@ -128,16 +136,7 @@ TEST(terminal_fd_becomes_the_controlling_terminal_and_stdin)
  */
 TEST(terminal_of_another_uid_than_the_owner_is_refused)
 {
-	struct term_case c = { .fd = -1, .others = true };
-	char path[64];
-	int slave, master = open_pty(&slave, path, sizeof(path));
-
-	ASSERT_LE(0, master);
-	c.path = path;
-	c.fd = slave;
-	EXPECT_EQ(1, in_new_session(try_terminal, &c));
-	close(slave);
-	close(master);
+	EXPECT_EQ(1, on_new_pty(true));
 }
 
 /* A terminal another session has is not stolen. */
