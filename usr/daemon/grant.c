@@ -45,48 +45,58 @@ static int set_owner_acl(int fd, mode_t mode, uid_t uid, unsigned short perm)
 	return fsetxattr(fd, ACL_XATTR, &acl, sizeof(acl), 0) ? -errno : 0;
 }
 
-int crdbgd_grant_read(int storefd, const char *handle, uid_t uid, char *err, size_t errlen)
+/*
+ * dfd (a directory of root's) and what is beneath it, depth levels at
+ * most: r-x on directories, r-- on plain files; anything else (a
+ * symlink, a fifo, another's file) is left as it is. dfd is consumed.
+ */
+static int grant_tree(int dfd, uid_t uid, int depth)
 {
 	struct dirent *d;
 	struct stat st;
-	int dfd, r;
+	int r;
 	DIR *dp;
 
-	if (!uid)
-		return 0;
-	dfd = openat(storefd, handle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) || st.st_uid != 0) {
-		r = dfd < 0 ? -errno : -EPERM;
-		snprintf(err, errlen, "checkpoint %s: cannot open its directory to let its owner read it: %s",
-			 handle, strerror(-r));
-		if (dfd >= 0)
-			close(dfd);
-		return r;
-	}
-	r = set_owner_acl(dfd, st.st_mode, uid, ACL_READ | ACL_EXECUTE);
+	r = fstat(dfd, &st) ? -errno : st.st_uid ? -EPERM : 0;
+	if (!r)
+		r = set_owner_acl(dfd, st.st_mode, uid, ACL_READ | ACL_EXECUTE);
 	dp = r ? NULL : fdopendir(dfd);
 	if (!dp) {
-		r = r ? r : -errno;
 		close(dfd);
-		goto out;
+		return r ? r : -errno;
 	}
 	while (!r && (d = readdir(dp))) {
 		int fd;
 
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
-		/* what criu and crdbg wrote there: plain files of root's */
-		fd = openat(dfd, d->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st)) {
+		fd = openat(dirfd(dp), d->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			r = errno == ELOOP ? 0 : -errno;	/* a symlink: left alone */
+			continue;
+		}
+		if (fstat(fd, &st)) {
 			r = -errno;
+		} else if (S_ISDIR(st.st_mode) && depth > 0) {
+			r = grant_tree(fd, uid, depth - 1);
+			continue;
 		} else if (S_ISREG(st.st_mode) && st.st_uid == 0) {
 			r = set_owner_acl(fd, st.st_mode, uid, ACL_READ);
 		}
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 	}
 	closedir(dp);
-out:
+	return r;
+}
+
+int crdbgd_grant_read(int storefd, const char *handle, uid_t uid, char *err, size_t errlen)
+{
+	int dfd, r;
+
+	if (!uid)
+		return 0;
+	dfd = openat(storefd, handle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = dfd < 0 ? -errno : grant_tree(dfd, uid, 4);
 	if (r)
 		snprintf(err, errlen, "checkpoint %s: cannot let its owner read it: %s", handle,
 			 strerror(-r));

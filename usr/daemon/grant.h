@@ -12,8 +12,9 @@
 
 /*
  * Give uid read access (an ACL entry; the files stay root's) to the
- * checkpoint directory handle under storefd and to every plain file of
- * root's in it. Nothing for uid 0. 0, or a negative errno with a line.
+ * checkpoint directory handle under storefd and to every directory and
+ * plain file of root's beneath it (symlinks are not followed). Nothing
+ * for uid 0. 0, or a negative errno with a line.
  */
 int crdbgd_grant_read(int storefd, const char *handle, uid_t uid, char *err, size_t errlen);
 
