@@ -89,17 +89,23 @@ rc=$?
 check "bob's list does not show it" eval '[[ $rc == 0 ]] && ! grep -q "$h" "$work/b.list"'
 check "alice verifies it" eval 'as alice timeout -k 10 300 "$crdbg" verify "$h" | grep -qx "$h: ok"'
 # her images are hers to read (copy), not to change: root's files, an ACL entry of hers
-d=/var/lib/crdbg/$h
-check "alice copies her checkpoint's files; they stay root's, unwritable by her" \
-	eval 'as alice sh -c "cp -r \"\$1\" \"\$2\"" sh "$d" "$work/alice/copy" &&
-	      cmp -s "$d/metadata" "$work/alice/copy/metadata" &&
-	      [[ $(ls "$d" | wc -l) == $(ls "$work/alice/copy" | wc -l) ]] &&
-	      [[ $(stat -c %u "$d/metadata") == 0 ]] &&
-	      ! as alice sh -c "echo x >>\"\$1\"" sh "$d/metadata" 2>/dev/null &&
-	      ! as alice sh -c "rm -f \"\$1\"" sh "$d/metadata" 2>/dev/null && test -e "$d/metadata"' ||
-	diag "$work/a1.err"
+hd=/var/lib/crdbg/$h  # (check has a local d)
+as alice sh -c 'cp -r "$1" "$2"' sh "$hd" "$work/alice/copy" >"$work/a.copy" 2>&1
+rc=$?
+check "alice copies her checkpoint's files" \
+	eval '[[ $rc == 0 ]] && cmp -s "$hd/metadata" "$work/alice/copy/metadata" &&
+	      [[ $(ls "$hd" | wc -l) == $(ls "$work/alice/copy" | wc -l) ]]' ||
+	{ diag "$work/a.copy"; ls -la "$hd" "$work/alice/copy" 2>&1 | sed 's/^/# /' | head -n 12; }
+as alice sh -c 'echo x >>"$1"' sh "$hd/metadata" >"$work/a.write" 2>&1
+rcw=$?
+as alice sh -c 'rm -f "$1"' sh "$hd/metadata" >"$work/a.rm" 2>&1
+rcr=$?
+check "... which stay root's: she can neither change nor remove one" \
+	eval '[[ $(stat -c %u "$hd/metadata") == 0 && $rcw != 0 && $rcr != 0 ]] && test -e "$hd/metadata" &&
+	      as alice timeout -k 10 300 "$crdbg" verify "$h" | grep -qx "$h: ok"' ||
+	diag "$work/a.write" "$work/a.rm"
 check "bob cannot read alice's checkpoint's files" \
-	eval '! as bob cat "$d/metadata" >/dev/null 2>&1 && ! as bob ls "$d" >/dev/null 2>&1'
+	eval '! as bob cat "$hd/metadata" >/dev/null 2>&1 && ! as bob ls "$hd" >/dev/null 2>&1'
 for cmd in verify rm restart; do
 	as bob timeout -k 10 300 "$crdbg" $cmd "$h" >"$work/b.$cmd" 2>&1
 	rc=$?

@@ -4,7 +4,7 @@
 # and of MPICH jobs (rooted at mpiexec.hydra, test_checkpoint_mpich.sh), on
 # both freeze backends. Its own boot: the group "checkpoint"
 # already takes most of a guest's time budget.
-# vm-time: 409
+# vm-time: 350
 
 ip link set lo up 2>/dev/null
 run_tap checkpoint-mpi-ptrace "$CRDBG_TOP/tests/crs/test_checkpoint_mpi.sh" ptrace

@@ -13,7 +13,7 @@
 # idle machine (2026-11-25 13:20); 780 s in make check's two lanes on
 # 2026-11-28 (two CPUs beside another two-CPU guest); 486 s with two CPUs
 # beside a one-CPU guest (2026-11-29), the hint:
-# vm-time: 643
+# vm-time: 680
 ip link set lo up 2>/dev/null
 CRDBG_TEST_TIMEOUT=2700 run_tap debug-cluster \
 	env CRDBG_BUILD="$CRDBG_BUILD" "$CRDBG_TOP/tests/cluster/test_debug_cluster.sh" --tcg

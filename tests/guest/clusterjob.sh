@@ -7,7 +7,7 @@
 # One CPU like most groups: slurm.conf declares every node CPUs=2 and
 # SlurmdParameters=config_overrides has slurmd take that as it is.
 # vm-options: --timeout 2400
-# vm-time: 481
+# vm-time: 640
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then

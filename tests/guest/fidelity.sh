@@ -7,7 +7,7 @@
 # (make check's default): prog_rseq, whose state is per CPU, runs in the
 # two-CPU guest of the group "freeze" instead.
 # vm-options: --timeout 2400
-# vm-time: 1000
+# vm-time: 900
 
 ip link set lo up 2>/dev/null
 if ! insmod_crdbg 2>/dev/null; then

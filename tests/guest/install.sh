@@ -7,7 +7,7 @@
 # compiles the module under TCG, which is slow on a loaded machine: the
 # limits are wider than other groups'.
 # vm-options: --overlay --timeout 2400
-# vm-time: 511
+# vm-time: 430
 
 ip link set lo up 2>/dev/null
 CRDBG_TEST_TIMEOUT=2100 run_tap install "$CRDBG_TOP/tests/install/test_packages.sh"
