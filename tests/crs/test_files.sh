@@ -54,7 +54,7 @@ check "the program ran on: its log grew past the checkpoint" \
 cp "$work/app.log" "$work/app.uninterrupted"
 "$crdbg" verify "$h" >"$work/verify.out" 2>&1
 check "verify: a log that only grew can be put back" grep -qx "$h: ok" "$work/verify.out"
-timeout 120 "$crdbg" restart "$h" --backend "$backend" >"$work/app.restart" 2>"$work/app.rlog"
+timeout 400 "$crdbg" restart "$h" --backend "$backend" >"$work/app.restart" 2>"$work/app.rlog"
 rc=$?
 check "restart exits 0 (CRIU no longer finds a file of a bad size)" test "$rc" = 0
 [[ $rc == 0 ]] || diag "$work/app.rlog"
@@ -82,7 +82,7 @@ rc=$?
 check "verify refuses a log replaced by a directory, in one line naming it" \
 	eval 'test $rc != 0 && one_line "$work/dir.verify" && grep -q "$work/dir.log is now a directory" "$work/dir.verify"'
 diag "$work/dir.verify"
-timeout 120 "$crdbg" restart "$hd" --backend "$backend" >/dev/null 2>"$work/dir.rlog"
+timeout 400 "$crdbg" restart "$hd" --backend "$backend" >/dev/null 2>"$work/dir.rlog"
 rc=$?
 check "restart refuses it in one line, before anything is restored" \
 	eval 'test $rc != 0 && one_line "$work/dir.rlog" && grep -q "nothing was restored: the program.s file $work/dir.log is now a directory" "$work/dir.rlog"'
@@ -90,7 +90,7 @@ diag "$work/dir.rlog"
 check "no process was restored and the directory is untouched" \
 	eval '! kill -0 $pid 2>/dev/null && test -d "$work/dir.log"'
 rmdir "$work/dir.log"
-timeout 120 "$crdbg" restart "$hd" --backend "$backend" >"$work/dir.restart" 2>"$work/dir.rlog2" &
+timeout 400 "$crdbg" restart "$hd" --backend "$backend" >"$work/dir.restart" 2>"$work/dir.rlog2" &
 rpid=$!
 pids+=("$rpid")
 touch "$CKPT_GO"
@@ -105,7 +105,7 @@ check "once the directory is gone, the same checkpoint restarts, its stdout crdb
 start live
 "$crdbg" checkpoint "$pid" --backend "$backend" >"$work/hl" 2>"$work/live.ckpt"
 hl=$(cat "$work/hl")
-timeout 120 "$crdbg" restart "$hl" --backend "$backend" >/dev/null 2>"$work/live.rlog"
+timeout 400 "$crdbg" restart "$hl" --backend "$backend" >/dev/null 2>"$work/live.rlog"
 check "restart while the program runs: refused, naming its pid" \
 	grep -q "pid $pid is in use" "$work/live.rlog"
 check "...and the program was not killed" kill -0 "$pid"
