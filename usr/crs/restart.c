@@ -1000,7 +1000,12 @@ static void rst_free(struct rst *s, int r)
 		served_failure(&s->ps, s->err, s->errlen);
 	crs_page_server_stop(&s->ps);
 	crs_criu_restore_close(&s->rs);
-	crs_lineage_close(&s->lin, s->released);	/* made by us: until the node's trees end */
+	/*
+	 * Made by us: a job's part waits until the node's trees end (a Slurm
+	 * step's processes go with its first task); a lone restart ends with
+	 * its root, the keeper reaping what the tree left running.
+	 */
+	crs_lineage_close(&s->lin, s->released && s->o->node_roots);
 	crs_meta_free(&s->m);
 }
 
