@@ -21,7 +21,7 @@ $(B)/tests/cluster/prog_mpi_where: tests/cluster/prog_mpi_where.c
 ALL_TARGETS  += $(B)/tests/cluster/prog_mpi_where
 
 # Where --preload's library lands: the ranks, not their launcher
-# (tests/cluster/test_preload_cluster.sh, on the host and in group cluster).
+# (tests/cluster/test_preload_cluster.sh, on the host).
 $(B)/tests/cluster/prog_mpi_preload: tests/cluster/prog_mpi_preload.c
 	@mkdir -p $(dir $@)
 	mpicc -g -O1 -Wall -Wextra -Werror -o $@ $<
