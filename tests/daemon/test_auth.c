@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The service's authorization of a process tree (usr/daemon/auth.c) on
- * real processes of another uid: a tree of the caller's passes; one
- * with a task that made itself not dumpable is refused naming that task;
- * another user's tree, and a proof of another process, are refused. Needs root (it starts processes as other uids); without it
- * every test is a SKIP that says so.
+ * real processes of another uid: a tree of the caller's passes; one with
+ * a task that made itself not dumpable is refused naming that task;
+ * another user's tree, and a proof of another process, are refused.
+ * Needs root (it starts processes as other uids); without it every test
+ * is a SKIP that says so.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -109,9 +109,10 @@ int crs_lineage_wait(struct crs_lineage *l, pid_t pid, int *status, int ms);
  * keeper and released its tree), wait until the keeper ended, i.e. until
  * every tree of the node it holds has ended: a Slurm step's processes go
  * with its first task. A lone restart does not wait: it ends with its
- * root, and the keeper reaps what the tree left running. A restart that failed before its release does not wait: no
- * tree of its job was released either, each is being killed, and its
- * failure must reach the job's coordinator now.
+ * root, and the keeper reaps what the tree left running. A restart that
+ * failed before its release does not wait: no tree of its job was
+ * released either, each is being killed, and its failure must reach the
+ * job's coordinator now.
  */
 void crs_lineage_close(struct crs_lineage *l, bool released);
 
