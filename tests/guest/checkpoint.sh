@@ -19,7 +19,7 @@
 # whole group took 23 min at load 14, test_terminal.sh 2.5 min of it per
 # backend).
 # vm-options: --timeout 2400
-# vm-time: 490
+# vm-time: 700
 export CRDBG_TEST_TIMEOUT=1200
 
 ip link set lo up 2>/dev/null
