@@ -8,7 +8,7 @@
 # at the restart (test_files_lammps.sh).
 # About 35 min of TCG on this loaded machine: more than the default 900 s.
 # vm-options: --timeout 2400
-# vm-time: 1300
+# vm-time: 1000
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then
