@@ -118,54 +118,51 @@ FIXTURE_TEARDOWN(auth)
 		close(self->memfd);
 }
 
+/* The service's answer to uid asking for the tree of self->t.leader with self's proof. */
+static int authorize(FIXTURE_DATA(auth) *self, uid_t uid, bool descendants)
+{
+	struct crdbgd_caller c = { .uid = uid, .gid = uid };
+
+	return crdbgd_auth_tree(&c, self->t.leader, descendants, self->pidfd, self->memfd,
+				self->err, sizeof(self->err));
+}
+
 TEST_F(auth, callers_tree_passes)
 {
-	struct crdbgd_caller c = { .uid = CALLER, .gid = CALLER };
-
 	ASSERT_EQ(0, start_tree(&self->t, CHILD_PLAIN));
 	proof(self->t.leader, &self->pidfd, &self->memfd);
 	ASSERT_LE(0, self->pidfd);
 	ASSERT_LE(0, self->memfd);
-	EXPECT_EQ(0, crdbgd_auth_tree(&c, self->t.leader, true, self->pidfd, self->memfd,
-				      self->err, sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(0, authorize(self, CALLER, true)) TH_LOG("%s", self->err);
 }
 
 TEST_F(auth, child_not_dumpable_is_refused_by_name)
 {
-	struct crdbgd_caller c = { .uid = CALLER, .gid = CALLER };
 	char want[64];
 
 	ASSERT_EQ(0, start_tree(&self->t, CHILD_NOT_DUMPABLE));
 	proof(self->t.leader, &self->pidfd, &self->memfd);
-	EXPECT_EQ(-EPERM, crdbgd_auth_tree(&c, self->t.leader, true, self->pidfd, self->memfd,
-					   self->err, sizeof(self->err)));
+	EXPECT_EQ(-EPERM, authorize(self, CALLER, true));
 	snprintf(want, sizeof(want), "pid %d is not dumpable", (int)self->t.child);
 	EXPECT_NE(NULL, strstr(self->err, want)) TH_LOG("%s", self->err);
 	/* without its descendants the leader alone is the caller's */
-	EXPECT_EQ(0, crdbgd_auth_tree(&c, self->t.leader, false, self->pidfd, self->memfd,
-				      self->err, sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(0, authorize(self, CALLER, false)) TH_LOG("%s", self->err);
 }
 
 TEST_F(auth, another_users_tree_is_refused)
 {
-	struct crdbgd_caller c = { .uid = OTHER, .gid = OTHER };
-
 	ASSERT_EQ(0, start_tree(&self->t, CHILD_PLAIN));
 	proof(self->t.leader, &self->pidfd, &self->memfd);
-	EXPECT_EQ(-EPERM, crdbgd_auth_tree(&c, self->t.leader, true, self->pidfd, self->memfd,
-					   self->err, sizeof(self->err)));
+	EXPECT_EQ(-EPERM, authorize(self, OTHER, true));
 	EXPECT_NE(NULL, strstr(self->err, "runs as another user")) TH_LOG("%s", self->err);
 }
 
 TEST_F(auth, proof_of_another_process_is_refused)
 {
-	struct crdbgd_caller c = { .uid = CALLER, .gid = CALLER };
-
 	ASSERT_EQ(0, start_tree(&self->t, CHILD_PLAIN));
 	/* the proof names the child, the request the leader */
 	proof(self->t.child, &self->pidfd, &self->memfd);
-	EXPECT_EQ(-EPERM, crdbgd_auth_tree(&c, self->t.leader, true, self->pidfd, self->memfd,
-					   self->err, sizeof(self->err)));
+	EXPECT_EQ(-EPERM, authorize(self, CALLER, true));
 	EXPECT_NE(NULL, strstr(self->err, "pidfd given is not of this process")) TH_LOG("%s",
 											 self->err);
 }
