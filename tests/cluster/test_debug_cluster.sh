@@ -208,7 +208,10 @@ if $tcg; then
 	dbg=$!
 	exec 3>"$w/srun.in"
 	t0=$SECONDS
-	printf '%s\n' "break mpi_debug.c:51" "timeout $((limit - 60))" continue >&3
+	# As in the batch sessions (ex above): every rank reaches the
+	# breakpoint before print, the group stop off.
+	printf '%s\n' "stopall off" "break mpi_debug.c:51" "timeout $((limit - 60))" continue \
+		wait >&3
 	until_for "$limit" grep -q 'stopped: breakpoint' "$w/srun.out"
 	count_per_node
 	printf '%s\n' "print value" "input hello mpi" "timeout 10" continue \
