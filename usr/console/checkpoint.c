@@ -50,6 +50,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -940,6 +941,30 @@ static void wait_gone(pid_t pid)
 		usleep(50 * 1000);
 }
 
+/* As long again for a killed process to have exited (gone, or a zombie). */
+static void wait_dead(pid_t pid)
+{
+	for (int i = 0; i < CRS_RESTART_PID_WAIT_S * 20 && pid > 0 && !kill(pid, 0); i++) {
+		char path[32], buf[256], *end;
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		/* "PID (COMM) S ...": the state after the last ')' */
+		end = strrchr(buf, ')');
+		if (end && end[1] == ' ' && end[2] == 'Z')
+			return;
+		usleep(50 * 1000);
+	}
+}
+
 /*
  * Every part of the job's checkpoint is whole (crdbg-part verify on its
  * node), checked before anything is killed or restored: a missing or
@@ -993,6 +1018,7 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	const char *why, *h;
 	pid_t mpirun, *below;
 	size_t nr_below;
+	bool held;
 	sdm_id id;
 
 	choose_mode(ck);
@@ -1029,10 +1055,18 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	}
 	if (!parts_intact(ck, h))
 		goto out;
-	/* mpirun first: it must not see its ranks die and end the job. */
+	/*
+	 * mpirun stopped first: it must not see its ranks die and end the
+	 * job. It dies once they have, so that the connections between
+	 * them are closed from the ranks' side first: a connection closes
+	 * into TIME_WAIT on the side that closed it, and one on the port
+	 * mpirun listens on would keep its restored listener from binding
+	 * it again (in the network namespace the job shares with others).
+	 */
 	mpirun = ck->mpir ? dbg_mpir_pid(ck->mpir) : 0;
-	if (mpirun > 0)
-		kill(mpirun, SIGKILL);
+	held = mpirun > 0 && dbg_mpir_hold(ck->mpir);
+	if (mpirun > 0 && !held)
+		kill(mpirun, SIGKILL);	/* not ours to hold: first, as it must */
 	if (ck->mpir && ck->parts)
 		dbg_mpir_launcher_gone(ck->mpir);
 	/* The ranks' children here (an MPI singleton's orted) go with them. */
@@ -1041,6 +1075,14 @@ void dbg_ckpt_restart(struct dbg_ckpt *ck, const char *arg)
 	kill_job_ranks(s, stopped ? stopped : live, live);
 	for (size_t i = 0; i < nr_below; i++)
 		kill(below[i], SIGKILL);
+	/* dead first (a child of the stopped mpirun stays a zombie), then gone */
+	sdm_set_for_each(id, live)
+		if (rank_here(ck, id))
+			wait_dead(ck->rank[id].pid);
+	for (size_t i = 0; i < nr_below; i++)
+		wait_dead(below[i]);
+	if (held)
+		dbg_mpir_kill(ck->mpir);
 	sdm_set_for_each(id, live)
 		if (rank_here(ck, id))
 			wait_gone(ck->rank[id].pid);

@@ -809,13 +809,14 @@ void dbg_mpir_input(struct dbg_mpir *m, const struct sdm_idset *set, const char 
 		dbg_error(s, "input: cannot write to mpirun's stdin: %s", strerror(-rc));
 }
 
-int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
+/* mpirun stopped in our gdb: 0 or -errno, err set. */
+static int stop_launcher(struct dbg_mpir *m, char *err, size_t errlen)
 {
 	struct mi_stop st;
 	int rc;
 
 	if (!m->launcher || m->launcher_pid <= 0) {
-		snprintf(err, errlen, "no mpirun to detach from");
+		snprintf(err, errlen, "no mpirun of ours");
 		return -ESRCH;
 	}
 	forward_output(m);
@@ -835,6 +836,31 @@ int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
 		return -ESRCH;
 	}
 	mi_stop_release(&st);
+	return 0;
+}
+
+bool dbg_mpir_hold(struct dbg_mpir *m)
+{
+	char err[256];
+
+	return !stop_launcher(m, err, sizeof(err));
+}
+
+void dbg_mpir_kill(struct dbg_mpir *m)
+{
+	/* gdb's kill: gdb, its parent or tracer, reaps it */
+	if (m->launcher && !mi_driver_cmd(m->launcher, NULL, "kill"))
+		return;
+	if (m->launcher_pid > 0)
+		kill(m->launcher_pid, SIGKILL);
+}
+
+int dbg_mpir_detach(struct dbg_mpir *m, char *err, size_t errlen)
+{
+	int rc = stop_launcher(m, err, errlen);
+
+	if (rc)
+		return rc;
 	rc = mi_detach(m->launcher);
 	if (rc) {
 		fail(m->launcher, rc, err, errlen, "cannot detach from mpirun");

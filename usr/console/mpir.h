@@ -67,6 +67,13 @@ void dbg_mpir_launcher_gone(struct dbg_mpir *m);
 const char *dbg_mpir_restart_problem(const struct dbg_mpir *m);
 
 /*
+ * For a restart: mpirun stopped in our gdb, so that it never sees its
+ * ranks end (true if it is), and then killed by our gdb, which reaps it.
+ */
+bool dbg_mpir_hold(struct dbg_mpir *m);
+void dbg_mpir_kill(struct dbg_mpir *m);
+
+/*
  * For a checkpoint of the whole job: stop mpirun in our gdb and detach
  * (CRIU cannot take a traced process), and attach again afterwards, to
  * the same pid (the original, or its restored copy). 0 or -errno, err set.
