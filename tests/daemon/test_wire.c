@@ -34,6 +34,46 @@ TEST(checkpoint_request_round_trips)
 	EXPECT_EQ(6u, crdbgd_request_fds(back.kind, back.flags));
 }
 
+TEST(part_requests_round_trip_with_their_fds)
+{
+	struct crdbgd_msg m = { .kind = CRDBGD_OP_PART_RESTART }, back;
+	uint8_t buf[CRDBGD_MSG_MAX];
+	int n;
+
+	crdbgd_set_str(&m, CRDBGD_A_HANDLE, "20261203T120217-830");
+	crdbgd_set_str(&m, CRDBGD_A_NODE_ROOTS, "812,815");
+	crdbgd_set_str(&m, CRDBGD_A_EXPECT_META, "0123456789abcdef0123456789abcdef"
+						 "0123456789abcdef0123456789abcdef");
+	crdbgd_set_u32(&m, CRDBGD_A_FLAGS, CRDBGD_F_STORE | CRDBGD_F_TERMINAL | CRDBGD_F_DEBUG);
+	n = crdbgd_format(&m, buf, sizeof(buf));
+	ASSERT_GT(n, 8);
+	ASSERT_EQ(0, crdbgd_parse(buf, (size_t)n, &back));
+	EXPECT_TRUE(crdbgd_is_request(back.kind));
+	EXPECT_STREQ("812,815", back.node_roots);
+	EXPECT_EQ(64u, strlen(back.expect_meta));
+	/* stdio, the store, the terminal */
+	EXPECT_EQ(5u, crdbgd_request_fds(back.kind, back.flags));
+
+	m = (struct crdbgd_msg){ .kind = CRDBGD_OP_PART_CHECKPOINT };
+	crdbgd_set_u32(&m, CRDBGD_A_PID, 77);
+	crdbgd_set_str(&m, CRDBGD_A_CID, "node0-12-1764763337000000000");
+	crdbgd_set_u32(&m, CRDBGD_A_PART, 2);
+	crdbgd_set_u32(&m, CRDBGD_A_PARTS, 3);
+	n = crdbgd_format(&m, buf, sizeof(buf));
+	ASSERT_GT(n, 8);
+	ASSERT_EQ(0, crdbgd_parse(buf, (size_t)n, &back));
+	EXPECT_EQ(2u, back.part);
+	EXPECT_EQ(3u, back.parts);
+	EXPECT_STREQ("node0-12-1764763337000000000", back.cid);
+	/* stdio and the proof (pidfd, mem); no store named */
+	EXPECT_EQ(5u, crdbgd_request_fds(back.kind, back.flags));
+	EXPECT_EQ(3u, crdbgd_proof_fds(back.flags));
+	/* a terminal goes with a restart only */
+	EXPECT_EQ(5u, crdbgd_request_fds(back.kind, CRDBGD_F_TERMINAL));
+	EXPECT_FALSE(crdbgd_is_request(CRDBGD_R_DONE));
+	EXPECT_FALSE(crdbgd_is_request(CRDBGD_R_ENTRY));
+}
+
 TEST(reply_round_trips)
 {
 	struct crdbgd_msg m = { .kind = CRDBGD_R_DONE }, back;

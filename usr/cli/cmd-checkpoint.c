@@ -270,10 +270,6 @@ int cmd_checkpoint(int argc, char **argv)
 	}
 	if (parse_args(argc, argv, "checkpoint", &c, checkpoint_arg, &a))
 		return 2;
-	if (a.job && cli_service_wanted()) {
-		cli_error("checkpoint: --job needs root: the service takes checkpoints of your own processes on this node only");
-		return 1;
-	}
 	if (a.job)
 		return checkpoint_job(&c, &o, a.job, a.have_pid);
 	if (!a.have_pid) {
@@ -370,12 +366,8 @@ int cmd_restart(int argc, char **argv)
 	/* Accept a pasted "MPIR checkpoint handle) X" line too. */
 	if (!crs_parse_checkpoint_handle(o.handle, h, sizeof(h)))
 		o.handle = h;
-	if (join <= 0 && cli_service_wanted()) {
-		o.backend = c.backend;
-		o.store = c.store;
-		o.verbose = c.verbose;
-		r = cli_service_restart(&o, &st, err, sizeof(err));
-	} else if (join > 0 || crs_job_exists(crs_store_root(c.store), o.handle)) {
+	/* a job's coordinator is ours to run: its parts ask each node's service */
+	if (join > 0 || crs_job_exists(crs_store_root(c.store), o.handle)) {
 		struct crs_job_opts jo = { 0 };
 
 		if (o.lazy || o.has_terminal) {
@@ -392,6 +384,11 @@ int cmd_restart(int argc, char **argv)
 		}
 		r = join > 0 ? crs_job_join(&jo, (unsigned int)join, &st, err, sizeof(err)) :
 			       crs_job_restart(&jo, &st, err, sizeof(err));
+	} else if (cli_service_wanted()) {
+		o.backend = c.backend;
+		o.store = c.store;
+		o.verbose = c.verbose;
+		r = cli_service_restart(&o, &st, err, sizeof(err));
 	} else {
 		o.backend = c.backend;
 		o.store = c.store;
@@ -522,6 +519,9 @@ int cmd_list(int argc, char **argv)
 		if (ctx.json)
 			printf("[");
 		r = cli_service_list(c.store, list_one, &ctx, err, sizeof(err));
+		/* a user's job manifests are in a store of the user's own */
+		if (!r && strcmp(root, CRS_STORE_DEFAULT) && cli_list_jobs(root, ctx.json, ctx.n > 0))
+			snprintf(err, sizeof(err), "cannot read the job checkpoints of %s", root), r = 1;
 		if (ctx.json)
 			printf("\n]\n");
 		return r ? failed("list", err) : 0;
@@ -589,15 +589,6 @@ int cmd_verify(int argc, char **argv)
 		/* A pasted "MPIR checkpoint handle) X" line too. */
 		if (!crs_parse_checkpoint_handle(handle, h, sizeof(h)))
 			handle = h;
-		if (cli_service_wanted()) {
-			if (cli_service_verify(c.store, handle, err, sizeof(err))) {
-				failed("verify", err);
-				bad++;
-			} else {
-				printf("%s: ok\n", handle);
-			}
-			continue;
-		}
 		if (crs_job_exists(root, handle)) {
 			struct crs_job_opts jo = { 0 };
 
@@ -605,6 +596,15 @@ int cmd_verify(int argc, char **argv)
 			jo.handle = handle;
 			if (crs_job_verify(&jo, err, sizeof(err))) {
 				cli_error("verify: job %s: %s", handle, err);
+				bad++;
+			} else {
+				printf("%s: ok\n", handle);
+			}
+			continue;
+		}
+		if (cli_service_wanted()) {
+			if (cli_service_verify(c.store, handle, err, sizeof(err))) {
+				failed("verify", err);
 				bad++;
 			} else {
 				printf("%s: ok\n", handle);
@@ -647,8 +647,6 @@ int cmd_rm(int argc, char **argv)
 		cli_error("rm: which checkpoint? usage: crdbg rm HANDLE");
 		return 2;
 	}
-	if (cli_service_wanted())
-		return cli_service_rm(c.store, handle, err, sizeof(err)) ? failed("rm", err) : 0;
 	root = crs_store_root(c.store);
 	if (crs_job_exists(root, handle)) {
 		struct crs_job_opts jo = { 0 };
@@ -664,12 +662,16 @@ int cmd_rm(int argc, char **argv)
 	{
 		char job[CRS_HANDLE_MAX];
 
-		if (!crs_job_owning(root, handle, job, sizeof(job)) && job[0]) {
+		/* a user's job manifests are in a store of the user's own */
+		if ((!cli_service_wanted() || strcmp(root, CRS_STORE_DEFAULT)) &&
+		    !crs_job_owning(root, handle, job, sizeof(job)) && job[0]) {
 			cli_error("rm: %s is a part of job checkpoint %s: \"crdbg rm %s\" removes the whole job",
 				  handle, job, job);
 			return 1;
 		}
 	}
+	if (cli_service_wanted())
+		return cli_service_rm(c.store, handle, err, sizeof(err)) ? failed("rm", err) : 0;
 	r = crs_store_remove(root, handle);
 	if (!r)
 		return 0;

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # crdbgd, the node's root service (Documentation/security.md), and its
-# wire codec (libcrdbgd.a: the service and its clients share it).
+# wire codec and client call (libcrdbgd.a: the service and its clients
+# share it).
 
-DAEMON_WIRE_OBJ := $(B)/usr/daemon/wire.o
-DAEMON_SRCS     := $(filter-out usr/daemon/wire.c,$(wildcard usr/daemon/*.c))
+# The codec and the client's call: what clients link (libcrdbgd.a).
+DAEMON_WIRE_OBJ := $(B)/usr/daemon/wire.o $(B)/usr/daemon/client.o
+DAEMON_SRCS     := $(filter-out usr/daemon/wire.c usr/daemon/client.c,$(wildcard usr/daemon/*.c))
 DAEMON_OBJS     := $(DAEMON_SRCS:%.c=$(B)/%.o)
 
 $(DAEMON_OBJS): USR_CFLAGS += -Iusr/crs

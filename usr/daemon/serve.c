@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include <crdbg/crdbgd.h>
 #include <crdbg/crs.h>
 #include <crdbg/job.h>
+#include <crdbg/job-part.h>
 
 #include "auth.h"
 #include "grant.h"
@@ -29,7 +33,7 @@ struct request {
 	struct crdbgd_msg msg;
 	int fds[CRDBGD_MAX_FDS];
 	size_t nr_fds;
-	char store[64];		/* "/proc/self/fd/N" of the caller's store, or "" */
+	char store[64];		/* "/proc/PID/fd/N" of the caller's store, or "" */
 };
 
 static int send_msg(int sock, const struct crdbgd_msg *m)
@@ -82,7 +86,7 @@ static int receive(struct request *q, char *err, size_t errlen)
 		}
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return snprintf(err, errlen, "request too large"), -EBADMSG;
-	if (crdbgd_parse(buf, (size_t)n, &q->msg) || q->msg.kind > CRDBGD_OP_RM)
+	if (crdbgd_parse(buf, (size_t)n, &q->msg) || !crdbgd_is_request(q->msg.kind))
 		return snprintf(err, errlen, "malformed request"), -EBADMSG;
 	if (q->nr_fds != crdbgd_request_fds(q->msg.kind, q->msg.flags))
 		return snprintf(err, errlen, "request carries %zu file descriptors, not %zu",
@@ -135,10 +139,13 @@ static int adopt_fds(struct request *q, char *err, size_t errlen)
 			r = users_store_dir(q, err, errlen);
 		if (r)
 			return r;
-		/* criu, our child, names the store by the same path: it inherits the fd */
-		if (fcntl(q->fds[3], F_SETFD, 0))
-			return snprintf(err, errlen, "cannot keep the store open"), -errno;
-		snprintf(q->store, sizeof(q->store), "/proc/self/fd/%d", q->fds[3]);
+		/*
+		 * The store by a path only the kernel resolves, the same for
+		 * criu and every helper (the lineage keeper's criu inherits
+		 * none of our fds): this process's fd, for as long as the
+		 * request lasts.
+		 */
+		snprintf(q->store, sizeof(q->store), "/proc/%d/fd/%d", (int)getpid(), q->fds[3]);
 	}
 	return 0;
 }
@@ -188,7 +195,7 @@ static void let_owner_read(struct request *q, const char *handle)
 
 	if (!q->caller.uid)
 		return;
-	/* the caller's store: the fd it handed in ("/proc/self/fd/N") */
+	/* the caller's store: the fd it handed in ("/proc/PID/fd/N") */
 	fd = open(store_of(q), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (q->store[0] ? 0 : O_NOFOLLOW));
 	if (fd >= 0 && !q->store[0] && !fstat(fd, &st) && st.st_uid == 0 &&
 	    (st.st_mode & 0111) != 0111)
@@ -214,7 +221,7 @@ static int do_checkpoint(struct request *q)
 		.nr_criu_opts = mg->nr_criu_opts, .owner_given = true,
 		.owner_uid = q->caller.uid, .owner_gid = q->caller.gid,
 	};
-	size_t proof = crdbgd_request_fds(mg->kind, mg->flags) - 2;
+	size_t proof = crdbgd_proof_fds(mg->flags);
 	char handle[CRS_HANDLE_MAX] = "", err[CRDBGD_ERR_MAX];
 	int r;
 
@@ -260,6 +267,23 @@ static int do_restart(struct request *q)
 	return reply_done(q, r, st, NULL, err);
 }
 
+/* The part's metadata is the one its job's manifest recorded (EXPECT_META). */
+static int expected_meta(const struct request *q, char *err, size_t errlen)
+{
+	uint8_t want[32], got[32];
+	int r;
+
+	if (!crs_digest_from_hex(q->msg.expect_meta, want, sizeof(want)))
+		return snprintf(err, errlen, "the expected metadata digest is not 64 hex digits"),
+		       -EINVAL;
+	r = crs_store_meta_digest(store_of(q), q->msg.handle, got, err, errlen);
+	if (r || !memcmp(want, got, sizeof(got)))
+		return r;
+	snprintf(err, errlen, "checkpoint %s is not the part its job recorded: its metadata changed",
+		 q->msg.handle);
+	return -EBADMSG;
+}
+
 static int do_verify(struct request *q)
 {
 	char err[CRDBGD_ERR_MAX];
@@ -268,6 +292,8 @@ static int do_verify(struct request *q)
 
 	crs_meta_init(&m);
 	r = load_callers(q, &m, err, sizeof(err));
+	if (!r && crdbgd_has(&q->msg, CRDBGD_A_EXPECT_META))
+		r = expected_meta(q, err, sizeof(err));
 	if (!r)
 		r = crs_store_verify_chain(store_of(q), q->msg.handle, &m, false, err, sizeof(err));
 	crs_meta_free(&m);
@@ -340,6 +366,119 @@ static int do_list(struct request *q)
 	return reply_done(q, r ? r : ctx.r, 0, NULL, err);
 }
 
+/*
+ * A part's caller, crdbg-part, closing its socket calls the part off (a
+ * SIGTERM to it ends it so): the part's main thread is told as the
+ * worker's own SIGTERM would tell it.
+ */
+static void *watch_caller(void *arg)
+{
+	struct request *q = arg;
+	struct pollfd p = { .fd = q->sock, .events = POLLRDHUP };
+
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
+	kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+static void watch_caller_start(struct request *q)
+{
+	sigset_t all, old;
+	pthread_t t;
+
+	/*
+	 * Every signal blocked in the watcher: the part's signals are the
+	 * main thread's, SIGTERM it sends and libcrdbg's answer to the
+	 * checkpoint request (CRDBG_RT_SIGNAL, waited for there, fatal here).
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!pthread_create(&t, NULL, watch_caller, q))
+		pthread_detach(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * A refusal before the part begins, in DONE's RC and ERROR: the caller
+ * says it as the part's failed step (a part that ran said its own).
+ */
+static int part_refused(struct request *q, int r, const char *err)
+{
+	return reply_done(q, r, 1, NULL, err);
+}
+
+static int do_part_checkpoint(struct request *q)
+{
+	const struct crdbgd_msg *mg = &q->msg;
+	const char *no_opts[1] = { NULL };
+	struct crs_checkpoint_opts o = {
+		.pid = (pid_t)mg->pid, .descendants = true, .after = CRS_AFTER_CONTINUE,
+		.debug = mg->flags & CRDBGD_F_DEBUG ? CRS_DEBUG_SET : CRS_DEBUG_KEEP,
+		.backend = (enum freeze_backend_kind)mg->backend, .log = stderr,
+		.verbose = mg->flags & CRDBGD_F_VERBOSE, .full = mg->flags & CRDBGD_F_FULL,
+		.no_pre_dump = mg->flags & CRDBGD_F_NO_PRE_DUMP, .criu_opts = no_opts,
+		.cid = mg->cid, .cid_index = mg->part, .cid_parts = mg->parts,
+		.owner_given = true, .owner_uid = q->caller.uid, .owner_gid = q->caller.gid,
+	};
+	size_t proof = crdbgd_proof_fds(mg->flags);
+	char handle[CRS_HANDLE_MAX] = "", err[CRDBGD_ERR_MAX];
+	int r, st;
+
+	o.store = q->store[0] ? q->store : NULL;
+	if (!crdbgd_has(mg, CRDBGD_A_PID) || !mg->pid || mg->pid > 0x3fffffff ||
+	    !crs_cid_valid(mg->cid) || mg->part >= mg->parts || mg->parts > CRS_JOB_MAX_PARTS ||
+	    mg->backend > FREEZE_BACKEND_PTRACE)
+		return part_refused(q, -EINVAL, "checkpoint part: malformed request");
+	r = crdbgd_auth_tree(&q->caller, o.pid, true, q->fds[proof], q->fds[proof + 1], err,
+			     sizeof(err));
+	if (r)
+		return part_refused(q, r, err);
+	watch_caller_start(q);
+	st = job_worker_checkpoint(&o, handle, sizeof(handle));
+	if (!st)
+		let_owner_read(q, handle);
+	return reply_done(q, 0, st, NULL, NULL);
+}
+
+static int do_part_restart(struct request *q)
+{
+	const struct crdbgd_msg *mg = &q->msg;
+	struct crs_restart_opts o = {
+		.handle = mg->handle, .store = q->store[0] ? q->store : NULL,
+		.debug = mg->flags & CRDBGD_F_DEBUG, .verbose = mg->flags & CRDBGD_F_VERBOSE,
+		.log = stderr, .backend = (enum freeze_backend_kind)mg->backend,
+		.terminal_fd = -1, .node_roots = mg->node_roots,
+		.for_owner = q->caller.uid != 0, .owner_uid = q->caller.uid,
+	};
+	char err[CRDBGD_ERR_MAX];
+	struct crs_meta m;
+	uint8_t sha[32];
+	int r;
+
+	if (mg->backend > FREEZE_BACKEND_PTRACE || !job_part_roots_valid(mg->node_roots) ||
+	    (crdbgd_has(mg, CRDBGD_A_EXPECT_META) &&
+	     !crs_digest_from_hex(mg->expect_meta, sha, sizeof(sha))))
+		return part_refused(q, -EINVAL, "restart part: malformed request");
+	if (crdbgd_has(mg, CRDBGD_A_EXPECT_META))
+		o.expect_meta_sha = sha;
+	if (mg->flags & CRDBGD_F_TERMINAL) {
+		o.terminal_fd = q->fds[crdbgd_request_fds(mg->kind, mg->flags) - 1];
+		o.has_terminal = true;
+		if (!isatty(o.terminal_fd))
+			return part_refused(q, -ENOTTY, "restart part: the terminal given is none");
+		/* criu, our child, takes it as the tree's terminal */
+		fcntl(o.terminal_fd, F_SETFD, 0);
+	}
+	crs_meta_init(&m);
+	r = load_callers(q, &m, err, sizeof(err));	/* seal first: crs_store_load */
+	crs_meta_free(&m);
+	if (r)
+		return part_refused(q, r, err);
+	watch_caller_start(q);
+	return reply_done(q, 0, job_worker_restart(&o), NULL, NULL);
+}
+
 int crdbgd_serve(int fd)
 {
 	struct request q = { .sock = fd };
@@ -366,6 +505,12 @@ int crdbgd_serve(int fd)
 		break;
 	case CRDBGD_OP_VERIFY:
 		r = do_verify(&q);
+		break;
+	case CRDBGD_OP_PART_CHECKPOINT:
+		r = do_part_checkpoint(&q);
+		break;
+	case CRDBGD_OP_PART_RESTART:
+		r = do_part_restart(&q);
 		break;
 	default:
 		r = do_rm(&q);

@@ -38,6 +38,11 @@ static const struct attr_policy policy[__CRDBGD_A_LAST] = {
 	[CRDBGD_A_ERROR]	= STR(error),
 	[CRDBGD_A_MPIR]		= U32(mpir),
 	[CRDBGD_A_CRIU]		= STR(criu),
+	[CRDBGD_A_CID]		= STR(cid),
+	[CRDBGD_A_PART]		= U32(part),
+	[CRDBGD_A_PARTS]	= U32(parts),
+	[CRDBGD_A_EXPECT_META]	= STR(expect_meta),
+	[CRDBGD_A_NODE_ROOTS]	= STR(node_roots),
 };
 
 #define HDR_LEN 8
@@ -189,7 +194,21 @@ int crdbgd_parse(const uint8_t *buf, size_t len, struct crdbgd_msg *ret)
 	return 0;
 }
 
+bool crdbgd_is_request(enum crdbgd_op kind)
+{
+	return (kind > CRDBGD_OP_UNSPEC && kind <= CRDBGD_OP_RM) ||
+	       kind == CRDBGD_OP_PART_CHECKPOINT || kind == CRDBGD_OP_PART_RESTART;
+}
+
+size_t crdbgd_proof_fds(uint32_t flags)
+{
+	return 3 + !!(flags & CRDBGD_F_STORE);
+}
+
 size_t crdbgd_request_fds(enum crdbgd_op op, uint32_t flags)
 {
-	return 3 + !!(flags & CRDBGD_F_STORE) + (op == CRDBGD_OP_CHECKPOINT ? 2 : 0);
+	bool proof = op == CRDBGD_OP_CHECKPOINT || op == CRDBGD_OP_PART_CHECKPOINT;
+
+	return crdbgd_proof_fds(flags) + (proof ? 2 : 0) +
+	       (op == CRDBGD_OP_PART_RESTART && (flags & CRDBGD_F_TERMINAL) ? 1 : 0);
 }

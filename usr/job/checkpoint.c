@@ -99,6 +99,9 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 	if (!n || n > CRS_JOB_MAX_PARTS)
 		return crs_fail(err, errlen, -EINVAL, "a job checkpoint needs 1 to %d parts",
 				CRS_JOB_MAX_PARTS);
+	r = crs_job_store_check(root, err, errlen);
+	if (r)
+		return r;
 	crs_job_init(&j);
 	r = crs_cid_new(j.cid, sizeof(j.cid));
 	if (r)

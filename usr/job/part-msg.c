@@ -362,3 +362,9 @@ void job_part_msg_failed(struct job_part_msg *m, int err, const char *fmt, ...)
 	vsnprintf(m->failed.why, sizeof(m->failed.why), fmt, ap);
 	va_end(ap);
 }
+
+bool job_part_roots_valid(const char *v)
+{
+	return !strcmp(v, "-") || (v[0] && v[0] != ',' && !strstr(v, ",,") &&
+				   v[strlen(v) - 1] != ',' && strspn(v, "0123456789,") == strlen(v));
+}

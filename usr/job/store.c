@@ -37,6 +37,26 @@ bool crs_job_exists(const char *root, const char *handle)
 	       S_ISREG(st.st_mode);
 }
 
+int crs_job_store_check(const char *root, char *err, size_t errlen)
+{
+	struct stat st, node;
+
+	if (!geteuid())
+		return 0;
+	if (stat(root, &st))
+		return crs_fail(err, errlen, -errno,
+				"a job checkpoint of yours needs a store of your own: %s: %s", root,
+				strerror(errno));
+	if (!stat(CRS_STORE_DEFAULT, &node) && st.st_dev == node.st_dev && st.st_ino == node.st_ino)
+		return crs_fail(err, errlen, -EPERM,
+				"a job checkpoint of yours needs a store of your own on every node its parts are on: --store DIR or CRDBG_STORE=DIR, not the node's %s",
+				CRS_STORE_DEFAULT);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return crs_fail(err, errlen, -EPERM,
+				"store %s is not a directory of yours that only you may write", root);
+	return 0;
+}
+
 /* Write the manifest as dir/.tmp-NAME, sync, rename to dir/NAME. */
 static int write_manifest(const char *dir, const char *name, const char *buf, size_t len)
 {

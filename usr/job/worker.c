@@ -296,3 +296,4 @@ int job_worker_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase pha
 	return r;
 }
 
+

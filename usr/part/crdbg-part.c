@@ -6,7 +6,9 @@
  * command line is the one job_part_argv() builds (<crdbg/job-part.h>);
  * it talks only the part protocol: orders on stdin, the codec's steps on
  * stdout, a failure as a failed step. It is no user's command, so it has
- * no help and takes nothing it was not built to be given.
+ * no help and takes nothing it was not built to be given. Run by a user
+ * who is not root, it hands its part to the node's service, crdbgd,
+ * which speaks the protocol on its stdio for it (<crdbg/crdbgd.h>).
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
+#include <crdbg/crdbgd-client.h>
 #include <crdbg/crs.h>
 #include <crdbg/restart-check.h>
 #include <crdbg/job.h>
@@ -57,12 +59,6 @@ static bool parse_int(const char *s, long lo, long hi, long *ret)
 	errno = 0;
 	*ret = strtol(s, &end, 10);
 	return s[0] && !errno && !*end && *ret >= lo && *ret <= hi;
-}
-
-static bool valid_roots(const char *v)
-{
-	return !strcmp(v, "-") || (v[0] && v[0] != ',' && !strstr(v, ",,") &&
-				   strspn(v, "0123456789,") == strlen(v));
 }
 
 /* argv after the verb: 0, or a usage error said (2). */
@@ -116,7 +112,7 @@ static int parse_args(int argc, char **argv, struct part_args *a)
 	}
 	if (!a->target)
 		return usage("%s needs its target", a->verb);
-	if (a->node_roots && !valid_roots(a->node_roots))
+	if (a->node_roots && !job_part_roots_valid(a->node_roots))
 		return usage("--node-roots needs PID,PID... or -, not \"%s\"", a->node_roots);
 	return 0;
 }
@@ -144,17 +140,66 @@ static int expected_meta(const char *root, const char *handle, const char *hex, 
 	return 0;
 }
 
-/* The job was checkpointed whole: end this part's processes. */
-static void kill_part(const char *root, const char *handle)
+/* A user's part: the node's service runs it on our stdio (<crdbg/crdbgd.h>). */
+static int by_service(struct crdbgd_call *c, const struct part_args *a)
 {
-	struct crs_meta m;
-	char err[256];
+	struct crdbgd_msg done;
+	char err[1024];
+	int r;
 
-	if (crs_store_load(root, handle, &m, err, sizeof(err)))
-		return;
-	for (size_t i = 0; i < m.nr_procs; i++)
-		kill(m.procs[i].pid, SIGKILL);
-	crs_meta_free(&m);
+	crdbgd_set_u32(&c->req, CRDBGD_A_BACKEND, a->backend);
+	c->req.flags |= (a->debug ? CRDBGD_F_DEBUG : 0) | (a->verbose ? CRDBGD_F_VERBOSE : 0);
+	/*
+	 * A refusal (or no service) is ours to say; a part that ran said
+	 * its own failure in the protocol, and its status is ours.
+	 */
+	r = crdbgd_call_run(c, NULL, NULL, &done, err, sizeof(err));
+	return r ? failed(r, err) : (int)done.status;
+}
+
+static int service_checkpoint(const struct part_args *a, pid_t pid, unsigned int k,
+			      unsigned int n)
+{
+	struct crdbgd_call c;
+	char err[1024];
+	int r = crdbgd_call_init(&c, CRDBGD_OP_PART_CHECKPOINT, a->store, err, sizeof(err));
+
+	if (!r)
+		r = crdbgd_call_prove(&c, pid, err, sizeof(err));
+	if (r) {
+		crdbgd_call_close(&c);
+		return failed(r, err);
+	}
+	crdbgd_set_u32(&c.req, CRDBGD_A_PID, (uint32_t)pid);
+	crdbgd_set_u32(&c.req, CRDBGD_A_PART, k);
+	crdbgd_set_u32(&c.req, CRDBGD_A_PARTS, n);
+	crdbgd_set_str(&c.req, CRDBGD_A_CID, a->cid);
+	c.req.flags |= (a->full ? CRDBGD_F_FULL : 0) | (a->no_pre_dump ? CRDBGD_F_NO_PRE_DUMP : 0);
+	return by_service(&c, a);
+}
+
+static int service_restart(const struct part_args *a)
+{
+	struct crdbgd_call c;
+	char err[1024];
+	int r = crdbgd_call_init(&c, CRDBGD_OP_PART_RESTART, a->store, err, sizeof(err));
+
+	if (!r && a->terminal_fd >= 0) {
+		r = crdbgd_call_add_fd(&c, a->terminal_fd);
+		if (r)
+			snprintf(err, sizeof(err), "cannot hand the terminal on: %s", strerror(r));
+		c.req.flags |= CRDBGD_F_TERMINAL;
+	}
+	if (r) {
+		crdbgd_call_close(&c);
+		return failed(r, err);
+	}
+	/* a string too long for its attribute is cut here, and refused there */
+	crdbgd_set_str(&c.req, CRDBGD_A_HANDLE, a->target);
+	if (a->expect_meta)
+		crdbgd_set_str(&c.req, CRDBGD_A_EXPECT_META, a->expect_meta);
+	crdbgd_set_str(&c.req, CRDBGD_A_NODE_ROOTS, a->node_roots ? a->node_roots : "-");
+	return by_service(&c, a);
 }
 
 static int part_checkpoint(const struct part_args *a)
@@ -165,30 +210,23 @@ static int part_checkpoint(const struct part_args *a)
 		.debug = a->debug ? CRS_DEBUG_SET : CRS_DEBUG_KEEP, .full = a->full,
 		.no_pre_dump = a->no_pre_dump, .log = stderr, .backend = a->backend,
 		.store = a->store, .verbose = a->verbose, .criu_opts = criu_opts,
-		.frozen = job_worker_frozen, .dumped = job_worker_dumped, .cid = a->cid,
+		.cid = a->cid,
 	};
-	char handle[CRS_HANDLE_MAX], err[1024], end;
+	char handle[CRS_HANDLE_MAX], end;
 	unsigned int k, n;
-	bool kill_job = false;
 	long pid;
-	int r;
 
 	if (!parse_int(a->target, 1, 0x3fffffff, &pid))
 		return usage("checkpoint: \"%s\" is not a pid", a->target);
 	if (!a->index || !a->cid || !crs_cid_valid(a->cid) ||
 	    sscanf(a->index, "%u/%u%c", &k, &n, &end) != 2 || k >= n || n > CRS_JOB_MAX_PARTS)
 		return usage("%s", "checkpoint: a part needs --part K/N (K < N) and a valid --cid");
+	if (crdbgd_wanted())
+		return service_checkpoint(a, (pid_t)pid, k, n);
 	o.pid = (pid_t)pid;
 	o.cid_index = k;
 	o.cid_parts = n;
-	job_worker_begin();
-	r = crs_checkpoint(&o, handle, sizeof(handle), err, sizeof(err));
-	if (r)
-		return failed(r, err);
-	r = job_worker_stored(crs_store_root(a->store), handle, &kill_job);
-	if (!r && kill_job)
-		kill_part(crs_store_root(a->store), handle);
-	return r ? 1 : 0;
+	return job_worker_checkpoint(&o, handle, sizeof(handle));
 }
 
 static int part_restart(const struct part_args *a)
@@ -197,33 +235,17 @@ static int part_restart(const struct part_args *a)
 		.handle = a->target, .debug = a->debug, .log = stderr, .backend = a->backend,
 		.store = a->store, .verbose = a->verbose, .node_roots = a->node_roots,
 		.terminal_fd = a->terminal_fd, .has_terminal = a->terminal_fd >= 0,
-		.relay_stdin = false,	/* a part's stdin is its coordinator's */
-		.hold = job_worker_hold, .hold_arg = (void *)crs_store_root(a->store),
 	};
-	char err[1024];
 	uint8_t sha[32];
-	int r, st = 0;
 
 	if (a->expect_meta) {
 		if (!crs_digest_from_hex(a->expect_meta, sha, sizeof(sha)))
 			return usage("%s", "restart: --expect-meta needs 64 hex digits");
 		o.expect_meta_sha = sha;
 	}
-	r = job_worker_orders_off_stdin();
-	if (r) {
-		snprintf(err, sizeof(err), "a part reads its coordinator's orders on stdin: %s",
-			 strerror(-r));
-		return failed(r, err);
-	}
-	job_worker_begin();
-	r = crs_restart(&o, &st, err, sizeof(err));
-	if (r)
-		return failed(r, err);
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return 1;
+	if (crdbgd_wanted())
+		return service_restart(a);
+	return job_worker_restart(&o);
 }
 
 /* Every image of the part is there and intact, and it is the job's. */
@@ -234,6 +256,22 @@ static int part_verify(const struct part_args *a)
 	struct crs_meta m;
 	int r;
 
+	if (crdbgd_wanted()) {
+		struct crdbgd_call c;
+		struct crdbgd_msg done;
+
+		r = crdbgd_call_init(&c, CRDBGD_OP_VERIFY, a->store, err, sizeof(err));
+		if (!r) {
+			crdbgd_set_str(&c.req, CRDBGD_A_HANDLE, a->target);
+			if (a->expect_meta)
+				crdbgd_set_str(&c.req, CRDBGD_A_EXPECT_META, a->expect_meta);
+			r = crdbgd_call_run(&c, NULL, NULL, &done, err, sizeof(err));
+		}
+		if (r)
+			return failed(r, err);
+		printf("%s: ok\n", a->target);
+		return 0;
+	}
 	if (a->expect_meta) {
 		r = expected_meta(root, a->target, a->expect_meta, err, sizeof(err));
 		if (r)
@@ -254,7 +292,21 @@ static int part_rm(const struct part_args *a)
 {
 	const char *root = crs_store_root(a->store);
 	char err[1024];
-	int r = crs_store_remove(root, a->target);
+	int r;
+
+	if (crdbgd_wanted()) {
+		struct crdbgd_call c;
+		struct crdbgd_msg done;
+
+		r = crdbgd_call_init(&c, CRDBGD_OP_RM, a->store, err, sizeof(err));
+		if (!r) {
+			crdbgd_set_str(&c.req, CRDBGD_A_HANDLE, a->target);
+			r = crdbgd_call_run(&c, NULL, NULL, &done, err, sizeof(err));
+		}
+		/* a part already gone: the job's rm goes on */
+		return !r || r == ENOENT ? 0 : failed(r, err);
+	}
+	r = crs_store_remove(root, a->target);
 
 	if (!r || r == -ENOENT)	/* a part already gone: the job's rm goes on */
 		return 0;

@@ -3,14 +3,15 @@
 # crdbg-part: the program a job's coordinator runs for each of its parts
 # (<crdbg/job-part.h>), in the directory of crdbg's helper programs
 # beside crdbg-server (build/sdm, PREFIX/libexec/crdbg). It links libjob's
-# worker and codec and what they call, never the console.
+# worker and codec and what they call, and the service's client (a user's
+# part asks its node's crdbgd), never the console.
 
 PART_SRCS := usr/part/crdbg-part.c
 PART_OBJS := $(PART_SRCS:%.c=$(B)/%.o)
 PART_PROG := $(B)/sdm/crdbg-part
 
 # In the order CLI_LIBS (Makefile) states, the console's libraries left out.
-PART_LIBS := $(LIB_JOB) $(LIB_CRS) $(LIB_FREEZE) $(LIB_COMMON)
+PART_LIBS := $(LIB_CRDBGD) $(LIB_JOB) $(LIB_CRS) $(LIB_FREEZE) $(LIB_COMMON)
 
 $(PART_PROG): $(PART_OBJS) $(PART_LIBS)
 	@mkdir -p $(dir $@)

@@ -20,12 +20,26 @@
  *               up to CRS_MAX_CRIU_OPTS times)
  *   RESTART     HANDLE (string), BACKEND, FLAGS (LAZY, DEBUG, VERBOSE)
  *   LIST        FLAGS
- *   VERIFY, RM  HANDLE
+ *   VERIFY      HANDLE, EXPECT_META (string: 64 hex digits, optional)
+ *   RM          HANDLE
+ *   PART_CHECKPOINT  one part of a job checkpoint (<crdbg/job-part.h>):
+ *               PID, CID (string), PART (u32 K), PARTS (u32 N), BACKEND,
+ *               FLAGS (FULL, NO_PRE_DUMP, DEBUG, VERBOSE)
+ *   PART_RESTART     one part of a job restart: HANDLE, EXPECT_META,
+ *               NODE_ROOTS (string: PID,PID... or -), BACKEND, FLAGS
+ *               (DEBUG, VERBOSE, TERMINAL)
+ * A part request's stdin and stdout are its coordinator's channel: the
+ * service speaks the part protocol on them for the caller, as crdbg-part
+ * would, until the part's end, then answers DONE (STATUS: the exit
+ * status crdbg-part ends with). The caller closing its socket calls the
+ * part off, as a SIGTERM to crdbg-part does.
+ *
  * File descriptors come in the request's SCM_RIGHTS, in this order:
  * the client's stdin, stdout, stderr (log and relayed terminal); the
- * store directory when FLAGS has CRDBGD_F_STORE; for CHECKPOINT a
- * pidfd of PID and an fd of /proc/PID/mem the client opened itself,
- * its proof of ptrace access under its own credentials.
+ * store directory when FLAGS has CRDBGD_F_STORE; for CHECKPOINT and
+ * PART_CHECKPOINT a pidfd of PID and an fd of /proc/PID/mem the client
+ * opened itself, its proof of ptrace access under its own credentials;
+ * for PART_RESTART with CRDBGD_F_TERMINAL the restored tree's terminal.
  *
  * Replies:
  *   ENTRY  HANDLE, VALID (u32 0/1), PROBLEM (string), TIME (u64), PROGRAM
@@ -64,6 +78,8 @@ enum crdbgd_op {
 	CRDBGD_OP_RM,
 	CRDBGD_R_ENTRY,
 	CRDBGD_R_DONE,
+	CRDBGD_OP_PART_CHECKPOINT,
+	CRDBGD_OP_PART_RESTART,
 	__CRDBGD_OP_LAST
 };
 #define CRDBGD_OP_MAX (__CRDBGD_OP_LAST - 1)
@@ -91,6 +107,11 @@ enum crdbgd_attr {
 	CRDBGD_A_ERROR,
 	CRDBGD_A_MPIR,
 	CRDBGD_A_CRIU,
+	CRDBGD_A_CID,
+	CRDBGD_A_PART,
+	CRDBGD_A_PARTS,
+	CRDBGD_A_EXPECT_META,
+	CRDBGD_A_NODE_ROOTS,
 	__CRDBGD_A_LAST
 };
 #define CRDBGD_A_MAX (__CRDBGD_A_LAST - 1)
@@ -103,7 +124,8 @@ enum crdbgd_flags {
 	CRDBGD_F_LAZY		= 1 << 4,
 	CRDBGD_F_DEBUG		= 1 << 5,
 	CRDBGD_F_VERBOSE	= 1 << 6,
-	__CRDBGD_F_ALL		= (1 << 7) - 1,
+	CRDBGD_F_TERMINAL	= 1 << 7,	/* a terminal fd follows (PART_RESTART) */
+	__CRDBGD_F_ALL		= (1 << 8) - 1,
 };
 
 /* One message, decoded; strings NUL-terminated, "" when absent. */
@@ -123,6 +145,10 @@ struct crdbgd_msg {
 	char criu[32];
 	char parent[CRS_HANDLE_MAX];
 	char error[CRDBGD_ERR_MAX];
+	char cid[CRS_CID_MAX];
+	uint32_t part, parts;
+	char expect_meta[65];		/* 64 hex digits */
+	char node_roots[CRDBGD_STR_MAX];
 };
 
 static inline bool crdbgd_has(const struct crdbgd_msg *m, enum crdbgd_attr a)
@@ -146,7 +172,13 @@ void crdbgd_set_u32(struct crdbgd_msg *m, enum crdbgd_attr a, uint32_t v);
 void crdbgd_set_u64(struct crdbgd_msg *m, enum crdbgd_attr a, uint64_t v);
 int crdbgd_set_str(struct crdbgd_msg *m, enum crdbgd_attr a, const char *s);
 
+/* Whether kind is a request's (a client's), not a reply's. */
+bool crdbgd_is_request(enum crdbgd_op kind);
+
 /* How many fds a request of kind op with flags carries. */
 size_t crdbgd_request_fds(enum crdbgd_op op, uint32_t flags);
+
+/* Where the proof fds (pidfd, mem) of a CHECKPOINT or PART_CHECKPOINT start. */
+size_t crdbgd_proof_fds(uint32_t flags);
 
 #endif /* CRDBG_CRDBGD_H */

@@ -137,6 +137,9 @@ int job_part_order_format(enum job_part_order order, char *buf, size_t len);
 /* An order's line (newline ignored): 0 and *ret, or -EBADMSG. */
 int job_part_order_parse(const char *line, size_t len, enum job_part_order *ret);
 
+/* Whether s is a restart part's --node-roots: "PID,PID..." or "-". */
+bool job_part_roots_valid(const char *s);
+
 /* A failure message: err a positive or negative errno, why as printf. */
 void job_part_msg_failed(struct job_part_msg *m, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -206,5 +209,21 @@ int job_worker_orders_off_stdin(void);
 
 /* A restart part: crs_restart_opts.hold, arg the store's root. */
 int job_worker_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase);
+
+/*
+ * A whole checkpoint part of o->pid's tree, in crdbg-part or in the
+ * node's service for a user: its beat, o's frozen and dumped (set here),
+ * the stored step and its last order; on kill, the tree ended. The exit
+ * status of the part: 0, or 1 with its failure said. The handle kept
+ * (on 0) into handle.
+ */
+int job_worker_checkpoint(struct crs_checkpoint_opts *o, char *handle, size_t len);
+
+/*
+ * A whole restart part (o's hold and hold_arg set here, its orders moved
+ * off stdin): the exit status of the part, the restored tree's (128 + a
+ * signal's number), or 1 with its failure said.
+ */
+int job_worker_restart(struct crs_restart_opts *o);
 
 #endif /* CRDBG_JOB_PART_H */

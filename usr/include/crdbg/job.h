@@ -107,6 +107,14 @@ int crs_job_parse(const char *buf, size_t len, struct crs_job *j, char *err, siz
 /* A handle names a job checkpoint of this store. */
 bool crs_job_exists(const char *root, const char *handle);
 
+/*
+ * Whether root can hold this caller's job checkpoints: always for root;
+ * for a user (whose parts the node's service takes), a directory of the
+ * user's own that no one else may write, never the node's store, whose
+ * manifests only root writes. 0, or -EPERM/-errno with one line in err.
+ */
+int crs_job_store_check(const char *root, char *err, size_t errlen);
+
 /* Write a new manifest (handle "job-<UTC stamp>-<pid>[.n]" into j->handle). */
 int crs_job_save(const char *root, struct crs_job *j, char *err, size_t errlen);
 int crs_job_load(const char *root, const char *handle, struct crs_job *j, char *err,
