@@ -248,6 +248,22 @@ static int part_restart(const struct part_args *a)
 	return job_worker_restart(&o);
 }
 
+/* A user's verify or rm of a part: the service's, on its handle (and digest). */
+static int service_on_part(enum crdbgd_op op, const struct part_args *a, char *err,
+			   size_t errlen)
+{
+	struct crdbgd_call c;
+	struct crdbgd_msg done;
+	int r = crdbgd_call_init(&c, op, a->store, err, errlen);
+
+	if (r)
+		return r;
+	crdbgd_set_str(&c.req, CRDBGD_A_HANDLE, a->target);
+	if (op == CRDBGD_OP_VERIFY && a->expect_meta)
+		crdbgd_set_str(&c.req, CRDBGD_A_EXPECT_META, a->expect_meta);
+	return crdbgd_call_run(&c, NULL, NULL, &done, err, errlen);
+}
+
 /* Every image of the part is there and intact, and it is the job's. */
 static int part_verify(const struct part_args *a)
 {
@@ -257,16 +273,7 @@ static int part_verify(const struct part_args *a)
 	int r;
 
 	if (crdbgd_wanted()) {
-		struct crdbgd_call c;
-		struct crdbgd_msg done;
-
-		r = crdbgd_call_init(&c, CRDBGD_OP_VERIFY, a->store, err, sizeof(err));
-		if (!r) {
-			crdbgd_set_str(&c.req, CRDBGD_A_HANDLE, a->target);
-			if (a->expect_meta)
-				crdbgd_set_str(&c.req, CRDBGD_A_EXPECT_META, a->expect_meta);
-			r = crdbgd_call_run(&c, NULL, NULL, &done, err, sizeof(err));
-		}
+		r = service_on_part(CRDBGD_OP_VERIFY, a, err, sizeof(err));
 		if (r)
 			return failed(r, err);
 		printf("%s: ok\n", a->target);
@@ -295,14 +302,7 @@ static int part_rm(const struct part_args *a)
 	int r;
 
 	if (crdbgd_wanted()) {
-		struct crdbgd_call c;
-		struct crdbgd_msg done;
-
-		r = crdbgd_call_init(&c, CRDBGD_OP_RM, a->store, err, sizeof(err));
-		if (!r) {
-			crdbgd_set_str(&c.req, CRDBGD_A_HANDLE, a->target);
-			r = crdbgd_call_run(&c, NULL, NULL, &done, err, sizeof(err));
-		}
+		r = service_on_part(CRDBGD_OP_RM, a, err, sizeof(err));
 		/* a part already gone: the job's rm goes on */
 		return !r || r == ENOENT ? 0 : failed(r, err);
 	}
