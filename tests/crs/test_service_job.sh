@@ -86,6 +86,20 @@ rc=$?
 check "her job's restart runs both trees to their end (exit 0, every step)" \
 	eval '[[ $rc == 0 ]] && same_steps "$work/alice/j1.out" && same_steps "$work/alice/j2.out"' ||
 	diag "$work/j.rst" "$work/alice/j1.out"
+# a worker ended by a signal mid-request (held at the part's first
+# step, waiting for its order): the part says so, the log names it
+mkfifo "$work/alice/orders"
+chown alice "$work/alice/orders"
+as alice sh -c 'exec 3<>"$1"; exec "$2" restart "$3" --store "$4" --node-roots - <"$1" >"$5" 2>&1' \
+	sh "$work/alice/orders" "$build/sdm/crdbg-part" "$h1" "$store" "$work/alice/w.out" &
+wpart=$!
+wait_for grep -q "^crdbg-part verified" "$work/alice/w.out"
+kill -9 $(pgrep -P "$dpid") 2>/dev/null
+wait "$wpart"
+check "a worker killed mid-request: its part fails in one line of the protocol, crdbgd's log names it" \
+	eval 'grep -q "^crdbg-part failed errno=.*closed the connection without an answer" "$work/alice/w.out" &&
+	      grep -q "worker of a request (pid [0-9]*) was ended by signal 9" "$work/crdbgd.log"' ||
+	diag "$work/alice/w.out" "$work/crdbgd.log"
 jcrdbg rm "$jh" >"$work/j.rm" 2>&1
 rc=$?
 check "alice removes her job: its manifest and both parts" \

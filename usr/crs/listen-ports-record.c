@@ -1,35 +1,55 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The "listen-ports" record of a checkpoint parsed (listen-ports.h). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "listen-ports.h"
 
-int crs_listen_ports_parse(const char *buf, size_t len, unsigned int *ports, size_t max,
-			   size_t *ret_nr)
+/* One "addr <address>" value: an IPv4 or IPv6 address, as inet_ntop() writes it. */
+static bool valid_addr(const char *s)
 {
-	static const char head[] = "crdbg-listen-ports 1\n";
-	size_t pos = sizeof(head) - 1, nr = 0;
+	unsigned char bin[16];
+	char back[CRS_LISTEN_ADDR_LEN];
+	int af = strchr(s, ':') ? AF_INET6 : AF_INET;
 
-	if (len < pos || memcmp(buf, head, pos))
+	return inet_pton(af, s, bin) == 1 && inet_ntop(af, bin, back, sizeof(back)) &&
+	       !strcmp(back, s);
+}
+
+int crs_listen_ports_parse(const char *buf, size_t len, struct crs_listen_record *ret)
+{
+	static const char head1[] = "crdbg-listen-ports 1\n", head2[] = "crdbg-listen-ports 2\n";
+	size_t pos = sizeof(head1) - 1;
+	bool v2;
+
+	memset(ret, 0, sizeof(*ret));
+	if (len < pos || (memcmp(buf, head1, pos) && memcmp(buf, head2, pos)))
 		return -EBADMSG;
+	v2 = !memcmp(buf, head2, pos);
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
-		char line[32];
+		char line[64], addr[CRS_LISTEN_ADDR_LEN];
 		unsigned int port;
 		size_t n = nl ? (size_t)(nl - buf - pos) : 0;
 		int end = -1;
 
-		if (!nl || n >= sizeof(line) || nr >= max)
+		if (!nl || n >= sizeof(line))
 			return -EBADMSG;
 		memcpy(line, buf + pos, n);
 		line[n] = '\0';
-		if (sscanf(line, "listen %5u%n", &port, &end) != 1 || end != (int)n || port > 65535)
+		if (sscanf(line, "listen %5u%n", &port, &end) == 1 && end == (int)n &&
+		    port <= 65535 && ret->nr_ports < CRS_LISTEN_PORTS_MAX) {
+			ret->ports[ret->nr_ports++] = port;
+		} else if (v2 && sscanf(line, "addr %45s%n", addr, &end) == 1 && end == (int)n &&
+			   valid_addr(addr) && ret->nr_addrs < CRS_LISTEN_ADDRS_MAX) {
+			memcpy(ret->addrs[ret->nr_addrs++], addr, sizeof(addr));
+		} else {
 			return -EBADMSG;
-		ports[nr++] = port;
+		}
 		pos += n + 1;
 	}
-	*ret_nr = nr;
 	return 0;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The TCP ports a tree listens on, across checkpoint and restart (listen-ports.h). */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -63,47 +65,123 @@ static int add_sockets(pid_t pid, struct inodes *s)
 	return 0;
 }
 
+/* One socket of a /proc net/tcp(6) table. */
+struct sock_line {
+	int family;		/* AF_INET or AF_INET6 */
+	unsigned char addr[16];	/* its local address, network order */
+	unsigned int port, state;
+	uint64_t ino;
+};
+
 /*
- * Each listening socket of a /proc net/tcp(6) table: fn(port, inode).
- * Lines: "sl local_address rem_address st ... inode": "0: 0100007F:1F90 00000000:0000 0A ...".
+ * Each socket of a /proc net/tcp(6) table: fn(arg, socket). Lines: "sl
+ * local_address rem_address st ... inode", "0: 0100007F:1F90 00000000:0000
+ * 0A ...": the address as the kernel's 32-bit words in hex, each in host
+ * order.
  */
-static void each_listener(const char *table, void (*fn)(void *, unsigned int, uint64_t),
-			  void *arg)
+static void each_socket(const char *table, void (*fn)(void *, const struct sock_line *),
+			void *arg)
 {
 	char line[512], local[64];
-	unsigned int st, port;
 	unsigned long long ino;
 	FILE *f = fopen(table, "re");
 
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
+		struct sock_line sl = { 0 };
+		size_t words;
 		char *colon;
 
-		if (sscanf(line, " %*d: %63s %*s %x %*s %*s %*s %*s %*s %llu", local, &st, &ino) != 3 ||
-		    st != TCP_LISTEN)
+		if (sscanf(line, " %*d: %63s %*s %x %*s %*s %*s %*s %*s %llu", local, &sl.state,
+			   &ino) != 3)
 			continue;
 		colon = strrchr(local, ':');
-		if (colon && sscanf(colon + 1, "%x", &port) == 1)
-			fn(arg, port, ino);
+		if (!colon || sscanf(colon + 1, "%x", &sl.port) != 1)
+			continue;
+		*colon = '\0';
+		words = strlen(local) / 8;
+		if ((words != 1 && words != 4) || strlen(local) % 8)
+			continue;
+		sl.family = words == 1 ? AF_INET : AF_INET6;
+		for (size_t w = 0; w < words; w++) {
+			char hex[9];
+			uint32_t v;
+
+			memcpy(hex, local + 8 * w, 8);
+			hex[8] = '\0';
+			v = (uint32_t)strtoul(hex, NULL, 16);
+			memcpy(sl.addr + 4 * w, &v, 4);
+		}
+		sl.ino = ino;
+		fn(arg, &sl);
 	}
 	fclose(f);
 }
 
+/* An address of the node's own, which a restart elsewhere would lack. */
+static bool node_address(const struct sock_line *sl)
+{
+	static const unsigned char zero[16], mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const unsigned char *a = sl->addr;
+
+	if (sl->family == AF_INET)
+		return memcmp(a, zero, 4) && a[0] != 127;
+	if (!memcmp(a, mapped, 12))	/* ::ffff:a.b.c.d */
+		return memcmp(a + 12, zero, 4) && a[12] != 127;
+	return memcmp(a, zero, 16) &&				/* :: */
+	       (memcmp(a, zero, 15) || a[15] != 1) &&		/* ::1 */
+	       !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80);	/* fe80::/10 */
+}
+
 struct recording {
 	const struct inodes *s;
-	FILE *out;
+	bool addrs;		/* the tree is in our network namespace */
 	unsigned int nr;
+	char seen[CRS_LISTEN_ADDRS_MAX][CRS_LISTEN_ADDR_LEN];
+	size_t nr_seen;
+	FILE *out;
 };
 
-static void record_one(void *arg, unsigned int port, uint64_t ino)
+static void record_one(void *arg, const struct sock_line *sl)
 {
 	struct recording *rc = arg;
+	char text[CRS_LISTEN_ADDR_LEN];
+	const void *a = sl->addr;
+	int af = sl->family;
 
-	if (has(rc->s, ino) && rc->nr < CRS_LISTEN_PORTS_MAX) {
-		fprintf(rc->out, "listen %u\n", port);
+	if (!has(rc->s, sl->ino))
+		return;
+	if (sl->state == TCP_LISTEN && rc->nr < CRS_LISTEN_PORTS_MAX) {
+		fprintf(rc->out, "listen %u\n", sl->port);
 		rc->nr++;
 	}
+	if (!rc->addrs || !node_address(sl) || rc->nr_seen >= CRS_LISTEN_ADDRS_MAX)
+		return;
+	if (af == AF_INET6 && !memcmp(sl->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		af = AF_INET;	/* an IPv4 peer of a dual-stack socket */
+		a = sl->addr + 12;
+	}
+	if (!inet_ntop(af, a, text, sizeof(text)))
+		return;
+	for (size_t i = 0; i < rc->nr_seen; i++)
+		if (!strcmp(rc->seen[i], text))
+			return;
+	memcpy(rc->seen[rc->nr_seen++], text, sizeof(text));
+	fprintf(rc->out, "addr %s\n", text);
+}
+
+/* Whether pid's network namespace is ours. */
+static bool our_netns(pid_t pid)
+{
+	char path[64], theirs[64] = "", ours[64] = "";
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	n = readlink(path, theirs, sizeof(theirs) - 1);
+	if (n <= 0 || readlink("/proc/self/ns/net", ours, sizeof(ours) - 1) != n)
+		return false;
+	return !memcmp(theirs, ours, (size_t)n);
 }
 
 int crs_listen_ports_record(const struct crs_meta *m, const char *dir, char *err,
@@ -128,12 +206,13 @@ int crs_listen_ports_record(const struct crs_meta *m, const char *dir, char *err
 		free(s.ino);
 		return crs_fail(err, errlen, r, "cannot write %s: %s", path, strerror(-r));
 	}
-	fprintf(rc.out, "crdbg-listen-ports 1\n");
-	/* the tree's network namespace is its root's */
+	fprintf(rc.out, "crdbg-listen-ports 2\n");
+	/* the tree's network namespace is its root's; one of its own comes back with it */
+	rc.addrs = our_netns(m->root);
 	snprintf(table, sizeof(table), "/proc/%d/net/tcp", (int)m->root);
-	each_listener(table, record_one, &rc);
+	each_socket(table, record_one, &rc);
 	snprintf(table, sizeof(table), "/proc/%d/net/tcp6", (int)m->root);
-	each_listener(table, record_one, &rc);
+	each_socket(table, record_one, &rc);
 	if (fclose(rc.out))
 		r = crs_fail(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	free(s.ino);
@@ -145,49 +224,91 @@ struct looking {
 	bool found;
 };
 
-static void look(void *arg, unsigned int port, uint64_t ino)
+static void look(void *arg, const struct sock_line *sl)
 {
 	struct looking *l = arg;
 
-	(void)ino;
-	l->found |= port == l->port;
+	l->found |= sl->state == TCP_LISTEN && sl->port == l->port;
 }
 
 static bool listened(unsigned int port)
 {
 	struct looking l = { .port = port };
 
-	each_listener("/proc/net/tcp", look, &l);
-	each_listener("/proc/net/tcp6", look, &l);
+	each_socket("/proc/net/tcp", look, &l);
+	each_socket("/proc/net/tcp6", look, &l);
 	return l.found;
+}
+
+/* The record of the checkpoint in dir into *rec (none: empty). */
+static int load_record(const char *dir, struct crs_listen_record *rec, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 32], *buf;
+	size_t len;
+	int r;
+
+	memset(rec, 0, sizeof(*rec));
+	snprintf(path, sizeof(path), "%s/" CRS_LISTEN_PORTS_NAME, dir);
+	r = crs_read_file(path, 64 * (CRS_LISTEN_PORTS_MAX + CRS_LISTEN_ADDRS_MAX + 1), &buf, &len);
+	if (r == -ENOENT)
+		return 0;	/* the tree had no TCP socket */
+	if (r)
+		return crs_fail(err, errlen, r, "cannot read %s: %s", path, strerror(-r));
+	r = crs_listen_ports_parse(buf, len, rec);
+	free(buf);
+	return r ? crs_fail(err, errlen, r, "%s is malformed", path) : 0;
 }
 
 int crs_listen_ports_wait(const char *dir, const char *handle, time_t deadline, char *err,
 			  size_t errlen)
 {
 	struct timespec nap = { .tv_nsec = 50 * 1000 * 1000 };
-	unsigned int ports[CRS_LISTEN_PORTS_MAX];
-	char path[PATH_MAX + 32], *buf;
-	size_t len, nr = 0;
-	int r;
+	static struct crs_listen_record rec;
+	int r = load_record(dir, &rec, err, errlen);
 
-	snprintf(path, sizeof(path), "%s/" CRS_LISTEN_PORTS_NAME, dir);
-	r = crs_read_file(path, 32 * (CRS_LISTEN_PORTS_MAX + 1), &buf, &len);
-	if (r == -ENOENT)
-		return 0;	/* the tree listened on none */
 	if (r)
-		return crs_fail(err, errlen, r, "cannot read %s: %s", path, strerror(-r));
-	r = crs_listen_ports_parse(buf, len, ports, CRS_LISTEN_PORTS_MAX, &nr);
-	free(buf);
-	if (r)
-		return crs_fail(err, errlen, r, "%s is malformed", path);
-	for (size_t i = 0; i < nr; i++) {
-		while (listened(ports[i]) && time(NULL) < deadline)
+		return r;
+	for (size_t i = 0; i < rec.nr_ports; i++) {
+		while (listened(rec.ports[i]) && time(NULL) < deadline)
 			nanosleep(&nap, NULL);
-		if (listened(ports[i]))
+		if (listened(rec.ports[i]))
 			return crs_fail(err, errlen, -EADDRINUSE,
 					"restart of %s refused, nothing was restored: TCP port %u, which the checkpointed tree listens on, is still listened on here %d s after its processes were ended",
-					handle, ports[i], CRS_RESTART_PID_WAIT_S);
+					handle, rec.ports[i], CRS_RESTART_PID_WAIT_S);
 	}
 	return 0;
+}
+
+/* Whether this host has addr: a socket can be bound to it. */
+static bool have_address(const char *addr)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	bool v6 = strchr(addr, ':');
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return true;	/* cannot tell: CRIU will */
+	if (v6)
+		ok = inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1 &&
+		     (!bind(fd, (struct sockaddr *)&a6, sizeof(a6)) || errno != EADDRNOTAVAIL);
+	else
+		ok = inet_pton(AF_INET, addr, &a4.sin_addr) == 1 &&
+		     (!bind(fd, (struct sockaddr *)&a4, sizeof(a4)) || errno != EADDRNOTAVAIL);
+	close(fd);
+	return ok;
+}
+
+int crs_listen_addrs_check(const char *dir, const char *handle, char *err, size_t errlen)
+{
+	static struct crs_listen_record rec;
+	int r = load_record(dir, &rec, err, errlen);
+
+	for (size_t i = 0; !r && i < rec.nr_addrs; i++)
+		if (!have_address(rec.addrs[i]))
+			r = crs_fail(err, errlen, -EADDRNOTAVAIL,
+				     "restart of %s refused, nothing was killed or restored: its TCP sockets are bound to %s, which is not an address of this host (it was checkpointed on another node, or the address changed): restart it where that address is",
+				     handle, rec.addrs[i]);
+	return r;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "listen-ports.h"
 #include "proc.h"
 #include "restart-check.h"
 #include "wfiles.h"
@@ -98,5 +99,7 @@ int crs_restart_check(const char *root, const char *handle, const struct crs_met
 	if (crs_store_path(root, handle, dir, sizeof(dir)))
 		return crs_fail(err, errlen, -EINVAL, "invalid checkpoint handle \"%s\"", handle);
 	r = crs_wfiles_check(dir, handle, m, err, errlen);
+	if (!r)
+		r = crs_listen_addrs_check(dir, handle, err, errlen);
 	return r ? r : check_pids(handle, m, err, errlen);
 }

@@ -544,6 +544,9 @@ static int verify_while_criu_starts(const struct crs_restart_opts *o, const char
 				o->handle);
 	/* every file the program wrote can be put back, or nothing goes on */
 	r = crs_wfiles_check(dir, o->handle, m, err, errlen);
+	/* and every address its sockets are bound to is this host's */
+	if (!r)
+		r = crs_listen_addrs_check(dir, o->handle, err, errlen);
 	if (r)
 		return r;
 	if (o->hold && o->hold(o->hold_arg, m, CRS_HOLD_VERIFIED))

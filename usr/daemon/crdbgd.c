@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <crdbg/crdbgd.h>
@@ -83,16 +84,39 @@ static int bind_socket(const char *path)
 	return fd;
 }
 
+static void on_child(int sig)
+{
+	(void)sig;	/* accept4() ends with EINTR: the loop reaps */
+}
+
+/*
+ * Every worker that ended. One that a signal ended left its caller
+ * without an answer ("closed the connection without an answer"): the
+ * log says which, for the node's admin.
+ */
+static void reap_workers(void)
+{
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		if (WIFSIGNALED(st))
+			fprintf(stderr, "crdbgd: the worker of a request (pid %d) was ended by signal %d (%s): its caller got no answer\n",
+				(int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+}
+
 static int serve_forever(int lfd)
 {
-	struct sigaction sa = { .sa_handler = SIG_IGN, .sa_flags = SA_NOCLDWAIT };
+	struct sigaction sa = { .sa_handler = on_child, .sa_flags = SA_NOCLDSTOP };
 
-	sigaction(SIGCHLD, &sa, NULL);	/* workers reap themselves */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (;;) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		pid_t pid;
 
+		reap_workers();
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;

@@ -19,7 +19,8 @@
  * 0 when a restart of handle (the store at root, its metadata m read)
  * can happen once the job's own processes are ended: the checkpoint is
  * whole (every image and its digest, the chain's links), every file the
- * tree wrote can be put back, and every pid of the tree is free or held
+ * tree wrote can be put back, every address of this host its TCP sockets
+ * were bound to is one this host has, and every pid of the tree is free or held
  * by the job's own process (the same pid, group and session as at the
  * checkpoint: its running incarnation, which the caller ends first) or
  * one on its way out. Else a negative errno and one line in err.
