@@ -15,7 +15,9 @@
  * a segment that reaches a socket not yet restored goes unanswered and is
  * sent again later, when the socket is there. An nftables table of its
  * own, through libnftables (the library Debian's CRIU locks with), named
- * after the part's pid, removed at the release or the abort.
+ * after the part's pid, removed at the release or the abort; a table
+ * whose part is gone (killed before either) is removed by the next
+ * part's guard on the node.
  *
  * Only the kernel's answer to a segment that carries an ACK for a socket
  * it does not have is dropped: a bare RST (its sequence number is that
@@ -29,6 +31,9 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,9 +48,19 @@ struct nft_api {
 	void (*ctx_free)(struct nft_ctx *ctx);
 	int (*buffer_error)(struct nft_ctx *ctx);
 	const char *(*get_error)(struct nft_ctx *ctx);
+	int (*buffer_output)(struct nft_ctx *ctx);
+	const char *(*get_output)(struct nft_ctx *ctx);
+	void (*set_output_flags)(struct nft_ctx *ctx, unsigned int flags);
 };
 
-static int nft_run(const char *cmd, char *err, size_t errlen)
+#define NFT_CTX_OUTPUT_JSON	(1 << 4)	/* libnftables' enum nft_output_flags */
+
+/*
+ * cmd through libnftables; with fn, its JSON output is handed to fn.
+ * 0, or -1 with err set.
+ */
+static int nft_run(const char *cmd, void (*fn)(const char *json, void *arg), void *arg,
+		   char *err, size_t errlen)
 {
 	struct nft_api a;
 	struct nft_ctx *ctx;
@@ -61,7 +76,12 @@ static int nft_run(const char *cmd, char *err, size_t errlen)
 	a.ctx_free = (void (*)(struct nft_ctx *))dlsym(h, "nft_ctx_free");
 	a.buffer_error = (int (*)(struct nft_ctx *))dlsym(h, "nft_ctx_buffer_error");
 	a.get_error = (const char *(*)(struct nft_ctx *))dlsym(h, "nft_ctx_get_error_buffer");
-	if (!a.ctx_new || !a.run || !a.ctx_free || !a.buffer_error || !a.get_error) {
+	a.buffer_output = (int (*)(struct nft_ctx *))dlsym(h, "nft_ctx_buffer_output");
+	a.get_output = (const char *(*)(struct nft_ctx *))dlsym(h, "nft_ctx_get_output_buffer");
+	a.set_output_flags = (void (*)(struct nft_ctx *, unsigned int))dlsym(h,
+									 "nft_ctx_output_set_flags");
+	if (!a.ctx_new || !a.run || !a.ctx_free || !a.buffer_error || !a.get_error ||
+	    !a.buffer_output || !a.get_output || !a.set_output_flags) {
 		snprintf(err, errlen, "libnftables.so.1 lacks nft_run_cmd_from_buffer");
 		dlclose(h);
 		return -1;
@@ -73,12 +93,45 @@ static int nft_run(const char *cmd, char *err, size_t errlen)
 		return -1;
 	}
 	a.buffer_error(ctx);
+	if (fn) {
+		a.set_output_flags(ctx, NFT_CTX_OUTPUT_JSON);
+		a.buffer_output(ctx);
+	}
 	r = a.run(ctx, cmd);
 	if (r)
 		snprintf(err, errlen, "nftables: %s", a.get_error(ctx));
+	else if (fn)
+		fn(a.get_output(ctx), arg);
 	a.ctx_free(ctx);
 	dlclose(h);
 	return r ? -1 : 0;
+}
+
+#define GUARD_TABLE "crdbg-rst-"
+
+/*
+ * The guard tables of parts that are gone (a part killed before its
+ * release or abort): each would drop the node's resets for good. Found
+ * in `list tables`'s JSON, each "name" of ours whose pid no longer runs.
+ */
+static void sweep_gone(const char *json, void *arg)
+{
+	static const char key[] = "\"name\": \"" GUARD_TABLE;
+	const char *p = json;
+
+	(void)arg;
+	while (p && (p = strstr(p, key))) {
+		char cmd[128], err[256], *end;
+		long pid;
+
+		p += sizeof(key) - 1;
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != '"' || pid <= 0 || pid == getpid() ||
+		    !(kill((pid_t)pid, 0) && errno == ESRCH))
+			continue;
+		snprintf(cmd, sizeof(cmd), "delete table inet " GUARD_TABLE "%ld\n", pid);
+		nft_run(cmd, NULL, NULL, err, sizeof(err));
+	}
 }
 
 /* Does the checkpoint hold TCP connections (CRIU's tcp-stream images)? */
@@ -108,12 +161,13 @@ int crs_job_rst_guard(const char *root, const char *handle, bool *guarded, char 
 	*guarded = false;
 	if (!holds_tcp(root, handle))
 		return 0;
+	nft_run("list tables inet\n", sweep_gone, NULL, err, errlen);
 	snprintf(cmd, sizeof(cmd),
-		 "add table inet crdbg-rst-%d\n"
-		 "add chain inet crdbg-rst-%d out { type filter hook output priority 0 ; policy accept ; }\n"
-		 "add rule inet crdbg-rst-%d out tcp flags & (rst | ack) == rst drop\n",
+		 "add table inet " GUARD_TABLE "%d\n"
+		 "add chain inet " GUARD_TABLE "%d out { type filter hook output priority 0 ; policy accept ; }\n"
+		 "add rule inet " GUARD_TABLE "%d out tcp flags & (rst | ack) == rst drop\n",
 		 pid, pid, pid);
-	if (nft_run(cmd, err, errlen))
+	if (nft_run(cmd, NULL, NULL, err, errlen))
 		return -1;
 	*guarded = true;
 	return 0;
@@ -123,6 +177,6 @@ void crs_job_rst_unguard(void)
 {
 	char cmd[128], err[256];
 
-	snprintf(cmd, sizeof(cmd), "delete table inet crdbg-rst-%d\n", (int)getpid());
-	nft_run(cmd, err, sizeof(err));
+	snprintf(cmd, sizeof(cmd), "delete table inet " GUARD_TABLE "%d\n", (int)getpid());
+	nft_run(cmd, NULL, NULL, err, sizeof(err));
 }
