@@ -16,8 +16,8 @@
 #      times: every rank ends as an uninterrupted run.
 #   e. restart JOB --debug from a fresh shell: one marker per rank, with
 #      its node and node-local pid.
-#   b. a flipped byte in node1's part, node2's part missing: refused
-#      naming the node, nothing runs.
+#   b. a flipped byte in node1's part, node2's part missing, an
+#      allocation without node2: refused naming the node, nothing runs.
 #   c. a part of another job (foreign CID): rejected at the barrier.
 #   f. the console: salloc -N3 crdbg debug --preload ... -- srun ...;
 #      a breakpoint, `checkpoint` (one job checkpoint, a part per rank on
@@ -34,7 +34,7 @@
 # (ring_start, ring_at_wait, ring_snapshot, ring_rewind,
 # ring_same_as_plain), run after the uninterrupted run in the order
 # above; by hand JOBCLUSTER_STEPS picks some (e, b and c need a's job;
-# d leaves a node lost: last; the plan of 25 counts every step),
+# d leaves a node lost: last; the plan counts every step),
 # JOBCLUSTER_RESTARTS sets a's number of restarts. A step still running
 # after its time leaves a snapshot of every node's processes and kernel
 # stacks in the results (snap_if_slow).
@@ -43,7 +43,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=26
+plan=27
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -285,7 +285,8 @@ markers_ok() {
 	expected_markers | cmp -s - "$d/debug.markers"
 }
 
-# step_b: a damaged or missing part: refused before anything runs, naming it.
+# step_b: a damaged or missing part, or an allocation without a part's
+# node: refused before anything runs, naming it.
 step_b() {
 	local k1 h1 k2 h2 img byte
 	k1=$(part_of_node "$job" node1)
@@ -305,6 +306,14 @@ step_b() {
 	check "node2's part missing: refused before anything runs, naming node2" \
 		refused_ok "" node2 "$k2" "$d/missing.err" || diag "$d/missing.err"
 	mv "$d/h2.away" "$S/$h2"
+	check "an allocation without node2: refused before any part starts, naming node2's part" \
+		alloc_refused "$k2" "$d/alloc.err" || diag "$d/alloc.err"
+}
+alloc_refused() { # K LOG: a restart in salloc -w node0,node1
+	one_line_error "$2" timeout 600 salloc -N2 -w node0,node1 --quiet "$crdbg" restart "$job" \
+		--store "$S" --backend "$backend" &&
+		grep -q "refused, nothing was restored: part $1 (ranks [^)]*) was checkpointed on node2, which is not a node of this allocation" "$2" &&
+		! rings_left && ring_unchanged a
 }
 refused_ok() { # WHAT NODE K LOG
 	ring_rewind a

@@ -360,8 +360,12 @@ int crs_job_restart(const struct crs_job_opts *o, int *ret_status, char *err, si
 	int r;
 
 	r = crs_job_load(root, o->handle, &j, err, errlen);
-	if (r)
+	if (!r)
+		r = crs_job_allocation_check(&j, o, err, errlen);
+	if (r) {
+		crs_job_free(&j);
 		return r;
+	}
 	n = j.nr_parts;
 	ps = calloc(n, sizeof(*ps));
 	t.group = calloc(n, sizeof(*t.group));

@@ -220,3 +220,35 @@ out:
 	free(nodes);
 	return r;
 }
+
+int crs_job_allocation_check(const struct crs_job *j, const struct crs_job_opts *o, char *err,
+			     size_t errlen)
+{
+	const char *job = getenv("SLURM_JOB_ID"), *list = getenv("SLURM_JOB_NODELIST");
+	char host[CRS_NODE_MAX] = "", **nodes = NULL;
+	size_t nn = 0, i, k;
+	int r = 0;
+
+	if (o->transport || o->launch || !job || !*job || !list || !*list)
+		return 0;
+	/* the shell expands the variable: its value is never command text */
+	if (read_words("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", &nodes, &nn) ||
+	    !nn)
+		goto out;	/* cannot tell: each part's srun says */
+	gethostname(host, sizeof(host) - 1);
+	for (i = 0; !r && i < j->nr_parts; i++) {
+		const char *node = j->parts[i].node;
+
+		for (k = 0; k < nn && strcmp(nodes[k], node); k++)
+			;
+		if (k == nn && strcmp(node, host))
+			r = crs_fail(err, errlen, -EHOSTUNREACH,
+				     "restart of %s refused, nothing was restored: part %zu (ranks %s) was checkpointed on %s, which is not a node of this allocation (Slurm job %s: %s): restart it in an allocation of the job's nodes",
+				     j->handle, i, j->parts[i].ranks, node, job, list);
+	}
+out:
+	for (i = 0; i < nn; i++)
+		free(nodes[i]);
+	free(nodes);
+	return r;
+}

@@ -228,6 +228,16 @@ int crs_job_verify(const struct crs_job_opts *o, char *err, size_t errlen);
 int crs_job_remove(const struct crs_job_opts *o, char *err, size_t errlen);
 
 /*
+ * A restart of j inside a Slurm allocation whose parts go through srun
+ * (no --launch, no session's servers): every part's node must be one of
+ * the allocation's ($SLURM_JOB_NODELIST) or this host. 0, or -EHOSTUNREACH
+ * with one line naming the first part whose node is not, before anything
+ * is started.
+ */
+int crs_job_allocation_check(const struct crs_job *j, const struct crs_job_opts *o, char *err,
+			     size_t errlen);
+
+/*
  * A Slurm job's tasks, one target each (usr/job/slurm.c): its nodes
  * from squeue, the tasks on each through `crdbg-part tasks
  * JOBID` run there (o->launch, default srun --overlap --jobid=JOBID).
