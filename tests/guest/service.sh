@@ -5,10 +5,10 @@
 # other's; one regression test per attack on root the service stops;
 # then a user's job checkpoints through it, from the CLI and from the
 # console (tests/crs/test_service_job.sh). A writable root (useradd,
-# /etc/crdbg/seal.key, /var/lib/crdbg). About 170 s and 130 s beside
-# another guest:
+# /etc/crdbg/seal.key, /var/lib/crdbg). 151 s in make check's lane
+# (61 s and 83 s):
 # vm-options: --overlay --timeout 1800
-# vm-time: 330
+# vm-time: 180
 export CRDBG_TEST_TIMEOUT=1500
 
 ip link set lo up 2>/dev/null
