@@ -113,10 +113,11 @@ static int serve_forever(int lfd)
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (;;) {
-		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), e = errno;
 		pid_t pid;
 
-		reap_workers();
+		reap_workers();	/* its waitpid() sets errno: accept's is e */
+		errno = e;
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
