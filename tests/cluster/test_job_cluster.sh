@@ -496,6 +496,72 @@ survivors_ok() { # thawed: once their go file is there, they run into the lost r
 		wait_long eval '! rings_left'
 }
 
+# step_m: Open MPI's mpirun inside salloc, as a user runs it: mpirun on
+# this login node starts its orteds on node0-2 with srun, each orted two
+# ranks (tests/crs/prog_mpi: an MPI_Allreduce every iteration, held at
+# iteration 4 until a go file exists). checkpoint MPIRUN_PID --kill takes
+# the Slurm job, as --job slurm:ID would: four parts, an orted's tree on each node and mpirun's here, its
+# srun recorded as its agent; restart JOB in a new allocation restores
+# every part, and mpirun ends the job as an uninterrupted run does.
+mpi=$build/tests/crs/prog_mpi
+mpi_env=(env OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none
+	OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+mpi_sorted() { grep '^rank ' "$1" | sort; }
+mpi_at_wait() { [[ $(grep -c '^rank [0-5] iter 4 ' "$d/$1.out" 2>/dev/null) == 6 ]]; }
+mpi_start() { # NAME [WAIT]: salloc's pid in $salloc_pid
+	# in a session of its own, as from a login shell (this script entered
+	# the login node's PID namespace from outside: session 0)
+	setsid salloc -N3 -n6 -J "mpi-$1" --quiet "${mpi_env[@]}" mpirun "$mpi" 8 100 \
+		${2:+4 $d/$1.go} >>"$d/$1.out" 2>"$d/$1.err" </dev/null &
+	salloc_pid=$!
+}
+step_m() {
+	local jobid handle rc snap
+	t0=$(date +%s)
+	mpi_start mplain
+	wait "$salloc_pid"
+	check "mpirun in salloc: six ranks over node0-2 run to their end" \
+		eval '[[ $(grep -c "^rank [0-5] done total " "$d/mplain.out") == 6 ]]' ||
+		diag "$d/mplain.out" "$d/mplain.err"
+	sec "mpirun: uninterrupted run"
+	mpi_start m wait
+	wait_long mpi_at_wait m
+	jobid=$(squeue -h -n mpi-m -o %i | head -n 1)
+	cp "$d/m.out" "$d/m.at"
+	snap_if_slow 300 mpirun-ckpt &
+	snap=$!
+	# named by mpirun's pid: the whole job is taken, as --job slurm:ID
+	timeout 600 "$crdbg" checkpoint "$(pgrep -n -x mpirun)" --kill --store "$S" \
+		--backend "$backend" -v \
+		>"$d/m.handle" 2>"$d/m.ckpt.err"
+	rc=$?
+	kill "$snap" 2>/dev/null
+	handle=$(cat "$d/m.handle")
+	((rc == 0)) || touch "$d/m.go"	# the job went on: let it end
+	wait_long eval '! kill -0 "$salloc_pid" 2>/dev/null'
+	check "mpirun in salloc: checkpoint MPIRUN_PID --kill: the Slurm job's, an orted's part on each node and mpirun's with its srun as agent" \
+		eval '[[ $rc == 0 && -n $handle && $(grep -c "Slurm job $jobid: the whole job" "$d/m.ckpt.err") == 1 && $(grep -c "^part " "$(manifest "$handle")") == 4 ]] &&
+			grep -q "^agents 3 [0-9]" "$(manifest "$handle")" && ! pgrep -f "^$mpi " >/dev/null' ||
+		diag "$d/m.ckpt.err" "$(manifest "$handle")"
+	sec "mpirun: checkpoint"
+	cp "$d/m.at" "$d/m.out"
+	touch "$d/m.go"
+	snap_if_slow 300 mpirun-restart &
+	snap=$!
+	timeout 900 setsid salloc -N3 -n6 -J mpi-m-restart --quiet "$crdbg" restart "$handle" \
+		--store "$S" --backend "$backend" --timeout 600 -v \
+		>>"$d/m.out" 2>"$d/m.rst.err" </dev/null
+	rc=$?
+	kill "$snap" 2>/dev/null
+	check "mpirun in salloc: restart JOB in a new allocation: every rank ends as the uninterrupted run, mpirun with 0" \
+		eval '[[ $rc == 0 && "$(mpi_sorted "$d/m.out")" == "$(mpi_sorted "$d/mplain.out")" ]]' ||
+		diag "$d/m.rst.err" "$d/m.out"
+	check "mpirun in salloc: nothing of the job is left after its end" \
+		eval '! pgrep -f "^$mpi " >/dev/null && ! pgrep -x orted >/dev/null && ! pgrep -x mpirun >/dev/null'
+	sec "mpirun: restart"
+}
+
 t0=$(date +%s)
 # The uninterrupted run: what every restart must print.
 touch "$d/plain.go"

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct job_part_msg m, again;
 	enum job_part_order o, o2;
 	char buf[JOB_PART_LINE_MAX + 1];
-	int n;
+	int n, code;
 
 	if (!job_part_msg_parse((const char *)data, size, &m)) {
 		char buf2[JOB_PART_LINE_MAX + 1];
@@ -32,6 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!job_part_order_parse((const char *)data, size, &o)) {
 		n = job_part_order_format(o, buf, sizeof(buf));
 		assert(n > 0 && !job_part_order_parse(buf, (size_t)n, &o2) && o == o2);
+	}
+	if (!job_part_end_agents_parse((const char *)data, size, &code)) {
+		size_t len = size && data[size - 1] == '\n' ? size - 1 : size;
+
+		/* one spelling a code: it formats back to the same bytes */
+		n = job_part_end_agents_format(code, buf, sizeof(buf));
+		assert(code >= 0 && code <= 255 && n > 0 && (size_t)n == len &&
+		       !memcmp(buf, data, len));
 	}
 	return 0;
 }

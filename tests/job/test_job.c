@@ -193,6 +193,64 @@ TEST(manifest_without_terminal)
 	free(out);
 }
 
+/* body sealed as crs_job_format() seals, parsed: 0 or its refusal. */
+static int parse_sealed(const char *body, struct crs_job *back, char *err, size_t errlen)
+{
+	char *out, hex[65];
+	uint8_t d[32];
+	int r;
+
+	crs_sha256(body, strlen(body), d);
+	crs_sha256_hex(d, hex);
+	if (asprintf(&out, "%send %s\n", body, hex) < 0)
+		return -ENOMEM;
+	r = crs_job_parse(out, strlen(out), back, err, errlen);
+	free(out);
+	return r;
+}
+
+/* A launcher's agents: a record after every part, pids only, once a part. */
+TEST(agents_record)
+{
+#define HEAD "crdbg-job 1\nhandle job-1\ncid c-1\ntime 1\njob -\nparts 2\n"
+#define PART(k) "part " #k " node" #k " - h" #k \
+	" 0101010101010101010101010101010101010101010101010101010101010101 - 5 4" #k " -\n"
+	static const char *const bad[] = {
+		HEAD PART(0) "agents 0 812\n" PART(1),	/* before the last part */
+		HEAD PART(0) PART(1) "agents 2 812\n",
+		HEAD PART(0) PART(1) "agents 1 0\n",
+		HEAD PART(0) PART(1) "agents 1 0812\n",
+		HEAD PART(0) PART(1) "agents 1 812,\n",
+		HEAD PART(0) PART(1) "agents 1 ,812\n",
+		HEAD PART(0) PART(1) "agents 1 812,,813\n",
+		HEAD PART(0) PART(1) "agents 1 -\n",
+		HEAD PART(0) PART(1) "agents 1 81x\n",
+		HEAD PART(0) PART(1) "agents 1\n",
+		HEAD PART(0) PART(1) "agents 1 812\nagents 1 813\n",
+	};
+	struct crs_job back, j;
+	char err[256], *buf;
+	size_t len;
+
+	ASSERT_EQ(0, parse_sealed(HEAD PART(0) PART(1) "agents 1 812,813\n", &back, err,
+				  sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ("", back.parts[0].agents);
+	EXPECT_STREQ("812,813", back.parts[1].agents);
+	ASSERT_EQ(0, crs_job_format(&back, &buf, &len));
+	EXPECT_NE(NULL, strstr(buf, " 41 -\nagents 1 812,813\nend ")) TH_LOG("%s", buf);
+	free(buf);
+	/* what a manifest could not read back is refused when written */
+	snprintf(back.parts[0].agents, sizeof(back.parts[0].agents), "812,,813");
+	EXPECT_EQ(-EINVAL, crs_job_format(&back, &buf, &len));
+	crs_job_free(&back);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_NE(0, parse_sealed(bad[i], &j, err, sizeof(err))) TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(NULL, strstr(err, "manifest")) TH_LOG("%s", err);
+	}
+#undef PART
+#undef HEAD
+}
+
 /* A terminal's path that a manifest cannot hold is refused when written. */
 TEST(terminal_path_checked_when_written)
 {

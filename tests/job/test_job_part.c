@@ -126,6 +126,45 @@ static int say(int fd, const struct job_part_msg *m)
  * go over the join's socket; finish half-closes our side, and its exit
  * status is the one its join's exit step says (it is not our child).
  */
+/*
+ * A restart's part that holds a launcher's agents keeps its stdin past
+ * the release and is told end-agents with the highest exit code of the
+ * others once they all ended (the daemons its agents stood for), and only
+ * then; the others' stdin closes at once, as before.
+ */
+TEST(agents_end_after_the_others)
+{
+	char dir[] = "/tmp/crdbg-agents-XXXXXX", sh[3][256], got[64] = "", err[256];
+	struct job_part ps[3];
+	FILE *f;
+
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	/* the agents' part: its line, and whether both others had ended by then */
+	snprintf(sh[0], sizeof(sh[0]),
+		 "IFS= read -r l; [ -e %s/1 ] && [ -e %s/2 ] && printf '%%s\\n' \"$l\" >%s/got",
+		 dir, dir, dir);
+	/* each other part reads its end of file first: no order but the closed stdin */
+	snprintf(sh[1], sizeof(sh[1]), "cat >/dev/null; sleep 0.3; touch %s/1; exit 3", dir);
+	snprintf(sh[2], sizeof(sh[2]), "cat >/dev/null; touch %s/2; exit 0", dir);
+	job_parts_init(ps, 3, NULL);
+	for (int i = 0; i < 3; i++) {
+		ps[i].index = (size_t)i;
+		ASSERT_EQ(0, job_part_start(&ps[i], "ghost", sh[i], part_argv, err, sizeof(err)))
+			TH_LOG("%s", err);
+	}
+	ps[0].holds_agents = true;
+	job_parts_finish(ps, 3, NULL, 0);
+	f = fopen(strcat(strcpy(err, dir), "/got"), "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(got, sizeof(got), f));
+	fclose(f);
+	EXPECT_STREQ("end-agents code=3\n", got);
+	EXPECT_EQ(0, WEXITSTATUS(ps[0].status));
+	EXPECT_EQ(3, WEXITSTATUS(ps[1].status));
+	ASSERT_EQ(0, system(strcat(strcpy(err, "rm -rf "), dir)));
+}
+
 TEST(joined_part_over_its_socket)
 {
 	struct job_part p;

@@ -214,4 +214,27 @@ TEST(orders)
 	EXPECT_EQ(-ENOSPC, job_part_order_format(JOB_ORDER_RELEASE, buf, 4));
 }
 
+TEST(end_agents)
+{
+	char buf[32];
+	int code = -1;
+
+	ASSERT_EQ(17, job_part_end_agents_format(0, buf, sizeof(buf)));
+	EXPECT_STREQ("end-agents code=0", buf);
+	ASSERT_EQ(0, job_part_end_agents_parse(buf, strlen(buf), &code));
+	EXPECT_EQ(0, code);
+	ASSERT_EQ(0, job_part_end_agents_parse("end-agents code=255\n", 20, &code));
+	EXPECT_EQ(255, code);
+	EXPECT_EQ(-EBADMSG, job_part_end_agents_parse("end-agents code=256", 19, &code));
+	EXPECT_EQ(-EBADMSG, job_part_end_agents_parse("end-agents code=07", 18, &code));
+	EXPECT_EQ(-EBADMSG, job_part_end_agents_parse("end-agents code=", 16, &code));
+	EXPECT_EQ(-EBADMSG, job_part_end_agents_parse("end-agents code=1x", 18, &code));
+	EXPECT_EQ(-EBADMSG, job_part_end_agents_parse("release", 7, &code));
+	EXPECT_EQ(-EBADMSG, job_part_order_parse("end-agents code=0", 17, &(enum job_part_order){ 0 }));
+	EXPECT_EQ(-EINVAL, job_part_end_agents_format(256, buf, sizeof(buf)));
+	EXPECT_EQ(-EINVAL, job_part_end_agents_format(-1, buf, sizeof(buf)));
+	EXPECT_EQ(-ENOSPC, job_part_end_agents_format(7, buf, 10));
+	EXPECT_EQ(255, code);	/* untouched by a refusal */
+}
+
 TEST_HARNESS_MAIN

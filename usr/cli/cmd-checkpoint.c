@@ -261,7 +261,7 @@ int cmd_checkpoint(int argc, char **argv)
 	};
 	const char *criu_opts[CRS_MAX_CRIU_OPTS];
 	struct checkpoint_args a = { .o = &o, .criu_opts = criu_opts };
-	char handle[CRS_HANDLE_MAX], err[1024];
+	char handle[CRS_HANDLE_MAX], err[1024], jobid[32] = "slurm:";
 	int r;
 
 	if (cli_wants_help(argc, argv)) {
@@ -275,6 +275,12 @@ int cmd_checkpoint(int argc, char **argv)
 	if (!a.have_pid) {
 		cli_error("checkpoint: which pid? usage: crdbg checkpoint PID [options]");
 		return 2;
+	}
+	/* one host's tree would hold the launcher without its daemons */
+	if (o.descendants && crs_slurm_launcher_job(o.pid, jobid + 6, sizeof(jobid) - 6)) {
+		fprintf(stderr, "crdbg: pid %d starts its daemons through srun in Slurm job %s: the whole job is checkpointed (--job %s)\n",
+			o.pid, jobid + 6, jobid);
+		return checkpoint_job(&c, &o, jobid, false);
 	}
 	o.backend = c.backend;
 	o.store = c.store;

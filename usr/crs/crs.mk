@@ -42,6 +42,11 @@ $(B)/tests/crs/test_resume_orders: tests/crs/test_resume_orders.c $(LIB_CRS) $(L
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) $(LIB_FREEZE) $(LIB_COMMON) $(NL_LIBS) \
 		-lcrypto -lpthread
 
+# The agent's test runs a process of three threads.
+$(B)/tests/crs/test_agent: tests/crs/test_agent.c $(LIB_CRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -pthread
+
 $(B)/tests/crs/test_%: tests/crs/test_%.c $(LIB_CRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CRS_TEST_CFLAGS) -o $@ $< $(LIB_CRS) -lcrypto

@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "ghost-lock.h"
 #include "held.h"
 #include "lineage.h"
 #include "listen-ports.h"
@@ -94,6 +95,52 @@ static int wait_restored(const struct crs_meta *m, struct crs_criu_restore *rs,
 		}
 		nanosleep(&nap, NULL);
 	}
+}
+
+/*
+ * Each of o->agents ("PID,PID", crs_restart_opts) in turn: its index in
+ * m's processes, -1 for a pid that is none of them (or the root, which
+ * cannot be one), -2 at the end; *pos walks the list.
+ */
+static long next_agent(const char *agents, const char **pos, const struct crs_meta *m)
+{
+	const char *at = *pos ? *pos : agents;
+	char *end;
+	long pid;
+
+	if (!agents || !*at)
+		return -2;
+	pid = strtol(at, &end, 10);
+	*pos = *end == ',' ? end + 1 : end;
+	for (size_t i = 0; pid > 0 && pid != m->root && i < m->nr_procs; i++)
+		if (m->procs[i].pid == pid)
+			return (long)i;
+	return -1;
+}
+
+static int agents_check(const struct crs_restart_opts *o, const struct crs_meta *m, char *err,
+			size_t errlen)
+{
+	const char *pos = NULL, *before;
+	long i;
+
+	for (before = o->agents; (i = next_agent(o->agents, &pos, m)) != -2; before = pos)
+		if (i < 0)
+			return crs_fail(err, errlen, -EINVAL,
+					"checkpoint %s: agent %.*s is no process of its tree but the root",
+					o->handle, (int)strcspn(before, ","), before);
+	return 0;
+}
+
+/* The agents stay in a group stop at the release: whoever asked ends them. */
+static void keep_agents_stopped(const struct crs_restart_opts *o, struct crs_meta *m)
+{
+	const char *pos = NULL;
+	long i;
+
+	while ((i = next_agent(o->agents, &pos, m)) != -2)
+		if (i >= 0)
+			m->procs[i].stopped = true;
 }
 
 /* Kill every process of the restored tree (a lazy restore lost its pages). */
@@ -668,6 +715,7 @@ struct rst {
 	bool terminal_stdin;		/* a shell job's terminal put on our fd 0 */
 	double t_pages;			/* the pages' digests known good, ahead */
 	int st;				/* criu's (or the root's) wait status */
+	int ghost_lock;			/* the host's turn for ghost files (ghost-lock.h), or -1 */
 	struct crs_timing t;
 };
 
@@ -702,6 +750,8 @@ static int rst_read(void *state)
 			     o->handle, (unsigned int)o->owner_uid);
 	if (!r)
 		r = restart_allowed(o, &s->m, &s->kind, s->err, s->errlen);
+	if (!r)
+		r = agents_check(o, &s->m, s->err, s->errlen);
 	if (!r)
 		r = crs_shell_job_terminal(o, &s->m, &s->terminal_stdin, s->err, s->errlen);
 	if (r) {
@@ -789,6 +839,9 @@ static int rst_criu_start(void *state)
 	} else if (s->terminal_stdin) {
 		terminal = 0;	/* not the stdin a criu started ahead has */
 	}
+	r = crs_ghost_lock(s->dir, &s->ghost_lock, s->err, s->errlen);
+	if (r)
+		return r;
 	r = crs_criu_restore_start(&s->rs, s->dir, s->work, &s->m, o->lazy, terminal, s->err,
 				   s->errlen);
 	if (r)
@@ -840,9 +893,13 @@ static int rst_restore(void *state)
 		s->ahead = true;
 	}
 	deadline = time(NULL) + RESTORE_TIMEOUT_S;
-	if (!s->rs.gated)
-		return wait_restored(&s->m, &s->rs, s->log, deadline, &s->st, s->err, s->errlen);
+	if (!s->rs.gated) {
+		r = wait_restored(&s->m, &s->rs, s->log, deadline, &s->st, s->err, s->errlen);
+		crs_ghost_unlock(&s->ghost_lock);	/* held: every ghost opened and gone */
+		return r;
+	}
 	r = crs_criu_restore_held(&s->rs, RESTORE_TIMEOUT_S * 1000, &s->st);
+	crs_ghost_unlock(&s->ghost_lock);
 	if (r == -ECHILD)
 		return criu_failed(s->st, &s->st, s->log, s->err, s->errlen);
 	if (r) {
@@ -889,6 +946,7 @@ static int rst_release(void *state)
 	}
 
 	s->released = true;
+	keep_agents_stopped(o, &s->m);
 	if (s->rs.gated) {
 		if (!s->ahead)
 			r = hand_orders(&s->m, &s->rs, s->arg, o, s->err, s->errlen);
@@ -1009,6 +1067,7 @@ static void rst_free(struct rst *s, int r)
 	 * its root, the keeper reaping what the tree left running.
 	 */
 	crs_lineage_close(&s->lin, s->released && s->o->node_roots);
+	crs_ghost_unlock(&s->ghost_lock);
 	crs_meta_free(&s->m);
 }
 
@@ -1017,7 +1076,7 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
 	struct rst s = {
 		.o = o, .root = crs_store_root(o->store), .err = err, .errlen = errlen,
 		.kind = FREEZE_BACKEND_AUTO, .rs = CRS_CRIU_RESTORE_INIT,
-		.tty = CRS_TTY_RELAY_INIT, .lin = CRS_LINEAGE_INIT,
+		.tty = CRS_TTY_RELAY_INIT, .lin = CRS_LINEAGE_INIT, .ghost_lock = -1,
 	};
 	int r;
 

@@ -449,6 +449,7 @@ static int do_part_restart(struct request *q)
 		.debug = mg->flags & CRDBGD_F_DEBUG, .verbose = mg->flags & CRDBGD_F_VERBOSE,
 		.log = stderr, .backend = (enum freeze_backend_kind)mg->backend,
 		.terminal_fd = -1, .node_roots = mg->node_roots,
+		.agents = crdbgd_has(mg, CRDBGD_A_AGENTS) ? mg->agents : NULL,
 		.for_owner = q->caller.uid != 0, .owner_uid = q->caller.uid,
 	};
 	char err[CRDBGD_ERR_MAX];
@@ -456,7 +457,10 @@ static int do_part_restart(struct request *q)
 	uint8_t sha[32];
 	int r;
 
+	/* agents: processes of the caller's own restored tree, checked by crs_restart */
 	if (mg->backend > FREEZE_BACKEND_PTRACE || !job_part_roots_valid(mg->node_roots) ||
+	    (o.agents && (!strcmp(o.agents, "-") || !job_part_roots_valid(o.agents) ||
+			  strlen(o.agents) >= CRS_AGENTS_MAX)) ||
 	    (crdbgd_has(mg, CRDBGD_A_EXPECT_META) &&
 	     !crs_digest_from_hex(mg->expect_meta, sha, sizeof(sha))))
 		return part_refused(q, -EINVAL, "restart part: malformed request");

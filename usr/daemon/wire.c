@@ -43,6 +43,7 @@ static const struct attr_policy policy[__CRDBGD_A_LAST] = {
 	[CRDBGD_A_PARTS]	= U32(parts),
 	[CRDBGD_A_EXPECT_META]	= STR(expect_meta),
 	[CRDBGD_A_NODE_ROOTS]	= STR(node_roots),
+	[CRDBGD_A_AGENTS]	= STR(agents),
 };
 
 #define HDR_LEN 8

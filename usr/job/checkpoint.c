@@ -142,6 +142,7 @@ int crs_job_checkpoint(const struct crs_job_opts *o, const struct crs_job_target
 		snprintf(p.node, sizeof(p.node), "%s", t[i].node[0] ? t[i].node : host);
 		snprintf(p.ranks, sizeof(p.ranks), "%s", t[i].ranks[0] ? t[i].ranks : "-");
 		p.pid = (int)t[i].pid;
+		snprintf(p.agents, sizeof(p.agents), "%s", t[i].agents);
 		r = crs_job_add_part(&j, &p);
 		if (r)
 			goto abort;

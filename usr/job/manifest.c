@@ -82,6 +82,22 @@ int crs_cid_new(char *buf, size_t len)
 }
 
 /* Ranks in the display form of an id set: digits, ',' and '-', or "-". */
+/* "PID,PID...": pids without leading zeros, no empty one, short enough. */
+static bool agents_valid(const char *a)
+{
+	size_t len = strlen(a);
+
+	if (!len || len >= CRS_AGENTS_MAX || a[len - 1] == ',')
+		return false;
+	for (const char *p = a; *p; p++) {
+		bool first = p == a || p[-1] == ',';
+
+		if (*p == ',' ? first : *p < '0' || *p > '9' || (first && *p == '0'))
+			return false;
+	}
+	return true;
+}
+
 static bool ranks_valid(const char *r)
 {
 	size_t i, len = strnlen(r, CRS_RANKS_MAX);
@@ -167,7 +183,8 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 		if (!crs_cid_valid(j->parts[i].node) || !ranks_valid(j->parts[i].ranks) ||
 		    !crs_handle_valid(j->parts[i].handle) ||
 		    (j->parts[i].parent[0] && !crs_handle_valid(j->parts[i].parent)) ||
-		    (j->parts[i].tty[0] && !crs_tty_path_valid(j->parts[i].tty)))
+		    (j->parts[i].tty[0] && !crs_tty_path_valid(j->parts[i].tty)) ||
+		    (j->parts[i].agents[0] && !agents_valid(j->parts[i].agents)))
 			return -EINVAL;
 	f = open_memstream(&buf, &len);
 	if (!f)
@@ -191,6 +208,10 @@ int crs_job_format(const struct crs_job *j, char **ret_buf, size_t *ret_len)
 		else
 			fprintf(f, "-\n");
 	}
+	/* after every part: a reader of an older format stops at the record */
+	for (i = 0; i < j->nr_parts; i++)
+		if (j->parts[i].agents[0])
+			fprintf(f, "agents %zu %s\n", i, j->parts[i].agents);
 	r = crs_sealed_close(f, &buf, &len);
 	if (r)
 		return r;
@@ -277,6 +298,10 @@ static int parse_record(struct crs_job *j, char *line, unsigned int lineno, uint
 		snprintf(pt.handle, sizeof(pt.handle), "%s", f[4]);
 		if (crs_job_add_part(j, &pt))
 			return crs_fail(err, errlen, -EBADMSG, "job manifest: too many parts");
+	} else if (!strcmp(f[0], "agents") && n == 3 && *parts == j->nr_parts &&
+		   parse_count(f[1], CRS_JOB_MAX_PARTS, &v) && v < j->nr_parts &&
+		   !j->parts[v].agents[0] && agents_valid(f[2])) {
+		snprintf(j->parts[v].agents, sizeof(j->parts[v].agents), "%s", f[2]);
 	} else {
 		goto bad;
 	}

@@ -352,6 +352,38 @@ int job_part_order_parse(const char *line, size_t len, enum job_part_order *ret)
 	return -EBADMSG;
 }
 
+#define END_AGENTS "end-agents code="
+
+int job_part_end_agents_format(int code, char *buf, size_t len)
+{
+	int n;
+
+	if (code < 0 || code > 255)
+		return -EINVAL;
+	n = snprintf(buf, len, END_AGENTS "%d", code);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+}
+
+int job_part_end_agents_parse(const char *line, size_t len, int *code)
+{
+	size_t pre = strlen(END_AGENTS), i;
+	int c = 0;
+
+	if (len && line[len - 1] == '\n')
+		len--;
+	if (len <= pre || len > pre + 3 || memcmp(line, END_AGENTS, pre))
+		return -EBADMSG;
+	for (i = pre; i < len; i++) {
+		if (line[i] < '0' || line[i] > '9' || (i == pre && line[i] == '0' && len > pre + 1))
+			return -EBADMSG;
+		c = c * 10 + (line[i] - '0');
+	}
+	if (c > 255)
+		return -EBADMSG;
+	*code = c;
+	return 0;
+}
+
 void job_part_msg_failed(struct job_part_msg *m, int err, const char *fmt, ...)
 {
 	va_list ap;

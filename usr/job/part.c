@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -307,17 +308,70 @@ void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 		ps[0].ops->finish(ps, n, log, grace_s);
 }
 
+/* A wait status as the exit code srun gives for its tasks'; -1 (unknown) as a failure. */
+static int exit_code(int status)
+{
+	if (status < 0)
+		return 1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+/*
+ * Once every part without agents has ended: each part that holds agents
+ * is told to end them with the highest exit code of the others (the
+ * daemons the agents stood for), and its stdin is closed. True once done
+ * (or nothing to do).
+ */
+static bool end_agents_when_due(struct job_part *ps, size_t n)
+{
+	char line[64];
+	bool due = false;
+	int code = 0, len;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ps[i].holds_agents)
+			due |= ps[i].in >= 0;
+		else if (ps[i].out >= 0 || ps[i].err >= 0)
+			return false;
+	}
+	if (!due)
+		return true;
+	for (i = 0; i < n; i++) {
+		if (ps[i].holds_agents)
+			continue;
+		if (ps[i].ops->reap)
+			ps[i].ops->reap(&ps[i]);
+		if (exit_code(ps[i].status) > code)
+			code = exit_code(ps[i].status);
+	}
+	len = job_part_end_agents_format(code, line, sizeof(line) - 1);
+	for (i = 0; len > 0 && i < n; i++) {
+		if (!ps[i].holds_agents || ps[i].in < 0)
+			continue;
+		line[len] = '\n';
+		if (write(ps[i].in, line, (size_t)len + 1) != len + 1) {
+			/* gone already: nothing more to tell it */
+		}
+		ps[i].ops->close_in(&ps[i]);
+	}
+	return true;
+}
+
 void job_stream_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 {
 	struct pollfd *fds = calloc(2 * n, sizeof(*fds));
 	time_t deadline = time(NULL) + grace_s;
 	double lost_deadline = crs_clock_ms() + LOST_GRACE_MS;
-	bool killed = false, lost_killed = false;
+	bool killed = false, lost_killed = false, agents_ended;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (ps[i].in >= 0)
+		if (ps[i].in >= 0 && !(ps[i].holds_agents && !grace_s))
 			ps[i].ops->close_in(&ps[i]);
+	agents_ended = end_agents_when_due(ps, n);
 	/* Every part at once: one that runs on must not hold back another's lines. */
 	while (fds) {
 		bool open_fds = false;
@@ -329,6 +383,8 @@ void job_stream_finish(struct job_part *ps, size_t n, FILE *log, int grace_s)
 		}
 		if (!open_fds)
 			break;
+		if (!agents_ended)
+			agents_ended = end_agents_when_due(ps, n);
 		if (!lost_killed && crs_clock_ms() >= lost_deadline) {
 			for (i = 0; i < n; i++)
 				if (ps[i].ops->end_lost)

@@ -98,6 +98,12 @@ struct job_part {
 	 */
 	bool pass_tty;
 	int tty_fd;
+	/*
+	 * A restart's part whose tree holds a launcher's agents: its stdin
+	 * stays open past the release for the end-agents order, sent once
+	 * every other part has ended (job_parts_finish()).
+	 */
+	bool holds_agents;
 	bool awaiting, joined;
 	const struct job_part_ops *ops;
 	/*
@@ -166,7 +172,9 @@ bool job_part_over(const struct job_part *p);
 
 /*
  * Close every stdin, read every part to its end and reap it; with grace_s,
- * a part still there after it is killed (with its process group).
+ * a part still there after it is killed (with its process group). A part
+ * that holds agents keeps its stdin until every other part has ended,
+ * and then gets end-agents with the highest exit code of theirs.
  */
 void job_parts_finish(struct job_part *ps, size_t n, FILE *log, int grace_s);
 

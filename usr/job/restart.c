@@ -107,17 +107,24 @@ static int check_barrier(const struct crs_job *j, struct job_part *ps, char *err
 static int part_argv(char **argv, char *hex, char **roots, const struct crs_job_opts *o,
 		     const char *root, const struct crs_job *j, size_t k, bool terminal)
 {
-	static char *with_tty[] = { "--expect-meta", NULL, "--node-roots", NULL,
-				    "--terminal-fd", "3", NULL };
-	static char *plain[] = { "--expect-meta", NULL, "--node-roots", NULL, NULL };
+	char *opts[9] = { "--expect-meta", hex, "--node-roots", NULL };
+	size_t n = 4;
 
 	*roots = crs_job_node_roots(j, k);
 	if (!*roots)
 		return -ENOMEM;
 	crs_sha256_hex(j->parts[k].meta_sha, hex);
-	with_tty[1] = plain[1] = hex;
-	with_tty[3] = plain[3] = *roots;
-	job_part_argv(argv, "restart", j->parts[k].handle, terminal ? with_tty : plain, root, o);
+	opts[3] = *roots;
+	if (terminal) {
+		opts[n++] = "--terminal-fd";
+		opts[n++] = "3";
+	}
+	if (j->parts[k].agents[0]) {
+		opts[n++] = "--agents";
+		opts[n++] = (char *)j->parts[k].agents;
+	}
+	opts[n] = NULL;
+	job_part_argv(argv, "restart", j->parts[k].handle, opts, root, o);
 	return 0;
 }
 
@@ -157,6 +164,7 @@ static int start_parts(struct terminals *t, char *err, size_t errlen)
 
 		p->index = i;
 		p->ranks = jp->ranks;
+		p->holds_agents = jp->agents[0];
 		if (t->group[i]) {
 			job_part_join_await(p, this_host(jp->node) ? "this host" : jp->node);
 			continue;

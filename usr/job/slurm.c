@@ -7,6 +7,13 @@
  * names the job, in a step other than the one asking, and not crdbg
  * itself (a debug session's servers run in the job too). Each task is
  * one part, its rank SLURM_PROCID.
+ *
+ * A job whose launcher runs daemons on the nodes (Open MPI's mpirun and
+ * its orteds, MPICH's mpiexec.hydra and its hydra_pmi_proxys, started
+ * with srun inside the allocation) has one more part: the launcher's
+ * tree on this host, found as the parent of an srun of the job, with
+ * that srun as its agent (usr/crs/agent.h). The tasks are then the
+ * daemons, each with its node's ranks below it.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -99,6 +106,133 @@ int crs_slurm_local_tasks(const char *jobid, FILE *out)
 	return found;
 }
 
+/* The launchers whose daemons srun starts: the names of their executables. */
+static const char *const launchers[] = {
+	"orterun", "mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi",
+	"mpiexec.hydra", "mpirun.mpich", "mpiexec.mpich", "prterun",
+};
+
+static bool is_launcher(pid_t pid)
+{
+	char exe[4096];
+	const char *base;
+
+	if (crs_proc_exe(pid, exe, sizeof(exe)))
+		return false;
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+		if (!strcmp(base, launchers[i]))
+			return true;
+	return false;
+}
+
+/* pid is an srun of jobid. */
+static bool srun_of_job(pid_t pid, const char *jobid, char *env)
+{
+	const char *job;
+	char comm[64];
+	ssize_t n;
+
+	if (crs_proc_file(pid, "comm", comm, sizeof(comm)) <= 0 || strncmp(comm, "srun", 4) ||
+	    (comm[4] && comm[4] != '\n'))
+		return false;
+	n = crs_proc_file(pid, "environ", env, ENV_MAX);
+	job = n > 0 ? env_get(env, (size_t)n, "SLURM_JOB_ID") : NULL;
+	return job && !strcmp(job, jobid);
+}
+
+/*
+ * The job's launcher on this host, if its daemons were started by srun:
+ * *t its part (its agents every srun of the job it started), 1; 0 for
+ * none; -errno.
+ */
+static int find_launcher(const char *jobid, struct crs_job_target *t)
+{
+	char *env = malloc(ENV_MAX);
+	pid_t launcher = 0;
+	struct dirent *d;
+	size_t len = 0;
+	DIR *dp;
+
+	if (!env)
+		return -ENOMEM;
+	dp = opendir("/proc");
+	if (!dp) {
+		free(env);
+		return -errno;
+	}
+	memset(t, 0, sizeof(*t));
+	while ((d = readdir(dp))) {
+		struct crs_proc p;
+		pid_t pid;
+
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(d->d_name);
+		if (!srun_of_job(pid, jobid, env) || crs_proc_ids(pid, &p) || p.ppid <= 1 ||
+		    (launcher && p.ppid != launcher) || (!launcher && !is_launcher(p.ppid)))
+			continue;
+		/* a second launcher of the job is a second job's: the first is taken */
+		if (len + 12 >= sizeof(t->agents))
+			continue;
+		launcher = p.ppid;
+		len += (size_t)snprintf(t->agents + len, sizeof(t->agents) - len, "%s%d",
+					len ? "," : "", (int)pid);
+	}
+	closedir(dp);
+	free(env);
+	if (!launcher)
+		return 0;
+	t->pid = launcher;
+	snprintf(t->ranks, sizeof(t->ranks), "-");
+	return 1;
+}
+
+static bool jobid_valid(const char *j)
+{
+	if (!*j || strlen(j) > 20)
+		return false;
+	for (; *j; j++)
+		if (!isdigit((unsigned char)*j) && *j != '_' && *j != '+')
+			return false;
+	return true;
+}
+
+int crs_slurm_launcher_job(pid_t pid, char *jobid, size_t len)
+{
+	char *env;
+	struct dirent *d;
+	int found = 0;
+	DIR *dp;
+
+	if (!is_launcher(pid))
+		return 0;
+	env = malloc(ENV_MAX);
+	dp = env ? opendir("/proc") : NULL;
+	while (dp && !found && (d = readdir(dp))) {
+		struct crs_proc p;
+		pid_t child;
+		ssize_t n;
+		const char *job;
+
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		child = (pid_t)atoi(d->d_name);
+		if (crs_proc_ids(child, &p) || p.ppid != pid)
+			continue;
+		n = crs_proc_file(child, "environ", env, ENV_MAX);
+		job = n > 0 ? env_get(env, (size_t)n, "SLURM_JOB_ID") : NULL;
+		if (job && jobid_valid(job) && srun_of_job(child, job, env)) {
+			snprintf(jobid, len, "%s", job);
+			found = 1;
+		}
+	}
+	if (dp)
+		closedir(dp);
+	free(env);
+	return found;
+}
+
 /* The words a command prints, one a line (hostnames). */
 static int read_words(const char *cmd, char ***ret, size_t *ret_n)
 {
@@ -126,15 +260,6 @@ static int read_words(const char *cmd, char ***ret, size_t *ret_n)
 	return 0;
 }
 
-static bool jobid_valid(const char *j)
-{
-	if (!*j || strlen(j) > 20)
-		return false;
-	for (; *j; j++)
-		if (!isdigit((unsigned char)*j) && *j != '_' && *j != '+')
-			return false;
-	return true;
-}
 
 int crs_slurm_job_targets(const char *jobid, const struct crs_job_opts *o,
 			  struct crs_job_target **ret, size_t *ret_n, char *err, size_t errlen)
@@ -204,6 +329,21 @@ int crs_slurm_job_targets(const char *jobid, const struct crs_job_opts *o,
 		r = crs_fail(err, errlen, -ESRCH, "Slurm job %s has no tasks on its %zu node%s",
 			     jobid, nn, nn == 1 ? "" : "s");
 		goto out_parts;
+	}
+	nt = realloc(t, (n + 1) * sizeof(*t));
+	if (!nt) {
+		r = -ENOMEM;
+		goto out_parts;
+	}
+	t = nt;
+	r = find_launcher(jobid, &t[n]);
+	if (r < 0)
+		goto out_parts;
+	if (r) {
+		/* the tasks are its daemons: their SLURM_PROCID is no rank */
+		for (i = 0; i < n; i++)
+			snprintf(t[i].ranks, sizeof(t[i].ranks), "-");
+		n++;
 	}
 	*ret = t;
 	*ret_n = n;

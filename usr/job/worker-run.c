@@ -54,6 +54,7 @@ int job_worker_restart(struct crs_restart_opts *o)
 	char err[1024];
 	int r, st = 0;
 
+	job_worker_set_agents(o->agents);
 	o->hold = job_worker_hold;
 	o->hold_arg = (void *)crs_store_root(o->store);
 	o->relay_stdin = false;	/* a part's stdin is its coordinator's */

@@ -19,6 +19,9 @@
 #include <crdbg/job.h>
 #include <crdbg/job-part.h>
 
+#include "agent.h"
+#include "proc.h"
+
 /* One message on stdout, whole: 0 or -errno. */
 static int say(const struct job_part_msg *m)
 {
@@ -263,6 +266,98 @@ int job_worker_stored(const char *root, const char *handle, bool *kill_job)
 	return -ECANCELED;
 }
 
+/*
+ * A launcher's agents in the restored tree (crs_restart_opts.agents): the
+ * release leaves them in their group stop; a thread of their own (their
+ * tracer) traps them there and waits for the coordinator's end-agents,
+ * sent once the job's other parts, the daemons the agents stood for,
+ * have ended. An end of file instead (the coordinator gone, the restart
+ * called off) kills them: the launcher sees its daemons lost.
+ */
+#define AGENTS_MAX 16
+#define AGENT_STOP_WAIT_MS 60000
+
+static const char *part_agents;
+static pthread_t agents_thread;
+
+static size_t parse_agents(const char *list, pid_t *pids)
+{
+	size_t n = 0;
+
+	for (const char *p = list; p && *p && n < AGENTS_MAX; p += strcspn(p, ","), p += *p == ',')
+		pids[n++] = (pid_t)atoi(p);
+	return n;
+}
+
+/* The release put pid in its group stop (CRIU detached it with SIGSTOP). */
+static bool wait_stopped(pid_t pid)
+{
+	struct timespec nap = { .tv_nsec = 5 * 1000 * 1000 };
+
+	for (int waited = 0; waited < AGENT_STOP_WAIT_MS; waited += 5) {
+		if (crs_proc_stopped(pid))
+			return true;
+		nanosleep(&nap, NULL);
+	}
+	return false;
+}
+
+static void *agents_main(void *arg)
+{
+	struct crs_agent agents[AGENTS_MAX];
+	pid_t pids[AGENTS_MAX];
+	size_t n = parse_agents(arg, pids), held = 0, i;
+	char line[64], err[256];
+	int code = -1;
+
+	for (i = 0; i < n; i++) {
+		if (!wait_stopped(pids[i])) {
+			fprintf(stderr, "crdbg: restart: agent %d never stopped at the release: killed\n",
+				pids[i]);
+			kill(pids[i], SIGKILL);
+			continue;
+		}
+		if (crs_agent_seize(&agents[held], pids[i], err, sizeof(err))) {
+			fprintf(stderr, "crdbg: restart: %s: killed\n", err);
+			kill(pids[i], SIGKILL);
+			continue;
+		}
+		held++;
+	}
+	while (code < 0 && fgets(line, (int)sizeof(line), orders ? orders : stdin))
+		if (job_part_end_agents_parse(line, strlen(line), &code))
+			code = -1;	/* no order of this time: wait for the one */
+	for (i = 0; i < held; i++) {
+		if (code < 0) {
+			crs_agent_kill(&agents[i]);
+		} else if (crs_agent_end(&agents[i], code, AGENT_STOP_WAIT_MS, err, sizeof(err))) {
+			fprintf(stderr, "crdbg: restart: %s\n", err);
+		}
+	}
+	return NULL;
+}
+
+void job_worker_set_agents(const char *agents)
+{
+	part_agents = agents;
+}
+
+/* After the release: the agents' thread, every signal blocked in it. */
+static void start_agents(void)
+{
+	sigset_t all, old;
+
+	if (!part_agents || !*part_agents)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&agents_thread, NULL, agents_main, (void *)part_agents))
+		fprintf(stderr, "crdbg: restart: no thread for the launcher's agents: they stay stopped\n");
+	else
+		pthread_detach(agents_thread);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 int job_worker_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase)
 {
 	struct job_part_msg msg = { .step = JOB_STEP_VERIFIED };
@@ -293,6 +388,8 @@ int job_worker_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase pha
 		crs_job_rst_unguard();
 		guarded = false;
 	}
+	if (!r && phase == CRS_HOLD_RESTORED)
+		start_agents();
 	return r;
 }
 

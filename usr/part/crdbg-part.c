@@ -33,6 +33,7 @@ struct part_args {
 	const char *cid;		/* checkpoint */
 	const char *expect_meta;	/* restart, verify */
 	const char *node_roots;		/* restart */
+	const char *agents;		/* restart */
 	int terminal_fd;		/* restart: -1 for none */
 };
 
@@ -79,6 +80,8 @@ static int parse_args(int argc, char **argv, struct part_args *a)
 			slot = &a->expect_meta;
 		else if (!strcmp(o, "--node-roots"))
 			slot = &a->node_roots;
+		else if (!strcmp(o, "--agents"))
+			slot = &a->agents;
 		if (slot) {
 			if (!v)
 				return usage("%s needs a value", o);
@@ -114,6 +117,9 @@ static int parse_args(int argc, char **argv, struct part_args *a)
 		return usage("%s needs its target", a->verb);
 	if (a->node_roots && !job_part_roots_valid(a->node_roots))
 		return usage("--node-roots needs PID,PID... or -, not \"%s\"", a->node_roots);
+	if (a->agents && (!strcmp(a->agents, "-") || !job_part_roots_valid(a->agents) ||
+			  strlen(a->agents) >= CRS_AGENTS_MAX))
+		return usage("--agents needs PID,PID..., not \"%s\"", a->agents);
 	return 0;
 }
 
@@ -199,6 +205,8 @@ static int service_restart(const struct part_args *a)
 	if (a->expect_meta)
 		crdbgd_set_str(&c.req, CRDBGD_A_EXPECT_META, a->expect_meta);
 	crdbgd_set_str(&c.req, CRDBGD_A_NODE_ROOTS, a->node_roots ? a->node_roots : "-");
+	if (a->agents)
+		crdbgd_set_str(&c.req, CRDBGD_A_AGENTS, a->agents);
 	return by_service(&c, a);
 }
 
@@ -234,7 +242,7 @@ static int part_restart(const struct part_args *a)
 	struct crs_restart_opts o = {
 		.handle = a->target, .debug = a->debug, .log = stderr, .backend = a->backend,
 		.store = a->store, .verbose = a->verbose, .node_roots = a->node_roots,
-		.terminal_fd = a->terminal_fd, .has_terminal = a->terminal_fd >= 0,
+		.agents = a->agents, .terminal_fd = a->terminal_fd, .has_terminal = a->terminal_fd >= 0,
 	};
 	uint8_t sha[32];
 

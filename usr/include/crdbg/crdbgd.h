@@ -26,8 +26,10 @@
  *               PID, CID (string), PART (u32 K), PARTS (u32 N), BACKEND,
  *               FLAGS (FULL, NO_PRE_DUMP, DEBUG, VERBOSE)
  *   PART_RESTART     one part of a job restart: HANDLE, EXPECT_META,
- *               NODE_ROOTS (string: PID,PID... or -), BACKEND, FLAGS
- *               (DEBUG, VERBOSE, TERMINAL)
+ *               NODE_ROOTS (string: PID,PID... or -), AGENTS (string:
+ *               PID,PID..., optional: a launcher's agents in the tree,
+ *               <crdbg/job-part.h>), BACKEND, FLAGS (DEBUG, VERBOSE,
+ *               TERMINAL)
  * A part request's stdin and stdout are its coordinator's channel: the
  * service speaks the part protocol on them for the caller, as crdbg-part
  * would, until the part's end, then answers DONE (STATUS: the exit
@@ -112,6 +114,7 @@ enum crdbgd_attr {
 	CRDBGD_A_PARTS,
 	CRDBGD_A_EXPECT_META,
 	CRDBGD_A_NODE_ROOTS,
+	CRDBGD_A_AGENTS,
 	__CRDBGD_A_LAST
 };
 #define CRDBGD_A_MAX (__CRDBGD_A_LAST - 1)
@@ -149,6 +152,7 @@ struct crdbgd_msg {
 	uint32_t part, parts;
 	char expect_meta[65];		/* 64 hex digits */
 	char node_roots[CRDBGD_STR_MAX];
+	char agents[CRDBGD_STR_MAX];
 };
 
 static inline bool crdbgd_has(const struct crdbgd_msg *m, enum crdbgd_attr a)

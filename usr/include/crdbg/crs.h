@@ -239,6 +239,15 @@ struct crs_restart_opts {
 	 */
 	const char *node_roots;
 	/*
+	 * A job's part: processes of the tree that are a launcher's agents
+	 * ("PID,PID", usr/crs/agent.h), NULL for none. The release leaves
+	 * them in a group stop, no instruction of theirs run; whoever asked
+	 * ends them (the part worker, once the job's daemons have ended).
+	 * A pid that is no process of the checkpoint, or its root, refuses
+	 * the restart before anything is restored.
+	 */
+	const char *agents;
+	/*
 	 * A tree that held its own session on a terminal (a pty whose master
 	 * was outside it) comes back on a terminal of its own: with
 	 * has_terminal, the pty slave terminal_fd (a job's part, given by

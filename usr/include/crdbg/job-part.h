@@ -27,6 +27,13 @@
  *   checkpoint: frozen -> dump, dumped -> release, stored -> commit | kill | abort
  *   restart:    verified -> restore, restored -> release | abort
  *
+ * and, to a restart part that holds a launcher's agents (--agents, the
+ * srun or ssh mpirun started for its daemons: usr/crs/agent.h), once
+ * every other part has ended:
+ *
+ *   end-agents code=C                        C (0-255): the highest exit
+ *                                            code of the other parts
+ *
  * A line without the "crdbg-part " prefix is none of the protocol's (a
  * restored program's output, which a restart part stands in for).
  */
@@ -137,7 +144,13 @@ int job_part_order_format(enum job_part_order order, char *buf, size_t len);
 /* An order's line (newline ignored): 0 and *ret, or -EBADMSG. */
 int job_part_order_parse(const char *line, size_t len, enum job_part_order *ret);
 
-/* Whether s is a restart part's --node-roots: "PID,PID..." or "-". */
+/* The end-agents order's line for code (0-255): its length, -EINVAL or -ENOSPC. */
+int job_part_end_agents_format(int code, char *buf, size_t len);
+
+/* An end-agents order (newline ignored): 0 and *code, or -EBADMSG. */
+int job_part_end_agents_parse(const char *line, size_t len, int *code);
+
+/* Whether s is a restart part's --node-roots or --agents: "PID,PID..." or "-". */
 bool job_part_roots_valid(const char *s);
 
 /* A failure message: err a positive or negative errno, why as printf. */
@@ -151,7 +164,7 @@ void job_part_msg_failed(struct job_part_msg *m, int err, const char *fmt, ...)
  *   crdbg-part checkpoint PID --part K/N --cid CID [--debug] [--full]
  *                         [--no-pre-dump]
  *   crdbg-part restart PART --expect-meta SHA --node-roots PID,...|-
- *                      [--terminal-fd FD] [--debug]
+ *                      [--agents PID,...] [--terminal-fd FD] [--debug]
  *   crdbg-part verify PART [--expect-meta SHA]
  *   crdbg-part rm PART
  *   crdbg-part tasks JOBID     (this node's tasks of a Slurm job)
@@ -206,6 +219,13 @@ int job_worker_stored(const char *root, const char *handle, bool *kill_job);
  * restored rank reads end of file, never the orders. 0 or -errno.
  */
 int job_worker_orders_off_stdin(void);
+
+/*
+ * A restart part whose tree holds a launcher's agents ("PID,PID", or
+ * NULL): once released, they are trapped and ended on the end-agents
+ * order (usr/crs/agent.h). Before job_worker_hold() is first called.
+ */
+void job_worker_set_agents(const char *agents);
 
 /* A restart part: crs_restart_opts.hold, arg the store's root. */
 int job_worker_hold(void *arg, const struct crs_meta *m, enum crs_hold_phase phase);

@@ -36,6 +36,7 @@
 #define CRS_NODE_MAX		64
 #define CRS_RANKS_MAX		256
 #define CRS_TTY_MAX		32
+#define CRS_AGENTS_MAX		96	/* "PID,PID...": a launcher's agents */
 
 struct crs_job_part {
 	char node[CRS_NODE_MAX];	/* host name the part runs and is stored on */
@@ -61,6 +62,13 @@ struct crs_job_part {
 	 */
 	char tty[CRS_TTY_MAX];
 	uint64_t tty_rdev, tty_dev;
+	/*
+	 * The launcher's agents in the part's tree ("PID,PID", "" for none):
+	 * the srun or ssh that its launcher (mpirun, mpiexec) started for the
+	 * daemons that are the job's other parts. A restart traps them and
+	 * ends them once every other part has ended (usr/crs/agent.h).
+	 */
+	char agents[CRS_AGENTS_MAX];
 };
 
 struct crs_job {
@@ -155,6 +163,7 @@ struct crs_job_target {
 	char node[CRS_NODE_MAX];	/* "" or this host: started here */
 	char ranks[CRS_RANKS_MAX];	/* "-" if not known */
 	pid_t pid;			/* root of the part's process tree */
+	char agents[CRS_AGENTS_MAX];	/* as crs_job_part's */
 };
 
 /*
@@ -244,6 +253,13 @@ int crs_job_allocation_check(const struct crs_job *j, const struct crs_job_opts 
  */
 int crs_slurm_job_targets(const char *jobid, const struct crs_job_opts *o,
 			  struct crs_job_target **ret, size_t *ret_n, char *err, size_t errlen);
+
+/*
+ * pid is a launcher (mpirun, mpiexec.hydra) whose daemons run on the
+ * nodes through an srun of a Slurm job: 1 and that job's id in jobid
+ * (checkpointed whole, as --job slurm:JOBID), else 0.
+ */
+int crs_slurm_launcher_job(pid_t pid, char *jobid, size_t len);
 
 /* This node's tasks of the job, "crdbg-part task pid=P rank=R" lines; their count. */
 int crs_slurm_local_tasks(const char *jobid, FILE *out);
