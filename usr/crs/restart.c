@@ -839,7 +839,8 @@ static int rst_criu_start(void *state)
 	} else if (s->terminal_stdin) {
 		terminal = 0;	/* not the stdin a criu started ahead has */
 	}
-	r = crs_ghost_lock(s->dir, &s->ghost_lock, s->err, s->errlen);
+	/* past the job's barrier: a gated criu takes its turn at its go */
+	r = s->rs.gated ? 0 : crs_ghost_lock(s->dir, &s->ghost_lock, s->err, s->errlen);
 	if (r)
 		return r;
 	r = crs_criu_restore_start(&s->rs, s->dir, s->work, &s->m, o->lazy, terminal, s->err,
@@ -863,6 +864,9 @@ static int rst_verify(void *state)
 		return 0;
 	r = verify_while_criu_starts(s->o, s->root, s->dir, &s->m, &s->pc, &s->ps,
 				     &s->pages_later, &s->served, s->err, s->errlen);
+	/* every part of a job verified (the barrier is behind us): the turn, then go */
+	if (!r)
+		r = crs_ghost_lock(s->dir, &s->ghost_lock, s->err, s->errlen);
 	if (r) {
 		crs_criu_restore_cancel(&s->rs);	/* it gives up: nothing restored */
 		s->refused = true;
