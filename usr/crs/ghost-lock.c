@@ -36,13 +36,17 @@ int crs_ghost_lock(const char *dir, int *fd, char *err, size_t errlen)
 	*fd = -1;
 	if (!has_ghosts(dir))
 		return 0;
+	/*
+	 * A host where the directory cannot be made (a read-only /run) has
+	 * no turns: its restores go on as CRIU's alone would.
+	 */
 	if (mkdir(CRS_GHOST_LOCK_DIR, 0755) && errno != EEXIST)
-		return crs_fail(err, errlen, -errno, "cannot make %s: %s", CRS_GHOST_LOCK_DIR,
-				strerror(errno));
+		return 0;
 	dfd = open(CRS_GHOST_LOCK_DIR, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) || st.st_uid != 0 || (st.st_mode & 022)) {
-		if (dfd >= 0)
-			close(dfd);
+	if (dfd < 0)
+		return 0;
+	if (fstat(dfd, &st) || st.st_uid != 0 || (st.st_mode & 022)) {
+		close(dfd);
 		return crs_fail(err, errlen, -EPERM,
 				"%s is not a directory only root writes: no restore with ghost files trusts it",
 				CRS_GHOST_LOCK_DIR);
