@@ -26,11 +26,15 @@
 #      `continue` ends every rank as the uninterrupted run, each first
 #      writing 8000 lines to stderr, which now reach the console through
 #      the restart's coordinator (a full pipe there would block them).
+#   m. Open MPI's mpirun inside salloc -N3 -n6 (its orteds started by
+#      srun, two ranks of tests/crs/prog_mpi on each node): checkpoint
+#      by mpirun's pid with --kill (the whole Slurm job), restart in a
+#      new allocation: every rank ends as the uninterrupted run.
 #   d. node2 killed in the cut: nothing kept anywhere, the
 #      ranks on node0 and node1 thawed (they run into the broken ring and
 #      end), and nothing hangs. Last: the cluster has lost a node.
 #
-# Each step is a function (step_a ... step_f) over the ring helpers
+# Each step is a function (step_a ... step_m) over the ring helpers
 # (ring_start, ring_at_wait, ring_snapshot, ring_rewind,
 # ring_same_as_plain), run after the uninterrupted run in the order
 # above; by hand JOBCLUSTER_STEPS picks some (e, b and c need a's job;
@@ -43,7 +47,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=27
+plan=31
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -578,7 +582,7 @@ check "the ring of 6 ranks runs across node0-2 (rank r on node r%3) to its end" 
 	diag "$d/plain.srun" "$d/plain.0.out" "$d/plain.0.err"
 sec "uninterrupted run"
 # By hand, some steps alone: JOBCLUSTER_STEPS="f" (e, b and c need a).
-for step in ${JOBCLUSTER_STEPS:-a e b c f d}; do
+for step in ${JOBCLUSTER_STEPS:-a e b c f m d}; do
 	"step_$step"
 done
 exit $((failed != 0))

@@ -47,6 +47,7 @@
 #include "stages.h"
 #include "store.h"
 #include "shell-job.h"
+#include "tcp-abort.h"
 #include "tree-stdio.h"
 #include "wfiles.h"
 #include <crdbg/mpir-checkpoint.h>
@@ -820,6 +821,13 @@ static void ckpt_print_timing(struct ckpt *c)
 	crs_timing_print(t, c->o->log, "checkpoint took");
 }
 
+void crs_kill_tree(const struct crs_meta *m)
+{
+	crs_tcp_abort_tree(m);	/* without CAP_NET_ADMIN: the restart waits for the ports */
+	for (size_t i = 0; i < m->nr_procs; i++)
+		kill(m->procs[i].pid, SIGKILL);
+}
+
 int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
 		   char *err, size_t errlen)
 {
@@ -827,7 +835,6 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		.o = o, .root = crs_store_root(o->store), .err = err, .errlen = errlen,
 		.kind = FREEZE_BACKEND_AUTO,
 	};
-	size_t i;
 	int r;
 
 	crs_meta_init(&c.m);
@@ -841,8 +848,7 @@ int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t
 		ckpt_print_timing(&c);
 	crs_chain_commit(c.root, &c.m);
 	if (o->after == CRS_AFTER_KILL && !c.criu_kills)
-		for (i = 0; i < c.m.nr_procs; i++)
-			kill(c.m.procs[i].pid, SIGKILL);
+		crs_kill_tree(&c.m);
 	snprintf(ret_handle, handle_len, "%s", c.pend.handle);
 out:
 	freeze_backend_close(c.b);

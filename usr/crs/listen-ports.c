@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The TCP ports a tree listens on, across checkpoint and restart (listen-ports.h). */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -13,57 +12,11 @@
 
 #include "error.h"
 #include "listen-ports.h"
+#include "sock-inodes.h"
 #include "store.h"
 
 #define TCP_LISTEN	0x0A
-
-struct inodes {
-	uint64_t *ino;
-	size_t nr;
-};
-
-static bool has(const struct inodes *s, uint64_t ino)
-{
-	for (size_t i = 0; i < s->nr; i++)
-		if (s->ino[i] == ino)
-			return true;
-	return false;
-}
-
-/* The socket inodes of pid's fds, added to s. */
-static int add_sockets(pid_t pid, struct inodes *s)
-{
-	char path[64], link[64], fd[400];
-	struct dirent *d;
-	unsigned long long ino;
-	DIR *dp;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dp = opendir(path);
-	if (!dp)
-		return 0;
-	while ((d = readdir(dp))) {
-		ssize_t n;
-
-		snprintf(fd, sizeof(fd), "%s/%.255s", path, d->d_name);
-		n = readlink(fd, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (sscanf(link, "socket:[%llu]", &ino) != 1 || has(s, ino))
-			continue;
-		uint64_t *p = realloc(s->ino, (s->nr + 1) * sizeof(*p));
-
-		if (!p) {
-			closedir(dp);
-			return -ENOMEM;
-		}
-		s->ino = p;
-		s->ino[s->nr++] = ino;
-	}
-	closedir(dp);
-	return 0;
-}
+#define TCP_TIME_WAIT	0x06
 
 /* One socket of a /proc net/tcp(6) table. */
 struct sock_line {
@@ -135,7 +88,7 @@ static bool node_address(const struct sock_line *sl)
 }
 
 struct recording {
-	const struct inodes *s;
+	const struct crs_sock_inodes *s;
 	bool addrs;		/* the tree is in our network namespace */
 	unsigned int nr;
 	char seen[CRS_LISTEN_ADDRS_MAX][CRS_LISTEN_ADDR_LEN];
@@ -150,7 +103,7 @@ static void record_one(void *arg, const struct sock_line *sl)
 	const void *a = sl->addr;
 	int af = sl->family;
 
-	if (!has(rc->s, sl->ino))
+	if (!crs_sock_inodes_has(rc->s, sl->ino))
 		return;
 	if (sl->state == TCP_LISTEN && rc->nr < CRS_LISTEN_PORTS_MAX) {
 		fprintf(rc->out, "listen %u\n", sl->port);
@@ -187,23 +140,23 @@ static bool our_netns(pid_t pid)
 int crs_listen_ports_record(const struct crs_meta *m, const char *dir, char *err,
 			    size_t errlen)
 {
-	struct inodes s = { 0 };
+	struct crs_sock_inodes s = { 0 };
 	char path[PATH_MAX + 32], table[64];
 	struct recording rc = { .s = &s };
 	int r = 0;
 
 	for (size_t i = 0; !r && i < m->nr_procs; i++)
 		if (!m->procs[i].zombie)
-			r = add_sockets(m->procs[i].pid, &s);
+			r = crs_sock_inodes_add(&s, m->procs[i].pid);
 	if (r || !s.nr) {
-		free(s.ino);
+		crs_sock_inodes_free(&s);
 		return r ? crs_fail(err, errlen, r, "out of memory") : 0;
 	}
 	snprintf(path, sizeof(path), "%s/" CRS_LISTEN_PORTS_NAME, dir);
 	rc.out = fopen(path, "wxe");
 	if (!rc.out) {
 		r = -errno;
-		free(s.ino);
+		crs_sock_inodes_free(&s);
 		return crs_fail(err, errlen, r, "cannot write %s: %s", path, strerror(-r));
 	}
 	fprintf(rc.out, "crdbg-listen-ports 2\n");
@@ -215,7 +168,7 @@ int crs_listen_ports_record(const struct crs_meta *m, const char *dir, char *err
 	each_socket(table, record_one, &rc);
 	if (fclose(rc.out))
 		r = crs_fail(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
-	free(s.ino);
+	crs_sock_inodes_free(&s);
 	return r;
 }
 
@@ -228,7 +181,12 @@ static void look(void *arg, const struct sock_line *sl)
 {
 	struct looking *l = arg;
 
-	l->found |= sl->state == TCP_LISTEN && sl->port == l->port;
+	/*
+	 * A killed tree's accepted connections linger in TIME_WAIT on the
+	 * port they were accepted on, and a listener restored without
+	 * SO_REUSEADDR (Open MPI's) cannot bind it until they are gone.
+	 */
+	l->found |= (sl->state == TCP_LISTEN || sl->state == TCP_TIME_WAIT) && sl->port == l->port;
 }
 
 static bool listened(unsigned int port)
@@ -274,7 +232,7 @@ int crs_listen_ports_wait(const char *dir, const char *handle, time_t deadline, 
 		if (listened(rec.ports[i]))
 			return crs_fail(err, errlen, -EADDRINUSE,
 					"restart of %s refused, nothing was restored: TCP port %u, which the checkpointed tree listens on, is still listened on here %d s after its processes were ended",
-					handle, rec.ports[i], CRS_RESTART_PID_WAIT_S);
+					handle, rec.ports[i], CRS_RESTART_PORT_WAIT_S);
 	}
 	return 0;
 }

@@ -599,7 +599,7 @@ static int verify_while_criu_starts(const struct crs_restart_opts *o, const char
 	if (o->hold && o->hold(o->hold_arg, m, CRS_HOLD_VERIFIED))
 		return crs_fail(err, errlen, -ECANCELED, "the job's restart was called off");
 	/* the tree's pids are free: its sockets are closing, its files no longer written */
-	r = crs_listen_ports_wait(dir, o->handle, time(NULL) + CRS_RESTART_PID_WAIT_S, err,
+	r = crs_listen_ports_wait(dir, o->handle, time(NULL) + CRS_RESTART_PORT_WAIT_S, err,
 				  errlen);
 	return r ? r : crs_wfiles_restore(dir, o->handle, m, o->log, err, errlen);
 }

@@ -24,8 +24,7 @@ static void kill_part(const char *root, const char *handle)
 	crs_meta_init(&m);
 	if (crs_store_load(root, handle, &m, err, sizeof(err)))
 		return;
-	for (size_t i = 0; i < m.nr_procs; i++)
-		kill(m.procs[i].pid, SIGKILL);
+	crs_kill_tree(&m);
 	crs_meta_free(&m);
 }
 

@@ -208,6 +208,14 @@ int crs_criu_opt_check(const char *opt, char *err, size_t errlen);
 int crs_checkpoint(const struct crs_checkpoint_opts *o, char *ret_handle, size_t handle_len,
 		   char *err, size_t errlen);
 
+/*
+ * End a checkpointed tree for good (CRS_AFTER_KILL, a job part's kill):
+ * its TCP connections aborted first, each peer reset, so that none of
+ * them holds a port the restart binds again in TIME_WAIT, then SIGKILL
+ * to every process of it.
+ */
+void crs_kill_tree(const struct crs_meta *m);
+
 enum crs_hold_phase {
 	CRS_HOLD_VERIFIED,
 	CRS_HOLD_RESTORED,
@@ -288,6 +296,8 @@ int crs_restart(const struct crs_restart_opts *o, int *ret_status, char *err, si
  * way out (a zombie, a process SIGKILL is pending on) to be free.
  */
 #define CRS_RESTART_PID_WAIT_S	30
+/* ... and for a port of its tree still held, TIME_WAIT's 60 s included. */
+#define CRS_RESTART_PORT_WAIT_S	75
 
 /*
  * The store: one directory per checkpoint under the store root (default
