@@ -47,7 +47,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=31
+plan=32
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -503,67 +503,87 @@ survivors_ok() { # thawed: once their go file is there, they run into the lost r
 # step_m: Open MPI's mpirun inside salloc, as a user runs it: mpirun on
 # this login node starts its orteds on node0-2 with srun, each orted two
 # ranks (tests/crs/prog_mpi: an MPI_Allreduce every iteration, held at
-# iteration 4 until a go file exists). checkpoint MPIRUN_PID --kill takes
-# the Slurm job, as --job slurm:ID would: four parts, an orted's tree on each node and mpirun's here, its
-# srun recorded as its agent; restart JOB in a new allocation restores
-# every part, and mpirun ends the job as an uninterrupted run does.
-mpi=$build/tests/crs/prog_mpi
-mpi_env=(env OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none
+# iteration 4 until a go file exists). checkpoint LAUNCHER_PID --kill
+# takes the Slurm job, as --job slurm:ID would: four parts, a daemon's
+# tree on each node and the launcher's here, its srun recorded as its
+# agent; restart JOB in a new allocation restores every part, and the
+# launcher ends the job as an uninterrupted run does. step_h: the same
+# with MPICH's mpiexec.hydra, its hydra_pmi_proxys started by srun.
+ompi_env=(env OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none
 	OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun)
+# UCX's SysV segments are in the machine's IPC namespace, which the nodes share: not them
+mpich_env=(env UCX_TLS=^sysv UCX_NET_DEVICES=eth0 mpiexec.hydra -bootstrap slurm -localhost 10.20.0.1)
 mpi_sorted() { grep '^rank ' "$1" | sort; }
 mpi_at_wait() { [[ $(grep -c '^rank [0-5] iter 4 ' "$d/$1.out" 2>/dev/null) == 6 ]]; }
-mpi_start() { # NAME [WAIT]: salloc's pid in $salloc_pid
+mpi_start() { # NAME [WAIT]: salloc's pid in $salloc_pid; $launch and $mpi: the job
 	# in a session of its own, as from a login shell (this script entered
 	# the login node's PID namespace from outside: session 0)
-	setsid salloc -N3 -n6 -J "mpi-$1" --quiet "${mpi_env[@]}" mpirun "$mpi" 8 100 \
+	setsid salloc -N3 -n6 -J "mpi-$1" --quiet "${launch[@]}" "$mpi" 8 100 \
 		${2:+4 $d/$1.go} >>"$d/$1.out" 2>"$d/$1.err" </dev/null &
 	salloc_pid=$!
 }
-step_m() {
-	local jobid handle rc snap
+# launcher_step KEY NAME DAEMON: the checkpoint of a launcher's job and its restart
+launcher_step() {
+	local k=$1 name=$2 daemon=$3 jobid handle rc snap
 	t0=$(date +%s)
-	mpi_start mplain
+	mpi_start "${k}plain"
 	wait "$salloc_pid"
-	check "mpirun in salloc: six ranks over node0-2 run to their end" \
-		eval '[[ $(grep -c "^rank [0-5] done total " "$d/mplain.out") == 6 ]]' ||
-		diag "$d/mplain.out" "$d/mplain.err"
-	sec "mpirun: uninterrupted run"
-	mpi_start m wait
-	wait_long mpi_at_wait m
-	jobid=$(squeue -h -n mpi-m -o %i | head -n 1)
-	cp "$d/m.out" "$d/m.at"
-	snap_if_slow 300 mpirun-ckpt &
+	check "$name in salloc: six ranks over node0-2 run to their end" \
+		eval '[[ $(grep -c "^rank [0-5] done total " "$d/${k}plain.out") == 6 ]]' ||
+		diag "$d/${k}plain.out" "$d/${k}plain.err"
+	sec "$name: uninterrupted run"
+	mpi_start "$k" wait
+	wait_long mpi_at_wait "$k"
+	jobid=$(squeue -h -n "mpi-$k" -o %i | head -n 1)
+	cp "$d/$k.out" "$d/$k.at"
+	snap_if_slow 300 "$k-ckpt" &
 	snap=$!
-	# named by mpirun's pid: the whole job is taken, as --job slurm:ID
-	timeout 600 "$crdbg" checkpoint "$(pgrep -n -x mpirun)" --kill --store "$S" \
+	# named by the launcher's pid: the whole job is taken, as --job slurm:ID
+	timeout 600 "$crdbg" checkpoint "$(pgrep -n -x "$name")" --kill --store "$S" \
 		--backend "$backend" -v \
-		>"$d/m.handle" 2>"$d/m.ckpt.err"
+		>"$d/$k.handle" 2>"$d/$k.ckpt.err"
 	rc=$?
 	kill "$snap" 2>/dev/null
-	handle=$(cat "$d/m.handle")
-	((rc == 0)) || touch "$d/m.go"	# the job went on: let it end
+	handle=$(cat "$d/$k.handle")
+	((rc == 0)) || touch "$d/$k.go"	# the job went on: let it end
 	wait_long eval '! kill -0 "$salloc_pid" 2>/dev/null'
-	check "mpirun in salloc: checkpoint MPIRUN_PID --kill: the Slurm job's, an orted's part on each node and mpirun's with its srun as agent" \
-		eval '[[ $rc == 0 && -n $handle && $(grep -c "Slurm job $jobid: the whole job" "$d/m.ckpt.err") == 1 && $(grep -c "^part " "$(manifest "$handle")") == 4 ]] &&
+	check "$name in salloc: checkpoint PID --kill: the Slurm job's, a $daemon's part on each node and $name's with its srun as agent" \
+		eval '[[ $rc == 0 && -n $handle && $(grep -c "Slurm job $jobid: the whole job" "$d/$k.ckpt.err") == 1 && $(grep -c "^part " "$(manifest "$handle")") == 4 ]] &&
 			grep -q "^agents 3 [0-9]" "$(manifest "$handle")" && ! pgrep -f "^$mpi " >/dev/null' ||
-		diag "$d/m.ckpt.err" "$(manifest "$handle")"
-	sec "mpirun: checkpoint"
-	cp "$d/m.at" "$d/m.out"
-	touch "$d/m.go"
-	snap_if_slow 300 mpirun-restart &
+		diag "$d/$k.ckpt.err" "$(manifest "$handle")"
+	sec "$name: checkpoint"
+	cp "$d/$k.at" "$d/$k.out"
+	touch "$d/$k.go"
+	snap_if_slow 300 "$k-restart" &
 	snap=$!
-	timeout 900 setsid salloc -N3 -n6 -J mpi-m-restart --quiet "$crdbg" restart "$handle" \
+	timeout 900 setsid salloc -N3 -n6 -J "mpi-$k-restart" --quiet "$crdbg" restart "$handle" \
 		--store "$S" --backend "$backend" --timeout 600 -v \
-		>>"$d/m.out" 2>"$d/m.rst.err" </dev/null
+		>>"$d/$k.out" 2>"$d/$k.rst.err" </dev/null
 	rc=$?
 	kill "$snap" 2>/dev/null
-	check "mpirun in salloc: restart JOB in a new allocation: every rank ends as the uninterrupted run, mpirun with 0" \
-		eval '[[ $rc == 0 && "$(mpi_sorted "$d/m.out")" == "$(mpi_sorted "$d/mplain.out")" ]]' ||
-		diag "$d/m.rst.err" "$d/m.out"
-	check "mpirun in salloc: nothing of the job is left after its end" \
-		eval '! pgrep -f "^$mpi " >/dev/null && ! pgrep -x orted >/dev/null && ! pgrep -x mpirun >/dev/null'
-	sec "mpirun: restart"
+	check "$name in salloc: restart JOB in a new allocation: every rank ends as the uninterrupted run, $name with 0" \
+		eval '[[ $rc == 0 && "$(mpi_sorted "$d/$k.out")" == "$(mpi_sorted "$d/${k}plain.out")" ]]' ||
+		diag "$d/$k.rst.err" "$d/$k.out"
+	# the agent stayed stopped at the release and was ended, not killed
+	check "$name in salloc: ... its srun never ran again and ended with the daemons' code" \
+		eval '! grep -q "agent .*never stopped\|: killed$" "$d/$k.rst.err"' ||
+		diag "$d/$k.rst.err"
+	check "$name in salloc: nothing of the job is left after its end" \
+		eval '! pgrep -f "^$mpi " >/dev/null && ! pgrep -x "$daemon" >/dev/null && ! pgrep -x "$name" >/dev/null'
+	sec "$name: restart"
+}
+step_m() {
+	launch=("${ompi_env[@]}") mpi=$build/tests/crs/prog_mpi
+	launcher_step m mpirun orted
+}
+step_h() {
+	launch=("${mpich_env[@]}") mpi=$build/tests/crs/prog_mpi_mpich
+	if [[ ! -x $mpi ]] || ! command -v mpiexec.hydra >/dev/null; then
+		for i in 1 2 3 4 5; do skip "MPICH's mpiexec.hydra in salloc" "no MPICH here (make deps)"; done
+		return
+	fi
+	launcher_step h mpiexec.hydra hydra_pmi_proxy
 }
 
 t0=$(date +%s)

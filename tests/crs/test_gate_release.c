@@ -8,9 +8,11 @@
  * pushed as the UAPI's hook frame says (the child enters the trampoline
  * with the argument and a frame holding its interrupted registers), that
  * the pc is reported, that a SIGSTOP CRIU queued is ended without a
- * SIGCONT the program sees while a recorded SIGCONT is seen, and that an
- * end of file at the gate (crdbg gone, or refusing) kills the process
- * before it runs.
+ * SIGCONT the program sees while a recorded SIGCONT is seen, that a
+ * process ordered to stay stopped that CRIU did not stop (a launcher's
+ * agent, running at the checkpoint) is in its group stop at the detach,
+ * its SIGCONT handler never run, and that an end of file at the gate
+ * (crdbg gone, or refusing) kills the process before it runs.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -278,6 +280,25 @@ TEST_F(release, recorded_sigcont_is_seen)
 	close(gate);
 }
 
+TEST_F(release, stays_stopped_though_criu_did_not_stop_it)
+{
+	char c, orders[64];
+	int gate;
+
+	/* no SIGSTOP queued: it ran when it was dumped */
+	snprintf(orders, sizeof(orders), "stopped %d\n", self->child);
+	gate = give_orders(self->dir, orders);
+	ASSERT_LE(0, gate);
+	self->hook(self->child);
+	ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->child, 0, 0));
+	for (int i = 0; i < 100 && crs_task_state(self->child, self->child) != 'T'; i++)
+		usleep(10 * 1000);
+	EXPECT_EQ('T', crs_task_state(self->child, self->child));
+	usleep(100 * 1000);
+	EXPECT_EQ('T', crs_task_state(self->child, self->child));
+	EXPECT_EQ(-1, read(self->from_child, &c, 1));	/* nothing of its own ran */
+	close(gate);
+}
 
 /*
  * CRIU detaches the root first; preloaded, the plugin's ptrace() lets

@@ -337,7 +337,7 @@ int crs_release_orders(const struct crs_meta *m, uint64_t arg, FILE *log, char *
 
 		if (p->zombie)
 			continue;
-		/* CRIU stops it again; listed to be let go before its parent */
+		/* it stays stopped (CRIU's stop, or the plugin's): let go before its parent */
 		if (p->stopped) {
 			fprintf(f, CRDBG_GATE_ORDER_STOPPED, p->pid);
 			continue;

@@ -457,6 +457,13 @@ static int gate_release(int pid)
 			kill(pid, SIGCONT);
 		else if (o->kind == ORDER_CONT)
 			cont_quietly(pid);
+		else if (o->kind == ORDER_STOPPED && !stop_pending(pid))
+			/*
+			 * It ran at the checkpoint, so CRIU queued no stop (a
+			 * launcher's agent): one queued now is taken at its
+			 * detach, before it runs an instruction.
+			 */
+			kill(pid, SIGSTOP);
 	}
 	report_out(pid);
 	nr_left -= ordered;

@@ -54,7 +54,8 @@
 
 /*
  * The orders (printf formats, scanf takes the same fields):
- *   STOPPED  PID                   CRIU stops PID again: let go before its parent
+ *   STOPPED  PID                   PID stays in a group stop (CRIU's, or one the
+ *                                  plugin queues): let go before its parent
  *   HOOK     PID TRAMPOLINE ARG    (hex) push the CRS hook on every thread of PID
  *   SIGCONT  PID TID               queue a SIGCONT a group stop took (TID 0: PID's)
  *   CONT     PID                   end the stop CRIU puts PID in, if any
