@@ -61,6 +61,10 @@ GUEST_GROUPS += clusterdebug
 # cluster inside the guest, from the command line and from the console
 # (tests/cluster/test_job_cluster.sh).
 GUEST_GROUPS += clusterjob
+# Guest group "clusterlaunch": job checkpoints of jobs whose launcher runs
+# daemons on the nodes (mpirun, mpiexec.hydra, LAMMPS under mpirun), the
+# same test's steps m, h and l.
+GUEST_GROUPS += clusterlaunch
 
 # Guest group "fidelity": one small program per kind of kernel state,
 # checkpointed and restored under raw CRIU and crdbg (tests/fidelity/).

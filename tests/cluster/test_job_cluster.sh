@@ -30,15 +30,20 @@
 #      srun, two ranks of tests/crs/prog_mpi on each node): checkpoint
 #      by mpirun's pid with --kill (the whole Slurm job), restart in a
 #      new allocation: every rank ends as the uninterrupted run.
+#   h. the same with MPICH's mpiexec.hydra and its hydra_pmi_proxys.
+#   l. Debian's LAMMPS under mpirun inside salloc, checkpointed mid-run
+#      and restarted three times from that checkpoint: each log's thermo
+#      lines are an uninterrupted run's.
 #   d. node2 killed in the cut: nothing kept anywhere, the
 #      ranks on node0 and node1 thawed (they run into the broken ring and
 #      end), and nothing hangs. Last: the cluster has lost a node.
 #
-# Each step is a function (step_a ... step_m) over the ring helpers
+# Each step is a function (step_a ... step_l) over the ring helpers
 # (ring_start, ring_at_wait, ring_snapshot, ring_rewind,
-# ring_same_as_plain), run after the uninterrupted run in the order
-# above; by hand JOBCLUSTER_STEPS picks some (e, b and c need a's job;
-# d leaves a node lost: last; the plan counts every step),
+# ring_same_as_plain) or the launchers' (mpi_start, launcher_step), run
+# after the uninterrupted run; JOBCLUSTER_STEPS picks them (default
+# "a e b c f d"; "m h l" in guest group clusterlaunch; e, b and c need
+# a's job; d leaves a node lost: last; the plan counts the steps run),
 # JOBCLUSTER_RESTARTS sets a's number of restarts. A step still running
 # after its time leaves a snapshot of every node's processes and kernel
 # stacks in the results (snap_if_slow).
@@ -47,7 +52,16 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
-plan=32
+# The checks of each step (a's with its default three restarts), the
+# plan of the steps run: a, e, b, c, f and d by default (guest group
+# clusterjob); m, h and l, the launchers' jobs, are group clusterlaunch's.
+declare -A step_checks=([a]=8 [e]=1 [b]=3 [c]=1 [f]=9 [m]=5 [h]=5 [l]=4 [d]=4)
+steps=${JOBCLUSTER_STEPS:-a e b c f d}
+plan=1
+for step in $steps; do
+	[[ -n ${step_checks[$step]:-} ]] || { echo "test_job_cluster.sh: no step '$step'" >&2; exit 2; }
+	plan=$((plan + step_checks[$step]))
+done
 
 if [[ ${2:-} != --inside ]]; then
 	. "$top/tests/guest/tap.sh"
@@ -512,8 +526,11 @@ survivors_ok() { # thawed: once their go file is there, they run into the lost r
 ompi_env=(env OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none
 	OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 OMPI_MCA_oob_tcp_if_include=10.20.0.0/24
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun)
-# UCX's SysV segments are in the machine's IPC namespace, which the nodes share: not them
-mpich_env=(env UCX_TLS=^sysv UCX_NET_DEVICES=eth0 mpiexec.hydra -bootstrap slurm -localhost 10.20.0.1)
+# The nodes share one kernel, so UCX takes them for one machine, and its
+# shared-memory transports cannot reach across their PID namespaces: TCP
+# between every two ranks. mpiexec.hydra's proxies reach it at 10.20.0.1.
+mpich_env=(env UCX_TLS=self,tcp UCX_NET_DEVICES=eth0 mpiexec.hydra -bootstrap slurm
+	-localhost 10.20.0.1)
 mpi_sorted() { grep '^rank ' "$1" | sort; }
 mpi_at_wait() { [[ $(grep -c '^rank [0-5] iter 4 ' "$d/$1.out" 2>/dev/null) == 6 ]]; }
 mpi_start() { # NAME [WAIT]: salloc's pid in $salloc_pid; $launch and $mpi: the job
@@ -586,6 +603,71 @@ step_h() {
 	launcher_step h mpiexec.hydra hydra_pmi_proxy
 }
 
+# step_l: Debian's LAMMPS (its melt example, made small), six ranks under
+# mpirun inside salloc, two on each node, rank 0 writing its log to the
+# cluster directory: checkpointed by mpirun's pid mid-run (once the log has
+# its second thermo line) with --kill, then restarted $LAMMPS_RESTARTS
+# times from that one checkpoint, each in a new allocation: every
+# restart's log holds exactly the thermo lines of an uninterrupted run
+# (each restart puts the log back as it was at the checkpoint).
+lmp=/usr/bin/lmp
+# A thermo line: the step, then numbers only (step 0's temperature is a bare 3).
+thermo() { grep -E '^ *[0-9]+( +-?[0-9][0-9.eE+-]*)+ *$' "$1" 2>/dev/null; }
+lammps_start() { # NAME: salloc's pid in $salloc_pid, the log $d/NAME.lammps
+	(cd "$d" && exec timeout 900 setsid salloc -N3 -n6 -J "lmp-$1" --quiet "${ompi_env[@]}" "$lmp" \
+		-in "$top/tests/debug/in.melt" -var s 4 -var n 200 -log "$d/$1.lammps" -screen none \
+		>"$d/$1.out" 2>"$d/$1.err" </dev/null) &
+	salloc_pid=$!
+}
+step_l() {
+	local handle rc snap i same=0 restarts=${LAMMPS_RESTARTS:-3}
+	t0=$(date +%s)
+	if [[ ! -x $lmp ]]; then
+		for i in 1 2 3 4; do skip "LAMMPS in salloc" "no $lmp (Debian's lammps package)"; done
+		return
+	fi
+	lammps_start lplain
+	wait "$salloc_pid"
+	thermo "$d/lplain.lammps" >"$d/lplain.thermo"
+	check "LAMMPS in salloc: six ranks over node0-2 print the thermo lines of steps 0 to 200" \
+		eval '[[ $(wc -l <"$d/lplain.thermo") == 11 ]]' || diag "$d/lplain.lammps" "$d/lplain.err"
+	sec "LAMMPS: uninterrupted run"
+	lammps_start l
+	wait_long eval '(($(thermo "$d/l.lammps" | wc -l) >= 2))'
+	snap_if_slow 300 lammps-ckpt &
+	snap=$!
+	timeout 600 "$crdbg" checkpoint "$(pgrep -n -x mpirun)" --kill --store "$S" \
+		--backend "$backend" >"$d/l.handle" 2>"$d/l.ckpt.err"
+	rc=$?
+	kill "$snap" 2>/dev/null
+	handle=$(cat "$d/l.handle")
+	wait_long eval '! kill -0 "$salloc_pid" 2>/dev/null'
+	# cut mid-run: the log it left has some of the thermo lines, not all
+	check "LAMMPS in salloc: checkpoint MPIRUN_PID --kill mid-run: the whole job, an orted's part on each node and mpirun's" \
+		eval '[[ $rc == 0 && -n $handle && $(grep -c "^part " "$(manifest "$handle")") == 4 ]] &&
+			(($(thermo "$d/l.lammps" | wc -l) < 11)) && ! pgrep -x lmp >/dev/null' ||
+		diag "$d/l.ckpt.err" "$d/l.err"
+	sec "LAMMPS: checkpoint"
+	for ((i = 1; i <= restarts; i++)); do
+		timeout 900 setsid salloc -N3 -n6 -J "lmp-restart-$i" --quiet "$crdbg" restart \
+			"$handle" --store "$S" --backend "$backend" --timeout 600 \
+			>"$d/l.rst$i.out" 2>"$d/l.rst$i.err" </dev/null
+		rc=$?
+		thermo "$d/l.lammps" >"$d/l.thermo$i"
+		if ((rc == 0)) && cmp -s "$d/lplain.thermo" "$d/l.thermo$i"; then
+			same=$((same + 1))
+		else
+			diag "$d/l.rst$i.err"
+			diff "$d/lplain.thermo" "$d/l.thermo$i" | diag /dev/stdin
+		fi
+		sec "LAMMPS: restart $i"
+	done
+	check "LAMMPS in salloc: $restarts restarts from the one checkpoint, each log's thermo lines the uninterrupted run's" \
+		eval '((same == restarts))'
+	check "LAMMPS in salloc: nothing of the job is left after its ends" \
+		eval '! pgrep -x lmp >/dev/null && ! pgrep -x orted >/dev/null && ! pgrep -x mpirun >/dev/null'
+}
+
 t0=$(date +%s)
 # The uninterrupted run: what every restart must print.
 touch "$d/plain.go"
@@ -602,7 +684,7 @@ check "the ring of 6 ranks runs across node0-2 (rank r on node r%3) to its end" 
 	diag "$d/plain.srun" "$d/plain.0.out" "$d/plain.0.err"
 sec "uninterrupted run"
 # By hand, some steps alone: JOBCLUSTER_STEPS="f" (e, b and c need a).
-for step in ${JOBCLUSTER_STEPS:-a e b c f m d}; do
+for step in $steps; do
 	"step_$step"
 done
 exit $((failed != 0))

@@ -86,7 +86,8 @@ TEST_F(lp, listening_port_recorded_and_waited_for)
 		TH_LOG("%s", self->err);
 	snprintf(path, sizeof(path), "%s/" CRS_LISTEN_PORTS_NAME, self->dir);
 	ASSERT_EQ(0, crs_read_file(path, 4096, &buf, &len));
-	snprintf(want, sizeof(want), "\nlisten %u\n", self->port);
+	/* the fixture's listener has no SO_REUSEADDR */
+	snprintf(want, sizeof(want), "\nlisten %u no-reuseaddr\n", self->port);
 	EXPECT_NE(NULL, memmem(buf, len, want, strlen(want))) TH_LOG("%.*s", (int)len, buf);
 	free(buf);
 	/* held: refused once the deadline passed, naming the port */
@@ -154,7 +155,7 @@ static int addr_case(const char *dir)
 		rc = 12;
 	snprintf(path, sizeof(path), "%s/" CRS_LISTEN_PORTS_NAME, dir);
 	if (!rc && (crs_read_file(path, 4096, &buf, &len) ||
-		    !memmem(buf, len, "\naddr 10.77.0.1\n", 16) || !memmem(buf, len, "\nlisten 4711\n", 13)))
+		    !memmem(buf, len, "\naddr 10.77.0.1\n", 16) || !memmem(buf, len, "\nlisten 4711 no-reuseaddr\n", 26)))
 		rc = 13;
 	kill(tree, SIGKILL);
 	waitpid(tree, NULL, 0);
@@ -171,21 +172,27 @@ static int addr_case(const char *dir)
 	return rc;
 }
 
-TEST_F(lp, a_node_address_is_recorded_and_a_restart_without_it_refused)
+/* A case in a child of its own (it unshares its network namespace): its exit code, or -1. */
+static int in_child(int (*fn)(const char *), const char *dir)
 {
 	int st;
-	pid_t c;
+	pid_t c = fork();
 
+	if (c < 0)
+		return -1;
+	if (!c)
+		_exit(fn(dir));
+	if (waitpid(c, &st, 0) != c || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+TEST_F(lp, a_node_address_is_recorded_and_a_restart_without_it_refused)
+{
 	if (geteuid())
 		SKIP(return, "needs root: a network namespace of its own");
-	c = fork();
-	ASSERT_GE(c, 0);
-	if (!c)
-		_exit(addr_case(self->dir));
-	ASSERT_EQ(c, waitpid(c, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
 	/* 10-11 set-up, 12-13 the record, 14 a false refusal, 15-16 no refusal */
-	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("step %d failed", WEXITSTATUS(st));
+	EXPECT_EQ(0, in_child(addr_case, self->dir));
 }
 
 TEST_F(lp, a_record_of_version_1_still_reads)
@@ -201,6 +208,75 @@ TEST_F(lp, a_record_of_version_1_still_reads)
 	ASSERT_EQ(0, crs_listen_ports_parse(v2, sizeof(v2) - 1, &rec));
 	EXPECT_EQ(2u, rec.nr_addrs);
 	EXPECT_STREQ("fd00::7", rec.addrs[1]);
+}
+
+TEST_F(lp, version_3_says_which_listeners_lack_reuseaddr)
+{
+	static const char v3[] = "crdbg-listen-ports 3\nlisten 80 no-reuseaddr\nlisten 81\n";
+	static const char flag_in_v2[] = "crdbg-listen-ports 2\nlisten 80 no-reuseaddr\n";
+	static const char bad_flag[] = "crdbg-listen-ports 3\nlisten 80 reuse\n";
+	static const char v4[] = "crdbg-listen-ports 4\nlisten 80\n";
+	static struct crs_listen_record rec;
+
+	ASSERT_EQ(0, crs_listen_ports_parse(v3, sizeof(v3) - 1, &rec));
+	ASSERT_EQ(2u, rec.nr_ports);
+	EXPECT_TRUE(rec.no_reuseaddr[0]);
+	EXPECT_FALSE(rec.no_reuseaddr[1]);
+	EXPECT_EQ(-EBADMSG, crs_listen_ports_parse(flag_in_v2, sizeof(flag_in_v2) - 1, &rec));
+	EXPECT_EQ(-EBADMSG, crs_listen_ports_parse(bad_flag, sizeof(bad_flag) - 1, &rec));
+	EXPECT_EQ(-EBADMSG, crs_listen_ports_parse(v4, sizeof(v4) - 1, &rec));
+}
+
+/*
+ * In a network namespace of its own: a connection closed first by the
+ * side that accepted it lingers in TIME_WAIT on the listener's port. A
+ * listener recorded without SO_REUSEADDR waits for it and is refused
+ * past the deadline; one with it (the flag absent) goes on at once.
+ */
+static int time_wait_case(const char *dir)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(4712),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char path[128], err[512], c;
+	int ls, cs, as, fd;
+
+	if (unshare(CLONE_NEWNET) || ip_lo("link set lo up"))
+		return 10;
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	cs = socket(AF_INET, SOCK_STREAM, 0);
+	if (ls < 0 || cs < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1) ||
+	    connect(cs, (struct sockaddr *)&a, sizeof(a)))
+		return 11;
+	as = accept(ls, NULL, NULL);
+	if (as < 0)
+		return 11;
+	close(ls);
+	close(as);			/* the accepted side closes first ... */
+	if (read(cs, &c, 1) != 0)	/* ... the peer reads the FIN and closes */
+		return 12;
+	close(cs);
+	usleep(100 * 1000);
+	snprintf(path, sizeof(path), "%s/" CRS_LISTEN_PORTS_NAME, dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || dprintf(fd, "crdbg-listen-ports 3\nlisten 4712 no-reuseaddr\n") < 0)
+		return 13;
+	close(fd);
+	if (crs_listen_ports_wait(dir, "H", time(NULL) + 1, err, sizeof(err)) != -EADDRINUSE ||
+	    !strstr(err, "TCP port 4712") || !strstr(err, "held by a closed connection"))
+		return 14;
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0 || dprintf(fd, "crdbg-listen-ports 3\nlisten 4712\n") < 0)
+		return 15;
+	close(fd);
+	return crs_listen_ports_wait(dir, "H", time(NULL), err, sizeof(err)) ? 16 : 0;
+}
+
+TEST_F(lp, time_wait_held_only_for_a_listener_without_reuseaddr)
+{
+	if (geteuid())
+		SKIP(return, "needs root: a network namespace of its own");
+	/* 10-13 set-up, 14 TIME_WAIT not waited for, 15-16 waited for with SO_REUSEADDR */
+	EXPECT_EQ(0, in_child(time_wait_case, self->dir));
 }
 
 TEST_HARNESS_MAIN

@@ -24,26 +24,9 @@ if [ ! -x "$lmp" ]; then
 	exit 0
 fi
 
-# LAMMPS's melt example made small: 500 atoms, 100 steps, thermo every 20,
-# each thermo line written to the log at once.
-cat >"$work/in.melt" <<'EOF_IN'
-units lj
-atom_style atomic
-lattice fcc 0.8442
-region box block 0 5 0 5 0 5
-create_box 1 box
-create_atoms 1 box
-mass 1 1.0
-velocity all create 3.0 87287 loop geom
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0 2.5
-neighbor 0.3 bin
-neigh_modify every 20 delay 0 check no
-fix 1 all nve
-thermo 20
-thermo_modify flush yes
-run 100
-EOF_IN
+# LAMMPS's melt example made small (tests/debug/in.melt): 500 atoms, 100
+# steps, thermo every 20, each thermo line written to the log at once.
+cp "$top/tests/debug/in.melt" "$work/in.melt"
 # A thermo line: the step, then numbers only (step 0's temperature is a bare 3).
 thermo() { grep -E '^ *[0-9]+( +-?[0-9][0-9.eE+-]*)+ *$' "$1"; }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "criu.h"
+#include "sock-inodes.h"
 #include "criu-config.h"
 #include "error.h"
 #include "fdio.h"
@@ -132,50 +133,25 @@ static bool same_netns(pid_t pid)
 /* Does pid hold a socket listed in its network namespace's tcp table? */
 static bool has_tcp_socket(pid_t pid, const char *table)
 {
-	char path[300], link[64], line[512];
-	unsigned long ino, *inos = NULL, *tmp;
-	size_t nr = 0, max = 0, i;
+	struct crs_sock_inodes s = { 0 };
+	unsigned long ino;
+	char path[64], line[512];
 	bool found = false;
-	struct dirent *de;
 	FILE *f;
-	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
+	if (crs_sock_inodes_add(&s, pid) || !s.nr) {
+		crs_sock_inodes_free(&s);
 		return false;
-	while ((de = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (sscanf(link, "socket:[%lu]", &ino) != 1)
-			continue;
-		if (nr == max) {
-			max = max ? 2 * max : 16;
-			tmp = realloc(inos, max * sizeof(*inos));
-			if (!tmp)
-				break;
-			inos = tmp;
-		}
-		inos[nr++] = ino;
 	}
-	closedir(d);
 	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, table);
-	f = nr ? fopen(path, "re") : NULL;
-	while (f && !found && fgets(line, sizeof(line), f)) {
+	f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f))
 		/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
-		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &ino) != 1)
-			continue;
-		for (i = 0; i < nr && !found; i++)
-			found = inos[i] == ino && ino != 0;
-	}
+		found = sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &ino) == 1 &&
+			ino && crs_sock_inodes_has(&s, ino);
 	if (f)
 		fclose(f);
-	free(inos);
+	crs_sock_inodes_free(&s);
 	return found;
 }
 

@@ -73,9 +73,12 @@ struct crs_lineage {
 #define CRS_LINEAGE_MAX_FDS 16	/* a spawned child's fds */
 /*
  * A spawned child waits this long for the group it joins (another
- * part's root leads it), then exits with CRS_LINEAGE_NO_GROUP.
+ * part's root leads it), then exits with CRS_LINEAGE_NO_GROUP: longer
+ * than the leader's part may wait for its pids and ports before its
+ * restore (CRS_RESTART_PID_WAIT_S and CRS_RESTART_PORT_WAIT_S) and
+ * takes for the restore itself on a loaded node.
  */
-#define CRS_LINEAGE_GROUP_WAIT_S 60
+#define CRS_LINEAGE_GROUP_WAIT_S 180
 #define CRS_LINEAGE_NO_GROUP 125
 
 /*

@@ -21,14 +21,15 @@ static bool valid_addr(const char *s)
 
 int crs_listen_ports_parse(const char *buf, size_t len, struct crs_listen_record *ret)
 {
-	static const char head1[] = "crdbg-listen-ports 1\n", head2[] = "crdbg-listen-ports 2\n";
-	size_t pos = sizeof(head1) - 1;
-	bool v2;
+	static const char head[] = "crdbg-listen-ports ";
+	size_t pos = sizeof(head) + 1;	/* "crdbg-listen-ports N\n" */
+	int version;
 
 	memset(ret, 0, sizeof(*ret));
-	if (len < pos || (memcmp(buf, head1, pos) && memcmp(buf, head2, pos)))
+	if (len < pos || memcmp(buf, head, sizeof(head) - 1) || buf[pos - 1] != '\n' ||
+	    buf[pos - 2] < '1' || buf[pos - 2] > '3')
 		return -EBADMSG;
-	v2 = !memcmp(buf, head2, pos);
+	version = buf[pos - 2] - '0';
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		char line[64], addr[CRS_LISTEN_ADDR_LEN];
@@ -40,10 +41,13 @@ int crs_listen_ports_parse(const char *buf, size_t len, struct crs_listen_record
 			return -EBADMSG;
 		memcpy(line, buf + pos, n);
 		line[n] = '\0';
-		if (sscanf(line, "listen %5u%n", &port, &end) == 1 && end == (int)n &&
-		    port <= 65535 && ret->nr_ports < CRS_LISTEN_PORTS_MAX) {
+		if (sscanf(line, "listen %5u%n", &port, &end) == 1 && port <= 65535 &&
+		    ret->nr_ports < CRS_LISTEN_PORTS_MAX &&
+		    (end == (int)n || (version >= 3 &&
+				       !strcmp(line + end, " " CRS_LISTEN_NO_REUSEADDR)))) {
+			ret->no_reuseaddr[ret->nr_ports] = end != (int)n;
 			ret->ports[ret->nr_ports++] = port;
-		} else if (v2 && sscanf(line, "addr %45s%n", addr, &end) == 1 && end == (int)n &&
+		} else if (version >= 2 && sscanf(line, "addr %45s%n", addr, &end) == 1 && end == (int)n &&
 			   valid_addr(addr) && ret->nr_addrs < CRS_LISTEN_ADDRS_MAX) {
 			memcpy(ret->addrs[ret->nr_addrs++], addr, sizeof(addr));
 		} else {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -96,6 +97,28 @@ struct recording {
 	FILE *out;
 };
 
+/*
+ * Whether the listener at si has SO_REUSEADDR: 1 or 0, -1 when we cannot
+ * tell (no pidfd_getfd() on it: another user's process under Yama). A
+ * copy of the descriptor, the tree's own untouched.
+ */
+static int reuseaddr_of(const struct crs_sock_inode *si)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, si->pid, 0), fd, on = 0;
+	socklen_t len = sizeof(on);
+
+	if (pidfd < 0)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, si->fd, 0);
+	close(pidfd);
+	if (fd < 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, &len))
+		on = -1;
+	close(fd);
+	return on > 0 ? 1 : on;
+}
+
 static void record_one(void *arg, const struct sock_line *sl)
 {
 	struct recording *rc = arg;
@@ -103,10 +126,13 @@ static void record_one(void *arg, const struct sock_line *sl)
 	const void *a = sl->addr;
 	int af = sl->family;
 
-	if (!crs_sock_inodes_has(rc->s, sl->ino))
+	const struct crs_sock_inode *si = crs_sock_inodes_find(rc->s, sl->ino);
+
+	if (!si)
 		return;
 	if (sl->state == TCP_LISTEN && rc->nr < CRS_LISTEN_PORTS_MAX) {
-		fprintf(rc->out, "listen %u\n", sl->port);
+		fprintf(rc->out, "listen %u%s\n", sl->port,
+			reuseaddr_of(si) == 0 ? " " CRS_LISTEN_NO_REUSEADDR : "");
 		rc->nr++;
 	}
 	if (!rc->addrs || !node_address(sl) || rc->nr_seen >= CRS_LISTEN_ADDRS_MAX)
@@ -159,7 +185,7 @@ int crs_listen_ports_record(const struct crs_meta *m, const char *dir, char *err
 		crs_sock_inodes_free(&s);
 		return crs_fail(err, errlen, r, "cannot write %s: %s", path, strerror(-r));
 	}
-	fprintf(rc.out, "crdbg-listen-ports 2\n");
+	fprintf(rc.out, "crdbg-listen-ports 3\n");
 	/* the tree's network namespace is its root's; one of its own comes back with it */
 	rc.addrs = our_netns(m->root);
 	snprintf(table, sizeof(table), "/proc/%d/net/tcp", (int)m->root);
@@ -174,6 +200,7 @@ int crs_listen_ports_record(const struct crs_meta *m, const char *dir, char *err
 
 struct looking {
 	unsigned int port;
+	bool time_wait;		/* a TIME_WAIT on it counts */
 	bool found;
 };
 
@@ -181,17 +208,18 @@ static void look(void *arg, const struct sock_line *sl)
 {
 	struct looking *l = arg;
 
-	/*
-	 * A killed tree's accepted connections linger in TIME_WAIT on the
-	 * port they were accepted on, and a listener restored without
-	 * SO_REUSEADDR (Open MPI's) cannot bind it until they are gone.
-	 */
-	l->found |= (sl->state == TCP_LISTEN || sl->state == TCP_TIME_WAIT) && sl->port == l->port;
+	l->found |= sl->port == l->port &&
+		    (sl->state == TCP_LISTEN || (l->time_wait && sl->state == TCP_TIME_WAIT));
 }
 
-static bool listened(unsigned int port)
+/*
+ * A socket of this namespace listens on port, or, for a listener that
+ * comes back without SO_REUSEADDR (Open MPI's TCP BTL), a closed
+ * connection holds it in TIME_WAIT: bind() would fail either way.
+ */
+static bool taken(unsigned int port, bool no_reuseaddr)
 {
-	struct looking l = { .port = port };
+	struct looking l = { .port = port, .time_wait = no_reuseaddr };
 
 	each_socket("/proc/net/tcp", look, &l);
 	each_socket("/proc/net/tcp6", look, &l);
@@ -227,12 +255,16 @@ int crs_listen_ports_wait(const char *dir, const char *handle, time_t deadline, 
 	if (r)
 		return r;
 	for (size_t i = 0; i < rec.nr_ports; i++) {
-		while (listened(rec.ports[i]) && time(NULL) < deadline)
+		bool tw = rec.no_reuseaddr[i];
+
+		while (taken(rec.ports[i], tw) && time(NULL) < deadline)
 			nanosleep(&nap, NULL);
-		if (listened(rec.ports[i]))
+		if (taken(rec.ports[i], tw))
 			return crs_fail(err, errlen, -EADDRINUSE,
-					"restart of %s refused, nothing was restored: TCP port %u, which the checkpointed tree listens on, is still listened on here %d s after its processes were ended",
-					handle, rec.ports[i], CRS_RESTART_PORT_WAIT_S);
+					"restart of %s refused, nothing was restored: TCP port %u, which the checkpointed tree listens on%s, is still %s here %d s after its processes were ended",
+					handle, rec.ports[i], tw ? " without SO_REUSEADDR" : "",
+					tw ? "listened on or held by a closed connection" : "listened on",
+					CRS_RESTART_PORT_WAIT_S);
 	}
 	return 0;
 }

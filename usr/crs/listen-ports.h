@@ -2,12 +2,14 @@
 /*
  * What a restart needs of the node's network for a tree's TCP sockets,
  * recorded at checkpoint ("listen-ports" in its directory: "crdbg-listen-
- * ports 2", then one "listen <port>" line for each port it listens on and
+ * ports 3", then one "listen <port>" line for each port it listens on,
+ * "listen <port> no-reuseaddr" for a listener without SO_REUSEADDR, and
  * one "addr <address>" line for each address of the node its sockets are
- * bound to; version 1 has listen lines only):
+ * bound to; version 1 has listen lines only, version 2 no flag):
  *
  *  - a restart waits, bounded, until no socket of the node listens on
- *    those ports any more (CRIU binds them again: "Address already in
+ *    those ports any more, nor, for a listener without SO_REUSEADDR,
+ *    holds one in TIME_WAIT (CRIU binds them again: "Address already in
  *    use" otherwise);
  *  - a restart is refused before anything is ended or restored when one
  *    of those addresses is not the node's (the checkpoint was taken on
@@ -21,6 +23,7 @@
 #ifndef CRDBG_CRS_LISTEN_PORTS_H
 #define CRDBG_CRS_LISTEN_PORTS_H
 
+#include <stdbool.h>
 #include <time.h>
 
 #include <crdbg/crs.h>
@@ -30,8 +33,11 @@
 #define CRS_LISTEN_ADDRS_MAX	64
 #define CRS_LISTEN_ADDR_LEN	46	/* INET6_ADDRSTRLEN */
 
+#define CRS_LISTEN_NO_REUSEADDR	"no-reuseaddr"
+
 struct crs_listen_record {
 	unsigned int ports[CRS_LISTEN_PORTS_MAX];
+	bool no_reuseaddr[CRS_LISTEN_PORTS_MAX];	/* its listener's SO_REUSEADDR off */
 	size_t nr_ports;
 	char addrs[CRS_LISTEN_ADDRS_MAX][CRS_LISTEN_ADDR_LEN];
 	size_t nr_addrs;

@@ -8,12 +8,12 @@
 
 #include "sock-inodes.h"
 
-bool crs_sock_inodes_has(const struct crs_sock_inodes *s, uint64_t ino)
+const struct crs_sock_inode *crs_sock_inodes_find(const struct crs_sock_inodes *s, uint64_t ino)
 {
 	for (size_t i = 0; i < s->nr; i++)
-		if (s->ino[i] == ino)
-			return true;
-	return false;
+		if (s->at[i].ino == ino)
+			return &s->at[i];
+	return NULL;
 }
 
 int crs_sock_inodes_add(struct crs_sock_inodes *s, pid_t pid)
@@ -28,7 +28,7 @@ int crs_sock_inodes_add(struct crs_sock_inodes *s, pid_t pid)
 	if (!dp)
 		return 0;
 	while ((d = readdir(dp))) {
-		uint64_t *p;
+		struct crs_sock_inode *p;
 		ssize_t n;
 
 		snprintf(fd, sizeof(fd), "%s/%.255s", path, d->d_name);
@@ -38,13 +38,14 @@ int crs_sock_inodes_add(struct crs_sock_inodes *s, pid_t pid)
 		link[n] = '\0';
 		if (sscanf(link, "socket:[%llu]", &ino) != 1 || crs_sock_inodes_has(s, ino))
 			continue;
-		p = realloc(s->ino, (s->nr + 1) * sizeof(*p));
+		p = realloc(s->at, (s->nr + 1) * sizeof(*p));
 		if (!p) {
 			closedir(dp);
 			return -ENOMEM;
 		}
-		s->ino = p;
-		s->ino[s->nr++] = ino;
+		s->at = p;
+		s->at[s->nr++] = (struct crs_sock_inode){ .ino = ino, .pid = pid,
+							  .fd = atoi(d->d_name) };
 	}
 	closedir(dp);
 	return 0;
@@ -52,7 +53,7 @@ int crs_sock_inodes_add(struct crs_sock_inodes *s, pid_t pid)
 
 void crs_sock_inodes_free(struct crs_sock_inodes *s)
 {
-	free(s->ino);
-	s->ino = NULL;
+	free(s->at);
+	s->at = NULL;
 	s->nr = 0;
 }
