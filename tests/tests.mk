@@ -63,7 +63,7 @@ GUEST_GROUPS += clusterdebug
 GUEST_GROUPS += clusterjob
 # Guest group "clusterlaunch": job checkpoints of jobs whose launcher runs
 # daemons on the nodes (mpirun, mpiexec.hydra, LAMMPS under mpirun), the
-# same test's steps m, h and l.
+# same test's steps m, h, p and l.
 GUEST_GROUPS += clusterlaunch
 
 # Guest group "fidelity": one small program per kind of kernel state,

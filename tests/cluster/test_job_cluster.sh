@@ -31,6 +31,8 @@
 #      by mpirun's pid with --kill (the whole Slurm job), restart in a
 #      new allocation: every rank ends as the uninterrupted run.
 #   h. the same with MPICH's mpiexec.hydra and its hydra_pmi_proxys.
+#   p. srun --mpi=pmix direct launch: refused before the freeze, in one
+#      line; nothing kept, the job runs to its end.
 #   l. Debian's LAMMPS under mpirun inside salloc, checkpointed mid-run
 #      and restarted three times from that checkpoint: each log's thermo
 #      lines are an uninterrupted run's.
@@ -42,7 +44,7 @@
 # (ring_start, ring_at_wait, ring_snapshot, ring_rewind,
 # ring_same_as_plain) or the launchers' (mpi_start, launcher_step), run
 # after the uninterrupted run; JOBCLUSTER_STEPS picks them (default
-# "a e b c f d"; "m h l" in guest group clusterlaunch; e, b and c need
+# "a e b c f d"; "m h p l" in guest group clusterlaunch; e, b and c need
 # a's job; d leaves a node lost: last; the plan counts the steps run),
 # JOBCLUSTER_RESTARTS sets a's number of restarts. A step still running
 # after its time leaves a snapshot of every node's processes and kernel
@@ -54,8 +56,8 @@ build=${CRDBG_BUILD:-$top/build}
 backend=${1:?usage: test_job_cluster.sh ptrace|kmod}
 # The checks of each step (a's with its default three restarts), the
 # plan of the steps run: a, e, b, c, f and d by default (guest group
-# clusterjob); m, h and l, the launchers' jobs, are group clusterlaunch's.
-declare -A step_checks=([a]=8 [e]=1 [b]=3 [c]=1 [f]=9 [m]=5 [h]=5 [l]=4 [d]=4)
+# clusterjob); m, h, p and l, the launchers' jobs, are group clusterlaunch's.
+declare -A step_checks=([a]=8 [e]=1 [b]=3 [c]=1 [f]=9 [m]=5 [h]=5 [p]=3 [l]=4 [d]=4)
 steps=${JOBCLUSTER_STEPS:-a e b c f d}
 plan=1
 for step in $steps; do
@@ -601,6 +603,39 @@ step_h() {
 		return
 	fi
 	launcher_step h mpiexec.hydra hydra_pmi_proxy
+}
+
+# step_p: srun --mpi=pmix direct launch of prog_mpi: every rank is a PMIx
+# client of its step's slurmstepd, which no checkpoint takes. --job
+# slurm:ID is refused before anything is frozen, in one line that names
+# the connection and says how to run the job; nothing is kept and the
+# job runs to its end.
+step_p() {
+	local jobid jobs_before parts_before rc
+	t0=$(date +%s)
+	jobs_before=$(ls "$S/.jobs" 2>/dev/null | sort)
+	parts_before=$(ls "$S" 2>/dev/null | sort)
+	setsid salloc -N3 -n6 -J mpi-p --quiet env OMPI_MCA_btl=self,vader,tcp \
+		OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_tcp_if_include=10.20.0.0/24 \
+		srun --mpi=pmix "$build/tests/crs/prog_mpi" 8 100 4 "$d/p.go" \
+		>"$d/p.out" 2>"$d/p.err" </dev/null &
+	salloc_pid=$!
+	wait_long mpi_at_wait p
+	jobid=$(squeue -h -n mpi-p -o %i | head -n 1)
+	timeout 600 "$crdbg" checkpoint --job "slurm:$jobid" --kill --store "$S" \
+		--backend "$backend" >"$d/p.handle" 2>"$d/p.ckpt.err"
+	rc=$?
+	check "srun --mpi=pmix: --job slurm:ID refused in one line naming a rank's link to its slurmstepd and how to run the job" \
+		eval '[[ $rc != 0 && ! -s $d/p.handle ]] &&
+			tail -n 1 "$d/p.ckpt.err" | grep -q "^crdbg: .*is connected to its tree.s parent, pid [0-9]* (slurmstepd).*nothing was frozen.*mpirun or mpiexec.hydra inside salloc"' ||
+		diag "$d/p.ckpt.err"
+	check "srun --mpi=pmix: ... nothing kept in the store" nothing_kept "$jobs_before" "$parts_before" ||
+		{ diag "$d/d.list"; ls -a "$S" "$S/.jobs" | sed 's/^/# /'; }
+	touch "$d/p.go"
+	wait_long eval '! kill -0 "$salloc_pid" 2>/dev/null'
+	check "srun --mpi=pmix: ... and every rank runs on to its end" \
+		eval '[[ $(grep -c "^rank [0-5] done total " "$d/p.out") == 6 ]]' || diag "$d/p.out" "$d/p.err"
+	sec "srun --mpi=pmix: refusal"
 }
 
 # step_l: Debian's LAMMPS (its melt example, made small), six ranks under

@@ -46,6 +46,7 @@
 #include "proc.h"
 #include "stages.h"
 #include "store.h"
+#include "parent-link.h"
 #include "shell-job.h"
 #include "tcp-abort.h"
 #include "tree-stdio.h"
@@ -374,6 +375,15 @@ static bool pre_dump(const struct crs_checkpoint_opts *o, const struct crs_meta 
 	return false;
 }
 
+/* m's CRIU options have opt (the user's --criu-opt among them). */
+static bool has_criu_opt(const struct crs_meta *m, const char *opt)
+{
+	for (size_t i = 0; i < m->nr_criu_opts; i++)
+		if (!strncmp(m->criu_opts[i], opt, strlen(opt)))
+			return true;
+	return false;
+}
+
 /* What CRIU needs for this tree (criu-opts.h), then the user's options. */
 static int add_criu_opts(const struct crs_checkpoint_opts *o, const pid_t *pids, size_t nr,
 			 struct crs_meta *m, char *err, size_t errlen)
@@ -585,6 +595,10 @@ static int ckpt_request(void *state)
 		return crs_fail(c->err, c->errlen, r, "cannot record the tree's stdio: %s",
 				strerror(-r));
 	r = add_criu_opts(o, c->pids, c->nr, &c->m, c->err, c->errlen);
+	if (r)
+		return r;
+	r = crs_parent_link_check(o->pid, c->pids, c->nr, has_criu_opt(&c->m, "--ext-unix-sk"),
+				  c->err, c->errlen);
 	if (r)
 		return r;
 

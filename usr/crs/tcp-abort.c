@@ -11,11 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sock-diag.h"
 #include "sock-inodes.h"
 #include "tcp-abort.h"
 
-/* Every TCP state but TIME_WAIT, which holds no socket of the tree's. */
-#define STATES_HELD	(((1u << (TCP_CLOSING + 1)) - 1) & ~(1u << TCP_TIME_WAIT))
 
 struct found {
 	struct inet_diag_sockid *id;
@@ -35,7 +34,7 @@ static int diag_send(int fd, int type, int flags, unsigned char family,
 		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = type,
 			.nlmsg_flags = NLM_F_REQUEST | flags },
 		.r = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
-		       .idiag_states = STATES_HELD },
+		       .idiag_states = CRS_TCP_STATES_HELD },
 	};
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
 
@@ -63,39 +62,16 @@ static int found_add(struct found *f, unsigned char family, const struct inet_di
 	return 0;
 }
 
-/* The sockets of family whose inode is in s, into f. */
-static int dump(int fd, unsigned char family, const struct crs_sock_inodes *s, struct found *f)
+struct collecting {
+	const struct crs_sock_inodes *s;
+	struct found *f;
+};
+
+static int collect(void *arg, unsigned char family, const struct inet_diag_msg *m)
 {
-	char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
-	int r = diag_send(fd, SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, family, NULL);
+	struct collecting *c = arg;
 
-	while (!r) {
-		ssize_t len = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len <= 0)
-			return len ? -errno : -EPROTO;
-		for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
-			const struct inet_diag_msg *m = NLMSG_DATA(h);
-
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-
-				return h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ?
-					       e->error : -EPROTO;
-			}
-			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
-				continue;
-			if (crs_sock_inodes_has(s, m->idiag_inode))
-				r = found_add(f, family, &m->id);
-		}
-	}
-	return r;
+	return crs_sock_inodes_has(c->s, m->idiag_inode) ? found_add(c->f, family, &m->id) : 0;
 }
 
 /* One socket's abort: 0, or the kernel's negative errno (-ENOENT: gone already). */
@@ -131,13 +107,14 @@ int crs_tcp_abort_tree(const struct crs_meta *m)
 			r = crs_sock_inodes_add(&s, m->procs[i].pid);
 	if (r || !s.nr)
 		goto out;
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	fd = crs_sock_diag_open();
 	if (fd < 0) {
-		r = -errno;
+		r = fd;
 		goto out;
 	}
 	for (size_t k = 0; !r && k < sizeof(families); k++)
-		r = dump(fd, families[k], &s, &f);
+		r = crs_sock_diag_tcp(fd, families[k], CRS_TCP_STATES_HELD, collect,
+				      &(struct collecting){ .s = &s, .f = &f });
 	/* every dump is over before the first abort: none sees a table change under it */
 	for (size_t i = 0; !r && i < f.nr; i++) {
 		int e = destroy(fd, f.family[i], &f.id[i]);
