@@ -6,7 +6,7 @@
 # Debian's LAMMPS under mpirun, checkpointed by the launcher's pid and
 # restarted in new allocations; srun --mpi=pmix refused before the freeze.
 # vm-options: --timeout 2400
-# vm-time: 660
+# vm-time: 700
 
 ip link set lo up 2>/dev/null
 if insmod_crdbg 2>/dev/null; then
