@@ -100,6 +100,35 @@ int crs_sock_diag_tcp(int fd, unsigned char family, uint32_t states,
 	return r ? r : w.r;
 }
 
+int crs_sock_diag_tcp_destroy(int fd, unsigned char family, const struct inet_diag_sockid *id)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct inet_diag_req_v2 r;
+	} q = {
+		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DESTROY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK },
+		.r = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
+		       .idiag_states = CRS_TCP_STATES_HELD, .id = *id },
+	};
+	char buf[256] __attribute__((aligned(NLMSG_ALIGNTO)));
+	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+	int r = send_req(fd, &q, sizeof(q));
+	ssize_t len;
+
+	if (r)
+		return r;
+	do
+		len = recv(fd, buf, sizeof(buf), 0);
+	while (len < 0 && errno == EINTR);
+	if (len < 0)
+		return -errno;
+	if (!NLMSG_OK(h, (size_t)len) || h->nlmsg_type != NLMSG_ERROR ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+		return -EPROTO;
+	return ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+}
+
 struct unix_walk {
 	int (*fn)(void *arg, uint32_t ino, uint32_t peer);
 	void *arg;

@@ -25,6 +25,14 @@ int crs_sock_diag_tcp(int fd, unsigned char family, uint32_t states,
 		      void *arg);
 
 /*
+ * Abort the TCP socket id of family (SOCK_DESTROY, `ss -K`: it goes to
+ * CLOSE, its peer is reset): 0, or the kernel's negative errno (-ENOENT:
+ * gone already; -EPERM: no CAP_NET_ADMIN; -EOPNOTSUPP: no
+ * CONFIG_INET_DIAG_DESTROY).
+ */
+int crs_sock_diag_tcp_destroy(int fd, unsigned char family, const struct inet_diag_sockid *id);
+
+/*
  * fn(arg, ino, peer_ino) for each unix socket (peer_ino 0: not
  * connected): 0, fn's first non-zero return, or -errno.
  */
