@@ -79,21 +79,31 @@ static int tcp_one(void *arg, const struct nlmsghdr *h)
 	return 0;
 }
 
-int crs_sock_diag_tcp(int fd, unsigned char family, uint32_t states,
-		      int (*fn)(void *arg, unsigned char family, const struct inet_diag_msg *m),
-		      void *arg)
+/* A TCP request of type (a dump, a destroy) for family, in states, of id if any. */
+static int send_tcp_req(int fd, int type, int flags, unsigned char family, uint32_t states,
+			const struct inet_diag_sockid *id)
 {
 	struct {
 		struct nlmsghdr nh;
 		struct inet_diag_req_v2 r;
 	} q = {
-		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = type,
+			.nlmsg_flags = NLM_F_REQUEST | flags },
 		.r = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
 		       .idiag_states = states },
 	};
+
+	if (id)
+		q.r.id = *id;
+	return send_req(fd, &q, sizeof(q));
+}
+
+int crs_sock_diag_tcp(int fd, unsigned char family, uint32_t states,
+		      int (*fn)(void *arg, unsigned char family, const struct inet_diag_msg *m),
+		      void *arg)
+{
 	struct tcp_walk w = { .family = family, .fn = fn, .arg = arg };
-	int r = send_req(fd, &q, sizeof(q));
+	int r = send_tcp_req(fd, SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, family, states, NULL);
 
 	if (!r)
 		r = each_answer(fd, tcp_one, &w);
@@ -102,18 +112,9 @@ int crs_sock_diag_tcp(int fd, unsigned char family, uint32_t states,
 
 int crs_sock_diag_tcp_destroy(int fd, unsigned char family, const struct inet_diag_sockid *id)
 {
-	struct {
-		struct nlmsghdr nh;
-		struct inet_diag_req_v2 r;
-	} q = {
-		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DESTROY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK },
-		.r = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
-		       .idiag_states = CRS_TCP_STATES_HELD, .id = *id },
-	};
 	char buf[256] __attribute__((aligned(NLMSG_ALIGNTO)));
 	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-	int r = send_req(fd, &q, sizeof(q));
+	int r = send_tcp_req(fd, SOCK_DESTROY, NLM_F_ACK, family, CRS_TCP_STATES_HELD, id);
 	ssize_t len;
 
 	if (r)
