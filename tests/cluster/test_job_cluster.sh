@@ -567,7 +567,7 @@ launcher_step() {
 	handle=$(cat "$d/$k.handle")
 	((rc == 0)) || touch "$d/$k.go"	# the job went on: let it end
 	wait_long eval '! kill -0 "$salloc_pid" 2>/dev/null'
-	check "$name in salloc: checkpoint PID --kill: the Slurm job's, a $daemon's part on each node and $name's with its srun as agent" \
+	check "$name in salloc: checkpoint PID --kill: the Slurm job's: one part on each node ($daemon's) and $name's, its srun as agent" \
 		eval '[[ $rc == 0 && -n $handle && $(grep -c "Slurm job $jobid: the whole job" "$d/$k.ckpt.err") == 1 && $(grep -c "^part " "$(manifest "$handle")") == 4 ]] &&
 			grep -q "^agents 3 [0-9]" "$(manifest "$handle")" && ! pgrep -f "^$mpi " >/dev/null' ||
 		diag "$d/$k.ckpt.err" "$(manifest "$handle")"
