@@ -242,7 +242,7 @@ static inline void ft_child_main(struct ft_shared *sh)
 /* Fork a target; returns its pid after every thread reached its loop. */
 static inline pid_t ft_spawn(struct ft_shared *sh, int spinners, int flags)
 {
-	int expect = spinners + ((flags & FT_BLOCKERS) ? 3 : 0) + !!(flags & FT_MAIN_SPINS), i;
+	int expect = spinners + ((flags & FT_BLOCKERS) ? 3 : 0) + !!(flags & FT_MAIN_SPINS);
 	pid_t pid;
 
 	memset((void *)sh, 0, sizeof(*sh));
@@ -255,7 +255,11 @@ static inline pid_t ft_spawn(struct ft_shared *sh, int spinners, int flags)
 		return -errno;
 	if (!pid)
 		ft_child_main(sh);
-	for (i = 0; i < 20000; i++) {
+	/*
+	 * Up to 90 s of the clock: at nice 10 beside two emulated guests,
+	 * 60 spinners take tens of seconds to have each run once.
+	 */
+	for (time_t end = time(NULL) + 90; time(NULL) < end;) {
 		int k, all = 1;
 
 		if (sh->started >= expect) {
