@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@ struct tcp_end {
 };
 
 struct tcp_ends {
-	struct tcp_end at[256];
+	struct tcp_end *at;
 	size_t nr;
 };
 
@@ -36,9 +37,14 @@ static int tree_tcp(void *arg, unsigned char family, const struct inet_diag_msg 
 	struct link_search *ls = arg;
 
 	(void)family;
-	if (m->idiag_state == TCP_LISTEN || !crs_sock_inodes_has(ls->tree, m->idiag_inode) ||
-	    ls->ends.nr >= sizeof(ls->ends.at) / sizeof(ls->ends.at[0]))
+	struct tcp_end *at;
+
+	if (m->idiag_state == TCP_LISTEN || !crs_sock_inodes_has(ls->tree, m->idiag_inode))
 		return 0;
+	at = realloc(ls->ends.at, (ls->ends.nr + 1) * sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	ls->ends.at = at;
 	ls->ends.at[ls->ends.nr++] = (struct tcp_end){ .ino = m->idiag_inode, .id = m->id };
 	return 0;
 }
@@ -95,21 +101,8 @@ static int search(struct link_search *ls, bool unix_outside_ok)
 	if (r >= 0 && !ls->found && !unix_outside_ok)
 		r = crs_sock_diag_unix(fd, tree_unix, ls);
 	close(fd);
+	free(ls->ends.at);
 	return r < 0 ? r : ls->found != 0;
-}
-
-/* The pid of pids that holds socket inode ino (0 if none does now). */
-static pid_t holder(const pid_t *pids, size_t nr, uint32_t ino)
-{
-	for (size_t i = 0; i < nr; i++) {
-		struct crs_sock_inodes s = { 0 };
-		bool has = !crs_sock_inodes_add(&s, pids[i]) && crs_sock_inodes_has(&s, ino);
-
-		crs_sock_inodes_free(&s);
-		if (has)
-			return pids[i];
-	}
-	return 0;
 }
 
 int crs_parent_link_check(pid_t root, const pid_t *pids, size_t nr, bool unix_outside_ok,
@@ -135,13 +128,13 @@ int crs_parent_link_check(pid_t root, const pid_t *pids, size_t nr, bool unix_ou
 		r = 0;
 		goto out;
 	}
-	who = holder(pids, nr, ls.found);
-	crs_proc_file(who ? who : root, "comm", comm, sizeof(comm));
+	who = crs_sock_inodes_find(&tree, ls.found)->pid;	/* found among them */
+	crs_proc_file(who, "comm", comm, sizeof(comm));
 	crs_proc_file(ids.ppid, "comm", pcomm, sizeof(pcomm));
 	comm[strcspn(comm, "\n")] = pcomm[strcspn(pcomm, "\n")] = '\0';
 	r = crs_fail(err, errlen, -EXDEV,
 		     "pid %d (%s) is connected to its tree's parent, pid %d (%s), which a restart does not bring back: nothing was frozen. %s",
-		     who ? who : root, comm, ids.ppid, pcomm,
+		     who, comm, ids.ppid, pcomm,
 		     strcmp(pcomm, "slurmstepd") ?
 			     "Checkpoint the parent's tree instead, or end that connection first" :
 			     "An MPI rank under srun --mpi=pmix (or pmi2) is a PMI client of its slurmstepd: run the job under mpirun or mpiexec.hydra inside salloc (their daemons are checkpointed with the ranks), or srun --mpi=none if it uses no PMI");
